@@ -1,0 +1,92 @@
+import type Anthropic from "@anthropic-ai/sdk";
+import type { ChatMessage, ChatRequest, ResponseFormat, ToolChoice } from "../../src/model/chat-request.ts";
+import { parseToolArguments } from "../../src/dialects/anthropic/render-anthropic-response.ts";
+
+// Neutral request → Messages body. Anthropic differs from the neutral model in three ways that
+// matter here: system text is top-level, roles must alternate (consecutive turns of one role
+// are merged, tool results ride in a user turn), and max_tokens is required.
+
+/** Used when the client (an OpenAI-dialect client) sent no max_tokens; Anthropic requires one. */
+export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
+
+// SDK 1.x dropped the sampling fields from its types (the newest models accept only defaults);
+// the API still takes them for the models that do, so tollgate keeps sending what was asked.
+type SamplingParams = { temperature?: number; top_p?: number; top_k?: number };
+type Body = Anthropic.Messages.MessageCreateParamsNonStreaming & SamplingParams;
+type MessageParam = Anthropic.Messages.MessageParam;
+type ContentBlock = Anthropic.Messages.ContentBlockParam;
+
+export function convertToAnthropicRequest(request: ChatRequest, model: string): Body {
+  const systemTexts: string[] = [];
+  const formatInstruction = responseFormatInstruction(request.responseFormat);
+  if (formatInstruction) systemTexts.push(formatInstruction);
+  const messages: MessageParam[] = [];
+
+  for (const message of request.messages) {
+    if (message.role === "system") {
+      systemTexts.push(message.content);
+      continue;
+    }
+    const role = message.role === "assistant" ? "assistant" : "user";
+    const blocks = convertContent(message);
+    const previous = messages.at(-1);
+    if (previous && previous.role === role) (previous.content as ContentBlock[]).push(...blocks);
+    else messages.push({ role, content: blocks });
+  }
+
+  const body: Body = { model, max_tokens: request.maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS, messages };
+  if (systemTexts.length > 0) body.system = systemTexts.map((text) => ({ type: "text" as const, text }));
+  // OpenAI allows temperature up to 2; Anthropic up to 1.
+  if (request.temperature !== undefined) body.temperature = Math.min(request.temperature, 1);
+  if (request.topP !== undefined) body.top_p = request.topP;
+  if (request.topK !== undefined) body.top_k = request.topK;
+  if (request.stop) body.stop_sequences = request.stop;
+  if (request.tools?.length) {
+    body.tools = request.tools.map((tool) => ({
+      name: tool.name,
+      ...(tool.description ? { description: tool.description } : {}),
+      input_schema: { type: "object", ...tool.parameters } as Anthropic.Messages.Tool.InputSchema,
+    }));
+  }
+  if (request.toolChoice) body.tool_choice = convertToolChoice(request.toolChoice);
+  if (request.user) body.metadata = { user_id: request.user };
+  return body;
+}
+
+function convertContent(message: Exclude<ChatMessage, { role: "system" }>): ContentBlock[] {
+  switch (message.role) {
+    case "user":
+      return message.content.map((part): ContentBlock => {
+        if (part.type === "text") return { type: "text", text: part.text };
+        return part.source === "url"
+          ? { type: "image", source: { type: "url", url: part.url } }
+          : { type: "image", source: { type: "base64", media_type: part.mediaType as "image/png", data: part.data } };
+      });
+    case "assistant":
+      return message.content
+        .filter((part) => part.type !== "text" || part.text.length > 0)
+        .map((part): ContentBlock =>
+          part.type === "text"
+            ? { type: "text", text: part.text }
+            : { type: "tool_use", id: part.id, name: part.name, input: parseToolArguments(part.arguments) as Record<string, unknown> },
+        );
+    case "tool":
+      return [{ type: "tool_result", tool_use_id: message.toolCallId, content: message.content, ...(message.isError ? { is_error: true } : {}) }];
+  }
+}
+
+function convertToolChoice(choice: ToolChoice): Anthropic.Messages.ToolChoice {
+  if (choice.type === "required") return { type: "any" };
+  if (choice.type === "tool") return { type: "tool", name: choice.name };
+  return { type: choice.type };
+}
+
+/**
+ * Anthropic has no response_format; the instruction goes FIRST in the system prompt, because
+ * the first tokens commit the rest of the answer. (The format policy refines this per route.)
+ */
+function responseFormatInstruction(format: ResponseFormat | undefined): string | undefined {
+  if (!format || format.type === "text") return undefined;
+  if (format.type === "json") return "Respond with a single JSON object and nothing else.";
+  return `Respond with a single JSON object that conforms to this JSON Schema, and nothing else: ${JSON.stringify(format.schema)}`;
+}

@@ -1,0 +1,54 @@
+import Anthropic from "@anthropic-ai/sdk";
+import type { ChatModel, TransportOptions } from "../../src/model/chat-model.ts";
+import type { StreamPart } from "../../src/model/stream-part.ts";
+import { isAbortError, mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
+import { convertToAnthropicRequest } from "./convert-to-anthropic-request.ts";
+import { mapAnthropicResponse } from "./map-anthropic-response.ts";
+import { mapAnthropicStream } from "./map-anthropic-stream.ts";
+
+export type AnthropicAdapterOptions = TransportOptions & {
+  name: string;
+  apiKey: string;
+  keyVariable?: string;
+  baseUrl?: string;
+  timeoutMs?: number;
+  maxRetries?: number;
+};
+
+export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatModel {
+  const client = new Anthropic({
+    apiKey: options.apiKey,
+    baseURL: options.baseUrl ?? "https://api.anthropic.com",
+    timeout: options.timeoutMs ?? 600_000,
+    maxRetries: options.maxRetries ?? 0,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.fetchOptions ? { fetchOptions: options.fetchOptions as NonNullable<ConstructorParameters<typeof Anthropic>[0]>["fetchOptions"] } : {}),
+  });
+  const errorContext: ProviderErrorContext = { provider: options.name, apiKey: options.apiKey, keyVariable: options.keyVariable };
+
+  return {
+    providerName: options.name,
+    providerType: "anthropic",
+
+    async generate(request, model, signal) {
+      const body = convertToAnthropicRequest(request, model);
+      try {
+        const message = await client.messages.create({ ...body, stream: false }, { signal });
+        return mapAnthropicResponse(message);
+      } catch (error) {
+        throw mapProviderError(error, errorContext);
+      }
+    },
+
+    async *stream(request, model, signal): AsyncGenerator<StreamPart> {
+      const body = convertToAnthropicRequest(request, model);
+      try {
+        const events = await client.messages.create({ ...body, stream: true }, { signal });
+        yield* mapAnthropicStream(events);
+      } catch (error) {
+        if (signal.aborted && isAbortError(error)) return;
+        yield { type: "error", error: mapProviderError(error, errorContext) };
+      }
+    },
+  };
+}

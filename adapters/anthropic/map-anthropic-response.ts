@@ -1,0 +1,21 @@
+import type Anthropic from "@anthropic-ai/sdk";
+import type { AssistantContent } from "../../src/model/chat-request.ts";
+import type { ChatResponse } from "../../src/model/chat-response.ts";
+import { fromAnthropicStopReason } from "../../src/dialects/finish-reasons.ts";
+import { convertAnthropicUsage } from "./convert-anthropic-usage.ts";
+
+export function mapAnthropicResponse(message: Anthropic.Messages.Message): ChatResponse {
+  const content: AssistantContent[] = [];
+  for (const block of message.content) {
+    if (block.type === "text") content.push({ type: "text", text: block.text });
+    if (block.type === "tool_use") content.push({ type: "tool-call", id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) });
+  }
+  return {
+    id: message.id,
+    model: message.model,
+    content,
+    finishReason: fromAnthropicStopReason(message.stop_reason),
+    ...(message.stop_sequence ? { stopSequence: message.stop_sequence } : {}),
+    usage: convertAnthropicUsage(message.usage),
+  };
+}

@@ -1,0 +1,48 @@
+import type Anthropic from "@anthropic-ai/sdk";
+import type { StreamPart } from "../../src/model/stream-part.ts";
+import { fromAnthropicStopReason } from "../../src/dialects/finish-reasons.ts";
+import { convertAnthropicUsage } from "./convert-anthropic-usage.ts";
+
+/**
+ * Messages events → stream parts. message_start carries input usage; message_delta carries the
+ * stop reason and CUMULATIVE output usage (the merge takes the maximum, so nothing doubles).
+ */
+export async function* mapAnthropicStream(events: AsyncIterable<Anthropic.Messages.RawMessageStreamEvent>): AsyncGenerator<StreamPart> {
+  const toolIndexByBlock = new Map<number, number>();
+  for await (const event of events) {
+    switch (event.type) {
+      case "message_start":
+        yield { type: "start", id: event.message.id, model: event.message.model };
+        yield { type: "usage", usage: convertAnthropicUsage(event.message.usage) };
+        break;
+      case "content_block_start":
+        if (event.content_block.type === "tool_use") {
+          const index = toolIndexByBlock.size;
+          toolIndexByBlock.set(event.index, index);
+          yield { type: "tool-call-start", index, id: event.content_block.id, name: event.content_block.name };
+        } else if (event.content_block.type === "text" && event.content_block.text) {
+          yield { type: "text-delta", text: event.content_block.text };
+        }
+        break;
+      case "content_block_delta":
+        if (event.delta.type === "text_delta") yield { type: "text-delta", text: event.delta.text };
+        else if (event.delta.type === "input_json_delta") {
+          const index = toolIndexByBlock.get(event.index);
+          if (index !== undefined) yield { type: "tool-call-delta", index, argumentsDelta: event.delta.partial_json };
+        }
+        break;
+      case "message_delta":
+        yield { type: "usage", usage: convertAnthropicUsage(event.usage) };
+        if (event.delta.stop_reason) {
+          yield {
+            type: "finish",
+            reason: fromAnthropicStopReason(event.delta.stop_reason),
+            ...(event.delta.stop_sequence ? { stopSequence: event.delta.stop_sequence } : {}),
+          };
+        }
+        break;
+      default:
+        break;
+    }
+  }
+}

@@ -1,0 +1,18 @@
+import type { Usage } from "../../src/model/usage.ts";
+
+type OpenAIUsage = {
+  prompt_tokens?: number | null;
+  completion_tokens?: number | null;
+  prompt_tokens_details?: { cached_tokens?: number | null } | null;
+  completion_tokens_details?: { reasoning_tokens?: number | null } | null;
+};
+
+/** prompt_tokens INCLUDES cached_tokens; the neutral inputTokens is the uncached remainder. */
+export function convertOpenAIUsage(usage: OpenAIUsage): Usage {
+  const prompt = usage.prompt_tokens ?? 0;
+  const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
+  const converted: Usage = { inputTokens: prompt - cached, cacheReadTokens: cached, outputTokens: usage.completion_tokens ?? 0 };
+  const reasoning = usage.completion_tokens_details?.reasoning_tokens;
+  if (reasoning != null) converted.reasoningTokens = reasoning;
+  return converted;
+}

@@ -1,0 +1,84 @@
+import type OpenAI from "openai";
+import type { ChatCompletionCreateParamsBase } from "openai/resources/chat/completions/completions";
+import type { ChatMessage, ChatRequest, ResponseFormat, ToolChoice } from "../../src/model/chat-request.ts";
+
+// Neutral request → Chat Completions body. One converter serves OpenAI itself and the
+// OpenAI-compatible local decoders; `flavor` says which extensions the target speaks.
+
+export type OpenAIFlavor = "openai" | "compatible";
+
+type Body = ChatCompletionCreateParamsBase & { top_k?: number; min_p?: number };
+
+export function convertToOpenAIRequest(request: ChatRequest, model: string, flavor: OpenAIFlavor): Body {
+  const body: Body = { model, messages: request.messages.map(convertMessage) };
+  if (request.maxTokens !== undefined) {
+    // OpenAI's reasoning models reject max_tokens; Ollama and older servers know only max_tokens.
+    if (flavor === "openai") body.max_completion_tokens = request.maxTokens;
+    else body.max_tokens = request.maxTokens;
+  }
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.topP !== undefined) body.top_p = request.topP;
+  if (flavor === "compatible") {
+    if (request.topK !== undefined) body.top_k = request.topK;
+    if (request.minP !== undefined) body.min_p = request.minP;
+  }
+  if (request.seed !== undefined) body.seed = request.seed;
+  if (request.stop) body.stop = request.stop;
+  if (request.tools?.length) {
+    body.tools = request.tools.map((tool) => ({
+      type: "function",
+      function: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.parameters },
+    }));
+  }
+  if (request.toolChoice) body.tool_choice = convertToolChoice(request.toolChoice);
+  if (request.responseFormat) body.response_format = convertResponseFormat(request.responseFormat);
+  if (request.user) body.user = request.user;
+  if (request.stream) {
+    body.stream = true;
+    // Always ask for usage, even when the client did not: it is what the request costs.
+    body.stream_options = { include_usage: true };
+  }
+  return body;
+}
+
+function convertMessage(message: ChatMessage): OpenAI.Chat.Completions.ChatCompletionMessageParam {
+  switch (message.role) {
+    case "system":
+      return { role: "system", content: message.content };
+    case "user": {
+      const only = message.content[0];
+      if (message.content.length === 1 && only?.type === "text") return { role: "user", content: only.text };
+      return {
+        role: "user",
+        content: message.content.map((part) =>
+          part.type === "text"
+            ? { type: "text" as const, text: part.text }
+            : { type: "image_url" as const, image_url: { url: part.source === "url" ? part.url : `data:${part.mediaType};base64,${part.data}` } },
+        ),
+      };
+    }
+    case "assistant": {
+      const text = message.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
+      const toolCalls = message.content.flatMap((part) =>
+        part.type === "tool-call" ? [{ id: part.id, type: "function" as const, function: { name: part.name, arguments: part.arguments } }] : [],
+      );
+      return { role: "assistant", content: text.length > 0 ? text : null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
+    }
+    case "tool":
+      return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
+  }
+}
+
+function convertToolChoice(choice: ToolChoice): OpenAI.Chat.Completions.ChatCompletionToolChoiceOption {
+  if (choice.type === "tool") return { type: "function", function: { name: choice.name } };
+  return choice.type;
+}
+
+function convertResponseFormat(format: ResponseFormat): NonNullable<Body["response_format"]> {
+  if (format.type === "text") return { type: "text" };
+  if (format.type === "json") return { type: "json_object" };
+  return {
+    type: "json_schema",
+    json_schema: { name: format.name, schema: format.schema, ...(format.strict !== undefined ? { strict: format.strict } : {}) },
+  };
+}

@@ -1,0 +1,59 @@
+import OpenAI from "openai";
+import type { ChatModel, ProviderType, TransportOptions } from "../../src/model/chat-model.ts";
+import type { StreamPart } from "../../src/model/stream-part.ts";
+import { isAbortError, mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
+import { convertToOpenAIRequest, type OpenAIFlavor } from "./convert-to-openai-request.ts";
+import { mapOpenAIResponse } from "./map-openai-response.ts";
+import { mapOpenAIStream } from "./map-openai-stream.ts";
+
+export type OpenAIAdapterOptions = TransportOptions & {
+  name: string;
+  baseUrl?: string;
+  apiKey?: string;
+  keyVariable?: string;
+  timeoutMs?: number;
+  maxRetries?: number;
+  /** `compatible` for vLLM, SGLang, llama-server and Ollama: max_tokens, top_k, min_p. */
+  flavor?: OpenAIFlavor;
+};
+
+export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
+  const flavor = options.flavor ?? "openai";
+  const client = new OpenAI({
+    // Local decoders usually run without a key; the SDK insists on one, and the server ignores it.
+    apiKey: options.apiKey ?? "no-key",
+    baseURL: options.baseUrl ?? "https://api.openai.com/v1",
+    timeout: options.timeoutMs ?? 600_000,
+    maxRetries: options.maxRetries ?? 0,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.fetchOptions ? { fetchOptions: options.fetchOptions as NonNullable<ConstructorParameters<typeof OpenAI>[0]>["fetchOptions"] } : {}),
+  });
+  const errorContext: ProviderErrorContext = { provider: options.name, apiKey: options.apiKey, keyVariable: options.keyVariable };
+  const providerType: ProviderType = flavor === "openai" ? "openai" : "openai-compatible";
+
+  return {
+    providerName: options.name,
+    providerType,
+
+    async generate(request, model, signal) {
+      const { stream: _stream, ...body } = convertToOpenAIRequest({ ...request, stream: false }, model, flavor);
+      try {
+        const completion = await client.chat.completions.create({ ...body, stream: false }, { signal });
+        return mapOpenAIResponse(completion);
+      } catch (error) {
+        throw mapProviderError(error, errorContext);
+      }
+    },
+
+    async *stream(request, model, signal): AsyncGenerator<StreamPart> {
+      const { stream: _stream, ...body } = convertToOpenAIRequest({ ...request, stream: true }, model, flavor);
+      try {
+        const chunks = await client.chat.completions.create({ ...body, stream: true }, { signal });
+        yield* mapOpenAIStream(chunks);
+      } catch (error) {
+        if (signal.aborted && isAbortError(error)) return;
+        yield { type: "error", error: mapProviderError(error, errorContext) };
+      }
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import { GatewayError } from "../../src/errors/gateway-error.ts";
+
+// Both official SDKs throw APIError subclasses of the same shape (status, headers, error body),
+// so one mapping serves every adapter. What a client may see is decided here: a provider's
+// auth failure is tollgate's misconfiguration (502), never the client's, and provider messages
+// are scrubbed of the provider key (OpenAI's 401 message echoes part of it).
+
+type SdkError = Error & { status?: number; headers?: Headers | Record<string, string>; error?: unknown };
+
+export type ProviderErrorContext = { provider: string; apiKey?: string; keyVariable?: string };
+
+export function mapProviderError(error: unknown, context: ProviderErrorContext): GatewayError {
+  if (error instanceof GatewayError) return error;
+  const sdkError = error as SdkError;
+  const status = typeof sdkError?.status === "number" ? sdkError.status : undefined;
+  const upstreamMessage = scrub(providerMessage(sdkError), context.apiKey);
+  const where = `provider "${context.provider}"`;
+
+  if (status === undefined) {
+    if (isTimeout(sdkError)) return new GatewayError("timeout", `${where} did not answer in time`, { retryable: true, cause: error });
+    return new GatewayError("upstream", `could not reach ${where}: ${scrub(sdkError?.message ?? "connection failed", context.apiKey)}`, {
+      retryable: true,
+      cause: error,
+    });
+  }
+  if (status === 401 || status === 403) {
+    const fix = context.keyVariable ? `check ${context.keyVariable}` : "check its apiKey in the tollgate config";
+    return new GatewayError("upstream", `${where} rejected tollgate's credentials (HTTP ${status}); ${fix}`, { cause: error });
+  }
+  if (status === 429) {
+    return new GatewayError("rate_limit", `${where} is rate limiting: ${upstreamMessage}`, {
+      retryAfterSeconds: retryAfter(sdkError.headers),
+      code: "rate_limit_exceeded",
+      retryable: true,
+      cause: error,
+    });
+  }
+  if (status === 408 || status === 504) return new GatewayError("timeout", `${where} timed out: ${upstreamMessage}`, { retryable: true, cause: error });
+  if (status === 503 || status === 529) {
+    return new GatewayError("unavailable", `${where} is overloaded: ${upstreamMessage}`, {
+      retryAfterSeconds: retryAfter(sdkError.headers),
+      retryable: true,
+      cause: error,
+    });
+  }
+  if (status >= 500) return new GatewayError("upstream", `${where} failed (HTTP ${status}): ${upstreamMessage}`, { retryable: true, cause: error });
+  if (status === 413) return new GatewayError("request_too_large", `${where}: ${upstreamMessage}`, { cause: error });
+  if (status === 404) return new GatewayError("upstream", `${where} does not know the configured model: ${upstreamMessage}`, { cause: error });
+  // Other 4xx: the request itself is wrong for this provider (context too long, bad schema, …).
+  return new GatewayError("invalid_request", `${where} rejected the request: ${upstreamMessage}`, { cause: error });
+}
+
+function providerMessage(error: SdkError): string {
+  const body = error?.error as { message?: unknown; error?: { message?: unknown } } | undefined;
+  const message = body?.error?.message ?? body?.message ?? error?.message;
+  return typeof message === "string" && message.length > 0 ? message : "no message";
+}
+
+function scrub(text: string, apiKey?: string): string {
+  let out = text;
+  if (apiKey && apiKey.length >= 8) out = out.split(apiKey).join("[redacted]");
+  // Masked echoes such as "sk-proj-ab***wxyz" still name part of a key: remove any key-shaped token.
+  return out.replace(/\b(sk|sk-ant|sk-proj|tg)[-_][A-Za-z0-9_*\-]{4,}/g, "[redacted]");
+}
+
+function retryAfter(headers: SdkError["headers"]): number | undefined {
+  const value = headers instanceof Headers ? headers.get("retry-after") : headers?.["retry-after"];
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, Math.ceil(seconds));
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}
+
+function isTimeout(error: SdkError): boolean {
+  return /timeout|timed out/i.test(`${error?.name} ${error?.message}`);
+}
+
+/** The SDKs throw their own abort error when our signal fires; that is not a provider failure. */
+export function isAbortError(error: unknown): boolean {
+  const name = (error as Error | undefined)?.name ?? "";
+  return name === "AbortError" || name.endsWith("UserAbortError");
+}

@@ -1,0 +1,120 @@
+import { z } from "zod";
+
+// The config file's contract. Every message here is written for the person editing the file:
+// it says what is wrong and what to write instead. `formatConfigIssues` adds the path.
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Secrets are named by environment variable, never written into the file. */
+export const secretSchema = z.strictObject(
+  { env: z.string().regex(ENV_NAME, { error: "an environment variable name such as OPENAI_API_KEY" }) },
+  {
+    error: (issue) =>
+      typeof issue.input === "string"
+        ? 'secrets are never written in config: write {"env": "NAME_OF_VARIABLE"} and set that variable'
+        : undefined,
+  },
+);
+
+const providerSchema = z
+  .strictObject({
+    type: z.enum(["openai", "anthropic", "openai-compatible"], {
+      error: 'write one of "openai", "anthropic", "openai-compatible"',
+    }),
+    baseUrl: z.url({ error: 'a full URL such as "http://127.0.0.1:8080/v1"' }).optional(),
+    apiKey: secretSchema.optional(),
+    /** When true, a missing key variable is reported at start-up instead of stopping it. */
+    optional: z.boolean().default(false),
+    timeoutMs: z.number().int().positive().default(600_000),
+    /** The SDKs' own retries; 0 by default because the route's fallback targets are the retry. */
+    maxRetries: z.number().int().min(0).max(10).default(0),
+  })
+  .superRefine((provider, ctx) => {
+    if (provider.type !== "openai-compatible" && !provider.apiKey) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["apiKey"],
+        message: `a ${provider.type} provider needs a key: write "apiKey": {"env": "${provider.type.toUpperCase()}_API_KEY"}`,
+      });
+    }
+    if (provider.type === "openai-compatible" && !provider.baseUrl) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["baseUrl"],
+        message: 'a local decoder needs its address: write "baseUrl": "http://127.0.0.1:8080/v1"',
+      });
+    }
+  });
+
+const targetSchema = z.strictObject({
+  provider: z.string().min(1),
+  model: z.string().min(1),
+});
+
+const routeSchema = z.strictObject({
+  targets: z.array(targetSchema).min(1, { error: 'a route needs at least one target: [{"provider": "...", "model": "..."}]' }),
+  /** `fallback`: try targets in order, moving on when one fails before its first token. */
+  strategy: z.enum(["fallback"]).default("fallback"),
+  policies: z.record(z.string(), z.unknown()).optional(),
+  budget: z.unknown().optional(),
+});
+
+const keyHash = z
+  .string()
+  .regex(/^sha256:[0-9a-f]{64}$/, { error: 'write "sha256:" and 64 lowercase hex digits; `tollgate keys create` prints one' });
+
+const virtualKeySchema = z.strictObject({
+  id: z.string().min(1),
+  team: z.string().min(1),
+  hash: keyHash,
+  /** Routes this key may use; absent means every route. */
+  routes: z.array(z.string()).optional(),
+  budget: z.unknown().optional(),
+});
+
+export const configSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    server: z
+      .strictObject({ maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024) })
+      .default({ maxBodyBytes: 4 * 1024 * 1024 }),
+    providers: z.record(z.string(), providerSchema),
+    routes: z.record(z.string(), routeSchema),
+    keys: z.array(virtualKeySchema).default([]),
+    admin: z.strictObject({ keyHash }).optional(),
+    store: z.strictObject({ redisUrl: secretSchema.optional(), path: z.string().optional() }).optional(),
+    telemetry: z.strictObject({ captureContent: z.boolean().default(false) }).optional(),
+  })
+  .superRefine((config, ctx) => {
+    const providerNames = Object.keys(config.providers);
+    for (const [routeName, route] of Object.entries(config.routes)) {
+      route.targets.forEach((target, index) => {
+        if (!(target.provider in config.providers)) {
+          ctx.addIssue({
+            code: "custom",
+            path: ["routes", routeName, "targets", index, "provider"],
+            message: `unknown provider "${target.provider}": define it under "providers" or use one of ${providerNames.join(", ") || "(none defined)"}`,
+          });
+        }
+      });
+    }
+    const seenIds = new Set<string>();
+    const seenHashes = new Set<string>();
+    config.keys.forEach((key, index) => {
+      if (seenIds.has(key.id)) ctx.addIssue({ code: "custom", path: ["keys", index, "id"], message: `key id "${key.id}" is used twice; ids must be unique` });
+      if (seenHashes.has(key.hash)) ctx.addIssue({ code: "custom", path: ["keys", index, "hash"], message: "this hash is used by another key; create a new key" });
+      seenIds.add(key.id);
+      seenHashes.add(key.hash);
+      key.routes?.forEach((route, routeIndex) => {
+        if (!(route in config.routes)) {
+          ctx.addIssue({ code: "custom", path: ["keys", index, "routes", routeIndex], message: `unknown route "${route}": define it under "routes"` });
+        }
+      });
+    });
+  });
+
+export type ConfigInput = z.input<typeof configSchema>;
+export type Config = z.output<typeof configSchema>;
+export type ProviderConfig = Config["providers"][string];
+export type RouteConfig = Config["routes"][string];
+export type VirtualKeyConfig = Config["keys"][number];

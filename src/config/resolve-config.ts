@@ -1,0 +1,63 @@
+import { configSchema, type Config, type ProviderConfig } from "./config-schema.ts";
+import { formatConfigIssues } from "./format-config-issues.ts";
+
+// Turns a raw JSON value plus an environment into a config the gateway can run on: validated,
+// secrets read from the environment, and every problem reported at once.
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid tollgate config:\n  - ${problems.join("\n  - ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+export type ResolvedProvider = ProviderConfig & {
+  name: string;
+  /** The key read from the environment; undefined for keyless local decoders or a missing optional key. */
+  apiKeyValue?: string;
+  /** Set when an optional provider's key variable is missing: requests to it fail with this message. */
+  unavailableReason?: string;
+};
+
+export type ResolvedConfig = Omit<Config, "providers"> & {
+  providers: Record<string, ResolvedProvider>;
+  redisUrl?: string;
+  /** Start-up notes for the log (e.g. an optional provider without its key). */
+  warnings: string[];
+};
+
+export type Environment = Record<string, string | undefined>;
+
+export function resolveConfig(raw: unknown, env: Environment): ResolvedConfig {
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) throw new ConfigError(formatConfigIssues(parsed.error.issues));
+  const config = parsed.data;
+
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const providers: Record<string, ResolvedProvider> = {};
+  for (const [name, provider] of Object.entries(config.providers)) {
+    const resolved: ResolvedProvider = { ...provider, name };
+    if (provider.apiKey) {
+      const value = env[provider.apiKey.env];
+      if (value) resolved.apiKeyValue = value;
+      else if (provider.optional) {
+        resolved.unavailableReason = `provider "${name}" has no API key: set ${provider.apiKey.env} and restart tollgate`;
+        warnings.push(resolved.unavailableReason);
+      } else {
+        problems.push(`providers.${name}.apiKey: environment variable ${provider.apiKey.env} is not set; set it, or mark the provider "optional": true`);
+      }
+    }
+    providers[name] = resolved;
+  }
+
+  let redisUrl: string | undefined;
+  const redisRef = config.store?.redisUrl;
+  if (redisRef) {
+    redisUrl = env[redisRef.env];
+    if (!redisUrl) warnings.push(`store.redisUrl: ${redisRef.env} is not set; using the embedded store`);
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { ...config, providers, redisUrl, warnings };
+}

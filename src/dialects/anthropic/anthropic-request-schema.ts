@@ -1,0 +1,73 @@
+import { z } from "zod";
+
+// The subset of the Messages request that tollgate understands. `cache_control` is accepted on
+// blocks so clients that already mark breakpoints are not rejected; placing breakpoints is the
+// prompt-caching policy's job.
+
+const cacheControl = z.object({ type: z.literal("ephemeral"), ttl: z.enum(["5m", "1h"]).optional() }).nullish();
+
+const textBlock = z.object({ type: z.literal("text"), text: z.string(), cache_control: cacheControl });
+const imageBlock = z.object({
+  type: z.literal("image"),
+  source: z.discriminatedUnion("type", [
+    z.object({ type: z.literal("base64"), media_type: z.string(), data: z.string() }),
+    z.object({ type: z.literal("url"), url: z.string() }),
+  ]),
+  cache_control: cacheControl,
+});
+const toolUseBlock = z.object({
+  type: z.literal("tool_use"),
+  id: z.string(),
+  name: z.string(),
+  input: z.unknown(),
+  cache_control: cacheControl,
+});
+const toolResultBlock = z.object({
+  type: z.literal("tool_result"),
+  tool_use_id: z.string(),
+  content: z.union([z.string(), z.array(z.union([textBlock, imageBlock]))]).optional(),
+  is_error: z.boolean().optional(),
+  cache_control: cacheControl,
+});
+// Thinking blocks from an earlier turn can only be replayed to the model that signed them.
+const thinkingBlock = z.object({ type: z.enum(["thinking", "redacted_thinking"]) }).passthrough();
+
+const contentBlock = z.discriminatedUnion("type", [textBlock, imageBlock, toolUseBlock, toolResultBlock, thinkingBlock], {
+  error: 'a content block\'s type must be "text", "image", "tool_use" or "tool_result"',
+});
+
+const message = z.object({
+  role: z.enum(["user", "assistant"], { error: 'role must be "user" or "assistant"; put system text in the top-level `system`' }),
+  content: z.union([z.string(), z.array(contentBlock)], { error: "write a string or an array of content blocks" }),
+});
+
+const tool = z.object({
+  name: z.string().min(1),
+  description: z.string().optional(),
+  input_schema: z.record(z.string(), z.unknown()),
+  cache_control: cacheControl,
+});
+
+const toolChoice = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("auto"), disable_parallel_tool_use: z.boolean().optional() }),
+  z.object({ type: z.literal("any"), disable_parallel_tool_use: z.boolean().optional() }),
+  z.object({ type: z.literal("none") }),
+  z.object({ type: z.literal("tool"), name: z.string(), disable_parallel_tool_use: z.boolean().optional() }),
+]);
+
+export const anthropicMessagesRequestSchema = z.object({
+  model: z.string({ error: "required: write the name of a tollgate route" }).min(1),
+  max_tokens: z.number({ error: "required: write the most output tokens to allow, e.g. 1024" }).int().min(1),
+  messages: z.array(message).min(1, { error: "send at least one message" }),
+  system: z.union([z.string(), z.array(textBlock)]).optional(),
+  stop_sequences: z.array(z.string()).optional(),
+  stream: z.boolean().optional(),
+  temperature: z.number().min(0).max(1).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  top_k: z.number().int().min(0).optional(),
+  tools: z.array(tool).optional(),
+  tool_choice: toolChoice.optional(),
+  metadata: z.object({ user_id: z.string().nullish() }).optional(),
+});
+
+export type AnthropicMessagesRequest = z.infer<typeof anthropicMessagesRequestSchema>;

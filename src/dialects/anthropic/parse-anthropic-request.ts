@@ -1,0 +1,82 @@
+import type { AssistantContent, ChatMessage, ChatRequest, ToolChoice, UserContent } from "../../model/chat-request.ts";
+import { dropUndefined } from "../../model/drop-undefined.ts";
+import { zodIssueToError } from "../zod-issue-to-error.ts";
+import { anthropicMessagesRequestSchema, type AnthropicMessagesRequest } from "./anthropic-request-schema.ts";
+
+export function parseAnthropicRequest(body: unknown): ChatRequest {
+  const parsed = anthropicMessagesRequestSchema.safeParse(body);
+  if (!parsed.success) throw zodIssueToError(parsed.error.issues);
+  const request = parsed.data;
+
+  const system: ChatMessage[] = [];
+  if (typeof request.system === "string" && request.system.length > 0) system.push({ role: "system", content: request.system });
+  if (Array.isArray(request.system)) for (const block of request.system) system.push({ role: "system", content: block.text });
+
+  return dropUndefined({
+    route: request.model,
+    messages: [...system, ...request.messages.flatMap(convertMessage)],
+    stream: request.stream === true,
+    streamUsage: false,
+    maxTokens: request.max_tokens,
+    temperature: request.temperature,
+    topP: request.top_p,
+    topK: request.top_k,
+    stop: request.stop_sequences && request.stop_sequences.length > 0 ? request.stop_sequences : undefined,
+    tools: request.tools?.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.input_schema })),
+    toolChoice: convertToolChoice(request.tool_choice),
+    user: request.metadata?.user_id ?? undefined,
+  });
+}
+
+type AnthropicMessage = AnthropicMessagesRequest["messages"][number];
+
+/**
+ * Anthropic carries tool results inside a user turn; the neutral model (like OpenAI) gives each
+ * result its own `tool` message. Results come first: they answer the previous assistant turn.
+ */
+function convertMessage(message: AnthropicMessage): ChatMessage[] {
+  if (typeof message.content === "string") {
+    return message.role === "user"
+      ? [{ role: "user", content: [{ type: "text", text: message.content }] }]
+      : [{ role: "assistant", content: [{ type: "text", text: message.content }] }];
+  }
+
+  if (message.role === "assistant") {
+    const content: AssistantContent[] = [];
+    for (const block of message.content) {
+      if (block.type === "text") content.push({ type: "text", text: block.text });
+      if (block.type === "tool_use") {
+        content.push({ type: "tool-call", id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) });
+      }
+    }
+    return [{ role: "assistant", content }];
+  }
+
+  const toolResults: ChatMessage[] = [];
+  const userContent: UserContent[] = [];
+  for (const block of message.content) {
+    if (block.type === "tool_result") {
+      toolResults.push({
+        role: "tool",
+        toolCallId: block.tool_use_id,
+        content: typeof block.content === "string" ? block.content : (block.content ?? []).map((part) => (part.type === "text" ? part.text : "")).join(""),
+        ...(block.is_error ? { isError: true } : {}),
+      });
+    } else if (block.type === "text") userContent.push({ type: "text", text: block.text });
+    else if (block.type === "image") {
+      userContent.push(
+        block.source.type === "base64"
+          ? { type: "image", source: "base64", mediaType: block.source.media_type, data: block.source.data }
+          : { type: "image", source: "url", url: block.source.url },
+      );
+    }
+  }
+  return userContent.length > 0 ? [...toolResults, { role: "user", content: userContent }] : toolResults;
+}
+
+function convertToolChoice(choice: AnthropicMessagesRequest["tool_choice"]): ToolChoice | undefined {
+  if (!choice) return undefined;
+  if (choice.type === "any") return { type: "required" };
+  if (choice.type === "tool") return { type: "tool", name: choice.name };
+  return { type: choice.type };
+}

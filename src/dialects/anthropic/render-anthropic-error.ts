@@ -1,0 +1,19 @@
+import type { GatewayError } from "../../errors/gateway-error.ts";
+
+const TYPE_BY_KIND: Record<GatewayError["kind"], string> = {
+  invalid_request: "invalid_request_error",
+  authentication: "authentication_error",
+  budget_exceeded: "billing_error",
+  permission: "permission_error",
+  not_found: "not_found_error",
+  request_too_large: "request_too_large",
+  rate_limit: "rate_limit_error",
+  internal: "api_error",
+  upstream: "api_error",
+  unavailable: "overloaded_error",
+  timeout: "timeout_error",
+};
+
+export function renderAnthropicError(error: GatewayError) {
+  return { type: "error" as const, error: { type: TYPE_BY_KIND[error.kind], message: error.message } };
+}

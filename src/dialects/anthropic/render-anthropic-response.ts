@@ -1,0 +1,43 @@
+import type { ChatResponse } from "../../model/chat-response.ts";
+import type { Usage } from "../../model/usage.ts";
+import { toAnthropicStopReason } from "../finish-reasons.ts";
+
+export function renderAnthropicResponse(response: ChatResponse) {
+  return {
+    id: response.id,
+    type: "message" as const,
+    role: "assistant" as const,
+    model: response.model,
+    content: response.content.map((part) =>
+      part.type === "text"
+        ? { type: "text" as const, text: part.text }
+        : { type: "tool_use" as const, id: part.id, name: part.name, input: parseToolArguments(part.arguments) },
+    ),
+    stop_reason: toAnthropicStopReason(response.finishReason),
+    stop_sequence: response.stopSequence ?? null,
+    usage: renderAnthropicUsage(response.usage ?? {}),
+  };
+}
+
+/** Anthropic's input_tokens EXCLUDES cache reads and writes, exactly like the neutral inputTokens. */
+export function renderAnthropicUsage(usage: Usage) {
+  const write5m = usage.cacheWrite5mTokens ?? 0;
+  const write1h = usage.cacheWrite1hTokens ?? 0;
+  return {
+    input_tokens: usage.inputTokens ?? 0,
+    cache_creation_input_tokens: write5m + write1h,
+    cache_read_input_tokens: usage.cacheReadTokens ?? 0,
+    cache_creation: { ephemeral_5m_input_tokens: write5m, ephemeral_1h_input_tokens: write1h },
+    output_tokens: usage.outputTokens ?? 0,
+  };
+}
+
+/** Models sometimes emit invalid JSON arguments; Anthropic clients expect an object, so keep the text. */
+export function parseToolArguments(text: string): unknown {
+  if (text.trim() === "") return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { _raw: text };
+  }
+}

@@ -1,0 +1,123 @@
+import type { GatewayError } from "../../errors/gateway-error.ts";
+import type { FinishReason, StreamPart } from "../../model/stream-part.ts";
+import type { Usage } from "../../model/usage.ts";
+import { mergeUsage } from "../../model/usage.ts";
+import { toAnthropicStopReason } from "../finish-reasons.ts";
+import type { StreamSummary } from "../stream-summary.ts";
+import { renderAnthropicError } from "./render-anthropic-error.ts";
+import { renderAnthropicUsage } from "./render-anthropic-response.ts";
+
+// Renders stream parts as Messages events, framed as Anthropic frames them (`event: NAME` then
+// `data: JSON`). message_start is held back until the first content part so that, when the
+// upstream reports input usage up front (Anthropic does), the client's message_start carries it.
+
+export class AnthropicStreamRenderer {
+  private id = "msg_tollgate";
+  private model = "";
+  private started = false;
+  private usage: Usage | undefined;
+  private nextBlockIndex = 0;
+  private openBlock: { index: number; kind: "text" | "tool" } | undefined;
+  private readonly blockByToolIndex = new Map<number, number>();
+  private finishReason: FinishReason = "stop";
+  private stopSequence: string | null = null;
+  private failed = false;
+
+  render(part: StreamPart): string {
+    switch (part.type) {
+      case "start":
+        this.id = part.id;
+        this.model = part.model;
+        return "";
+      case "usage":
+        this.usage = mergeUsage(this.usage, part.usage);
+        return "";
+      case "text-delta": {
+        let out = this.ensureStarted();
+        if (this.openBlock?.kind !== "text") {
+          out += this.closeBlock();
+          out += this.openNewBlock("text", { type: "text", text: "" });
+        }
+        return out + event("content_block_delta", { type: "content_block_delta", index: this.openBlock!.index, delta: { type: "text_delta", text: part.text } });
+      }
+      case "tool-call-start": {
+        let out = this.ensureStarted() + this.closeBlock();
+        out += this.openNewBlock("tool", { type: "tool_use", id: part.id, name: part.name, input: {} });
+        this.blockByToolIndex.set(part.index, this.openBlock!.index);
+        return out;
+      }
+      case "tool-call-delta": {
+        const index = this.blockByToolIndex.get(part.index);
+        if (index === undefined || part.argumentsDelta === "") return "";
+        return event("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: part.argumentsDelta } });
+      }
+      case "finish":
+        this.finishReason = part.reason;
+        this.stopSequence = part.stopSequence ?? null;
+        return this.ensureStarted() + this.closeBlock();
+      case "decoder-timings":
+        return "";
+      case "error":
+        return this.error(part.error);
+    }
+  }
+
+  end(summary: StreamSummary): string {
+    if (this.failed) return "";
+    const usage = renderAnthropicUsage(this.usage ?? {});
+    return (
+      this.ensureStarted() +
+      this.closeBlock() +
+      event("message_delta", {
+        type: "message_delta",
+        delta: { stop_reason: toAnthropicStopReason(this.finishReason), stop_sequence: this.stopSequence },
+        usage,
+      }) +
+      event("message_stop", { type: "message_stop" }) +
+      // No `event:` line: the Anthropic SDK skips unnamed events, so clients never see this.
+      `data: ${JSON.stringify({ type: "tollgate.summary", tollgate: summary })}\n\n`
+    );
+  }
+
+  /** `event: error` is how Anthropic itself fails a stream after HTTP 200; the SDK throws on it. */
+  error(error: GatewayError): string {
+    this.failed = true;
+    return event("error", renderAnthropicError(error));
+  }
+
+  private ensureStarted(): string {
+    if (this.started) return "";
+    this.started = true;
+    const usage = renderAnthropicUsage(this.usage ?? {});
+    return event("message_start", {
+      type: "message_start",
+      message: {
+        id: this.id,
+        type: "message",
+        role: "assistant",
+        model: this.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: usage.output_tokens || 1 },
+      },
+    });
+  }
+
+  private openNewBlock(kind: "text" | "tool", contentBlock: Record<string, unknown>): string {
+    const index = this.nextBlockIndex++;
+    this.openBlock = { index, kind };
+    return event("content_block_start", { type: "content_block_start", index, content_block: contentBlock });
+  }
+
+  private closeBlock(): string {
+    if (!this.openBlock) return "";
+    const { index } = this.openBlock;
+    this.openBlock = undefined;
+    return event("content_block_stop", { type: "content_block_stop", index });
+  }
+}
+
+function event(name: string, data: unknown): string {
+  return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+}

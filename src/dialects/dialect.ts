@@ -1,0 +1,46 @@
+import type { GatewayError } from "../errors/gateway-error.ts";
+import type { ChatRequest } from "../model/chat-request.ts";
+import type { ChatResponse } from "../model/chat-response.ts";
+import type { StreamPart } from "../model/stream-part.ts";
+import { AnthropicStreamRenderer } from "./anthropic/render-anthropic-stream.ts";
+import { parseAnthropicRequest } from "./anthropic/parse-anthropic-request.ts";
+import { renderAnthropicError } from "./anthropic/render-anthropic-error.ts";
+import { renderAnthropicResponse } from "./anthropic/render-anthropic-response.ts";
+import { OpenAIStreamRenderer } from "./openai/render-openai-stream.ts";
+import { parseOpenAIRequest } from "./openai/parse-openai-request.ts";
+import { renderOpenAIError } from "./openai/render-openai-error.ts";
+import { renderOpenAIResponse } from "./openai/render-openai-response.ts";
+import type { StreamSummary } from "./stream-summary.ts";
+
+/** A client API tollgate speaks: how to read its requests and how to write everything back. */
+export interface Dialect {
+  readonly name: "openai" | "anthropic";
+  parseRequest(body: unknown): ChatRequest;
+  renderResponse(response: ChatResponse): unknown;
+  renderError(error: GatewayError): unknown;
+  createStreamRenderer(request: ChatRequest): StreamRenderer;
+}
+
+export interface StreamRenderer {
+  render(part: StreamPart): string;
+  /** Closes a stream that ended normally, with tollgate's summary where the SDKs do not read. */
+  end(summary: StreamSummary): string;
+  /** Closes a stream with an error event in the dialect; nothing may follow it. */
+  error(error: GatewayError): string;
+}
+
+export const openAIDialect: Dialect = {
+  name: "openai",
+  parseRequest: parseOpenAIRequest,
+  renderResponse: renderOpenAIResponse,
+  renderError: renderOpenAIError,
+  createStreamRenderer: (request) => new OpenAIStreamRenderer(request.streamUsage),
+};
+
+export const anthropicDialect: Dialect = {
+  name: "anthropic",
+  parseRequest: parseAnthropicRequest,
+  renderResponse: renderAnthropicResponse,
+  renderError: renderAnthropicError,
+  createStreamRenderer: () => new AnthropicStreamRenderer(),
+};

@@ -1,0 +1,67 @@
+import type { FinishReason } from "../model/stream-part.ts";
+
+// Finish reasons in both directions, in one place so the two dialects and the adapters agree.
+
+export function toOpenAIFinishReason(reason: FinishReason): "stop" | "length" | "tool_calls" | "content_filter" {
+  switch (reason) {
+    case "length":
+      return "length";
+    case "tool-calls":
+      return "tool_calls";
+    case "content-filter":
+      return "content_filter";
+    default:
+      return "stop";
+  }
+}
+
+export function fromOpenAIFinishReason(reason: string | null | undefined): FinishReason {
+  switch (reason) {
+    case "stop":
+      return "stop";
+    case "length":
+      return "length";
+    case "tool_calls":
+    case "function_call":
+      return "tool-calls";
+    case "content_filter":
+      return "content-filter";
+    default:
+      return "other";
+  }
+}
+
+export type AnthropicStopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" | "refusal" | "pause_turn";
+
+export function toAnthropicStopReason(reason: FinishReason): AnthropicStopReason {
+  switch (reason) {
+    case "stop-sequence":
+      return "stop_sequence";
+    case "length":
+      return "max_tokens";
+    case "tool-calls":
+      return "tool_use";
+    case "content-filter":
+      return "refusal";
+    default:
+      return "end_turn";
+  }
+}
+
+export function fromAnthropicStopReason(reason: string | null | undefined): FinishReason {
+  switch (reason) {
+    case "end_turn":
+      return "stop";
+    case "stop_sequence":
+      return "stop-sequence";
+    case "max_tokens":
+    case "model_context_window_exceeded":
+      return "length";
+    case "tool_use":
+      return "tool-calls";
+    case "refusal":
+      return "content-filter";
+    default:
+      return "other";
+  }
+}

@@ -1,0 +1,100 @@
+import { z } from "zod";
+
+// The subset of the Chat Completions request that tollgate understands. Fields it does not act
+// on (logprobs, penalties, …) are accepted and ignored, as a drop-in proxy must; fields whose
+// meaning it cannot honour (n > 1, legacy functions) are rejected with a message.
+
+const textPart = z.object({ type: z.literal("text"), text: z.string() });
+const imagePart = z.object({
+  type: z.literal("image_url"),
+  image_url: z.object({ url: z.string(), detail: z.enum(["auto", "low", "high"]).optional() }),
+});
+const refusalPart = z.object({ type: z.literal("refusal"), refusal: z.string() });
+
+const textContent = z.union([z.string(), z.array(textPart)], {
+  error: "write a string or an array of {type: \"text\", text} parts",
+});
+
+const toolCall = z.object({
+  id: z.string(),
+  type: z.literal("function"),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+
+const message = z.discriminatedUnion(
+  "role",
+  [
+    z.object({ role: z.literal("system"), content: textContent, name: z.string().optional() }),
+    z.object({ role: z.literal("developer"), content: textContent, name: z.string().optional() }),
+    z.object({
+      role: z.literal("user"),
+      content: z.union([z.string(), z.array(z.discriminatedUnion("type", [textPart, imagePart]))], {
+        error: 'write a string or an array of {type: "text"} / {type: "image_url"} parts',
+      }),
+      name: z.string().optional(),
+    }),
+    z.object({
+      role: z.literal("assistant"),
+      content: z.union([z.string(), z.array(z.discriminatedUnion("type", [textPart, refusalPart]))]).nullish(),
+      tool_calls: z.array(toolCall).optional(),
+      name: z.string().optional(),
+    }),
+    z.object({ role: z.literal("tool"), tool_call_id: z.string(), content: textContent }),
+  ],
+  { error: 'role must be one of "system", "developer", "user", "assistant", "tool"' },
+);
+
+const tool = z.object({
+  type: z.literal("function"),
+  function: z.object({
+    name: z.string().min(1),
+    description: z.string().optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullish(),
+  }),
+});
+
+const toolChoice = z.union([
+  z.enum(["auto", "none", "required"]),
+  z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) }),
+]);
+
+const responseFormat = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("text") }),
+  z.object({ type: z.literal("json_object") }),
+  z.object({
+    type: z.literal("json_schema"),
+    json_schema: z.object({
+      name: z.string(),
+      schema: z.record(z.string(), z.unknown()).optional(),
+      strict: z.boolean().nullish(),
+      description: z.string().optional(),
+    }),
+  }),
+]);
+
+const positiveInt = z.number().int().min(1);
+
+export const openAIChatRequestSchema = z.object({
+  model: z.string({ error: "required: write the name of a tollgate route" }).min(1),
+  messages: z.array(message).min(1, { error: "send at least one message" }),
+  stream: z.boolean().nullish(),
+  stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
+  max_tokens: positiveInt.nullish(),
+  max_completion_tokens: positiveInt.nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: z.number().min(0).max(1).nullish(),
+  // Local decoders' extensions (vLLM, llama-server); dropped for clouds that lack them.
+  top_k: z.number().int().min(0).nullish(),
+  min_p: z.number().min(0).max(1).nullish(),
+  seed: z.number().int().nullish(),
+  stop: z.union([z.string(), z.array(z.string()).max(16)]).nullish(),
+  n: z.literal(1, { error: "tollgate returns one choice per request: remove n or set it to 1" }).nullish(),
+  tools: z.array(tool).optional(),
+  tool_choice: toolChoice.optional(),
+  response_format: responseFormat.optional(),
+  user: z.string().optional(),
+  functions: z.undefined({ error: "legacy `functions` are not supported: send `tools` instead" }).optional(),
+});
+
+export type OpenAIChatRequest = z.infer<typeof openAIChatRequestSchema>;

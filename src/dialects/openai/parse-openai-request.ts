@@ -1,0 +1,104 @@
+import type { ChatMessage, ChatRequest, ResponseFormat, ToolChoice, UserContent } from "../../model/chat-request.ts";
+import { dropUndefined } from "../../model/drop-undefined.ts";
+import { zodIssueToError } from "../zod-issue-to-error.ts";
+import { openAIChatRequestSchema, type OpenAIChatRequest } from "./openai-request-schema.ts";
+
+export function parseOpenAIRequest(body: unknown): ChatRequest {
+  const parsed = openAIChatRequestSchema.safeParse(body);
+  if (!parsed.success) throw zodIssueToError(parsed.error.issues);
+  const request = parsed.data;
+  const stop = typeof request.stop === "string" ? [request.stop] : request.stop ?? undefined;
+
+  return dropUndefined({
+    route: request.model,
+    messages: request.messages.map(convertMessage),
+    stream: request.stream === true,
+    streamUsage: request.stream_options?.include_usage === true,
+    // max_completion_tokens is the newer name and wins when a client sends both.
+    maxTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
+    temperature: request.temperature ?? undefined,
+    topP: request.top_p ?? undefined,
+    topK: request.top_k ?? undefined,
+    minP: request.min_p ?? undefined,
+    seed: request.seed ?? undefined,
+    stop: stop && stop.length > 0 ? stop : undefined,
+    tools: request.tools?.map((tool) => ({
+      name: tool.function.name,
+      description: tool.function.description,
+      parameters: tool.function.parameters ?? { type: "object", properties: {} },
+    })),
+    toolChoice: convertToolChoice(request.tool_choice),
+    responseFormat: convertResponseFormat(request.response_format),
+    user: request.user,
+  });
+}
+
+type OpenAIMessage = OpenAIChatRequest["messages"][number];
+
+function convertMessage(message: OpenAIMessage): ChatMessage {
+  switch (message.role) {
+    case "system":
+    case "developer":
+      return { role: "system", content: joinText(message.content) };
+    case "user":
+      return {
+        role: "user",
+        content:
+          typeof message.content === "string"
+            ? [{ type: "text", text: message.content }]
+            : message.content.map((part): UserContent =>
+                part.type === "text" ? { type: "text", text: part.text } : convertImageUrl(part.image_url.url),
+              ),
+      };
+    case "assistant": {
+      const text =
+        typeof message.content === "string"
+          ? message.content
+          : (message.content ?? []).map((part) => (part.type === "text" ? part.text : part.refusal)).join("");
+      return {
+        role: "assistant",
+        content: [
+          ...(text ? [{ type: "text" as const, text }] : []),
+          ...(message.tool_calls ?? []).map((call) => ({
+            type: "tool-call" as const,
+            id: call.id,
+            name: call.function.name,
+            arguments: call.function.arguments,
+          })),
+        ],
+      };
+    }
+    case "tool":
+      return { role: "tool", toolCallId: message.tool_call_id, content: joinText(message.content) };
+  }
+}
+
+function joinText(content: string | { text: string }[]): string {
+  return typeof content === "string" ? content : content.map((part) => part.text).join("");
+}
+
+function convertImageUrl(url: string): UserContent {
+  const dataUrl = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+  if (dataUrl?.[1] && dataUrl[2] !== undefined) {
+    return { type: "image", source: "base64", mediaType: dataUrl[1], data: dataUrl[2] };
+  }
+  return { type: "image", source: "url", url };
+}
+
+function convertToolChoice(choice: OpenAIChatRequest["tool_choice"]): ToolChoice | undefined {
+  if (choice === undefined) return undefined;
+  if (typeof choice === "string") return { type: choice };
+  return { type: "tool", name: choice.function.name };
+}
+
+function convertResponseFormat(format: OpenAIChatRequest["response_format"]): ResponseFormat | undefined {
+  if (!format) return undefined;
+  if (format.type === "text") return { type: "text" };
+  if (format.type === "json_object") return { type: "json" };
+  return {
+    type: "json-schema",
+    name: format.json_schema.name,
+    schema: format.json_schema.schema ?? {},
+    ...(format.json_schema.strict != null ? { strict: format.json_schema.strict } : {}),
+  };
+}

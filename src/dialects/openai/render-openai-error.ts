@@ -1,0 +1,33 @@
+import type { GatewayError } from "../../errors/gateway-error.ts";
+
+const TYPE_BY_KIND: Record<GatewayError["kind"], string> = {
+  invalid_request: "invalid_request_error",
+  authentication: "authentication_error",
+  budget_exceeded: "insufficient_quota",
+  permission: "permission_error",
+  not_found: "invalid_request_error",
+  request_too_large: "invalid_request_error",
+  rate_limit: "rate_limit_error",
+  internal: "server_error",
+  upstream: "server_error",
+  unavailable: "server_error",
+  timeout: "server_error",
+};
+
+const DEFAULT_CODE: Partial<Record<GatewayError["kind"], string>> = {
+  budget_exceeded: "budget_exceeded",
+  not_found: "model_not_found",
+  rate_limit: "rate_limit_exceeded",
+  request_too_large: "request_too_large",
+};
+
+export function renderOpenAIError(error: GatewayError) {
+  return {
+    error: {
+      message: error.message,
+      type: TYPE_BY_KIND[error.kind],
+      param: error.param ?? null,
+      code: error.code ?? DEFAULT_CODE[error.kind] ?? null,
+    },
+  };
+}

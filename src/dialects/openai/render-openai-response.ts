@@ -1,0 +1,46 @@
+import type { ChatResponse } from "../../model/chat-response.ts";
+import type { Usage } from "../../model/usage.ts";
+import { totalInputTokens } from "../../model/usage.ts";
+import { toOpenAIFinishReason } from "../finish-reasons.ts";
+
+export function renderOpenAIResponse(response: ChatResponse) {
+  const text = response.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
+  const toolCalls = response.content.flatMap((part) =>
+    part.type === "tool-call"
+      ? [{ id: part.id, type: "function" as const, function: { name: part.name, arguments: part.arguments } }]
+      : [],
+  );
+  return {
+    id: response.id,
+    object: "chat.completion" as const,
+    created: Math.floor(Date.now() / 1000),
+    model: response.model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: "assistant" as const,
+          content: text.length > 0 || toolCalls.length === 0 ? text : null,
+          refusal: null,
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+        },
+        logprobs: null,
+        finish_reason: toOpenAIFinishReason(response.finishReason),
+      },
+    ],
+    usage: renderOpenAIUsage(response.usage ?? {}),
+  };
+}
+
+/** OpenAI counts cached tokens inside prompt_tokens and reasoning inside completion_tokens. */
+export function renderOpenAIUsage(usage: Usage) {
+  const promptTokens = totalInputTokens(usage);
+  const completionTokens = usage.outputTokens ?? 0;
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+    prompt_tokens_details: { cached_tokens: usage.cacheReadTokens ?? 0 },
+    completion_tokens_details: { reasoning_tokens: usage.reasoningTokens ?? 0 },
+  };
+}

@@ -1,0 +1,86 @@
+import type { GatewayError } from "../../errors/gateway-error.ts";
+import type { StreamPart } from "../../model/stream-part.ts";
+import type { Usage } from "../../model/usage.ts";
+import { mergeUsage } from "../../model/usage.ts";
+import { toOpenAIFinishReason } from "../finish-reasons.ts";
+import type { StreamSummary } from "../stream-summary.ts";
+import { renderOpenAIError } from "./render-openai-error.ts";
+import { renderOpenAIUsage } from "./render-openai-response.ts";
+
+// Renders stream parts as Chat Completions chunks, framed exactly as OpenAI frames them:
+// `data: <json>\n\n` per chunk and `data: [DONE]` at the end. The usage chunk (`choices: []`) is
+// sent only when the client asked for it with `stream_options.include_usage`.
+
+export class OpenAIStreamRenderer {
+  private id = "chatcmpl-tollgate";
+  private model = "";
+  private readonly created = Math.floor(Date.now() / 1000);
+  private usage: Usage | undefined;
+  private failed = false;
+
+  constructor(private readonly includeUsage: boolean) {}
+
+  render(part: StreamPart): string {
+    switch (part.type) {
+      case "start":
+        this.id = part.id;
+        this.model = part.model;
+        return this.chunk({ role: "assistant", content: "" });
+      case "text-delta":
+        return this.chunk({ content: part.text });
+      case "tool-call-start":
+        return this.chunk({
+          tool_calls: [{ index: part.index, id: part.id, type: "function", function: { name: part.name, arguments: "" } }],
+        });
+      case "tool-call-delta":
+        return this.chunk({ tool_calls: [{ index: part.index, function: { arguments: part.argumentsDelta } }] });
+      case "usage":
+        this.usage = mergeUsage(this.usage, part.usage);
+        return "";
+      case "finish":
+        return this.chunk({}, toOpenAIFinishReason(part.reason));
+      case "decoder-timings":
+        return "";
+      case "error":
+        return this.error(part.error);
+    }
+  }
+
+  /** The usage chunk (if asked for), `[DONE]`, then tollgate's summary where the SDK no longer reads. */
+  end(summary: StreamSummary): string {
+    if (this.failed) return "";
+    let out = "";
+    if (this.includeUsage) {
+      out += frame({
+        id: this.id,
+        object: "chat.completion.chunk",
+        created: this.created,
+        model: this.model,
+        choices: [],
+        usage: renderOpenAIUsage(this.usage ?? {}),
+      });
+    }
+    return out + "data: [DONE]\n\n" + frame({ tollgate: summary });
+  }
+
+  /** OpenAI reports a mid-stream failure as a data event with an `error` object; the SDK throws on it. */
+  error(error: GatewayError): string {
+    this.failed = true;
+    return frame(renderOpenAIError(error));
+  }
+
+  private chunk(delta: Record<string, unknown>, finishReason: string | null = null): string {
+    return frame({
+      id: this.id,
+      object: "chat.completion.chunk",
+      created: this.created,
+      model: this.model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+      ...(this.includeUsage ? { usage: null } : {}),
+    });
+  }
+}
+
+function frame(data: unknown): string {
+  return `data: ${JSON.stringify(data)}\n\n`;
+}

@@ -1,0 +1,69 @@
+// One error type for the whole gateway, with one status mapping. Dialect renderers turn it into
+// OpenAI's or Anthropic's error body; nothing else decides what a client sees.
+
+export type ErrorKind =
+  | "invalid_request" // 400: bad JSON, wrong types, a value out of range
+  | "authentication" // 401: no key or an unknown key
+  | "budget_exceeded" // 402
+  | "permission" // 403: the key may not use this route
+  | "not_found" // 404: unknown route or path
+  | "request_too_large" // 413
+  | "rate_limit" // 429
+  | "internal" // 500: a bug in tollgate
+  | "upstream" // 502: the provider failed or answered something unusable
+  | "unavailable" // 503: the provider is not configured (missing key) or overloaded
+  | "timeout"; // 504
+
+const STATUS: Record<ErrorKind, number> = {
+  invalid_request: 400,
+  authentication: 401,
+  budget_exceeded: 402,
+  permission: 403,
+  not_found: 404,
+  request_too_large: 413,
+  rate_limit: 429,
+  internal: 500,
+  upstream: 502,
+  unavailable: 503,
+  timeout: 504,
+};
+
+export type GatewayErrorOptions = {
+  /** The request field at fault, e.g. `messages[1].content`. */
+  param?: string;
+  /** A machine-readable code, e.g. `budget_exceeded`, `rate_limit_exceeded`. */
+  code?: string;
+  /** Seconds the client should wait before retrying (429/503). */
+  retryAfterSeconds?: number;
+  /** Overrides the status of the kind, e.g. to pass a provider's 529 through. */
+  status?: number;
+  /** True when trying another target could succeed (429, 5xx, network). */
+  retryable?: boolean;
+  cause?: unknown;
+};
+
+export class GatewayError extends Error {
+  readonly kind: ErrorKind;
+  readonly status: number;
+  readonly param?: string;
+  readonly code?: string;
+  readonly retryAfterSeconds?: number;
+  readonly retryable: boolean;
+
+  constructor(kind: ErrorKind, message: string, options: GatewayErrorOptions = {}) {
+    super(message, { cause: options.cause });
+    this.name = "GatewayError";
+    this.kind = kind;
+    this.status = options.status ?? STATUS[kind];
+    this.param = options.param;
+    this.code = options.code;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.retryable = options.retryable ?? false;
+  }
+}
+
+export function toGatewayError(error: unknown): GatewayError {
+  if (error instanceof GatewayError) return error;
+  // Never echo an arbitrary exception's message: it may hold a URL or a credential.
+  return new GatewayError("internal", "tollgate hit an internal error; see the gateway log", { cause: error });
+}

@@ -1,0 +1,88 @@
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { createAuthenticator, mayUseRoute } from "../auth/authenticate.ts";
+import type { ResolvedConfig } from "../config/resolve-config.ts";
+import { anthropicDialect, openAIDialect, type Dialect } from "../dialects/dialect.ts";
+import { GatewayError, toGatewayError } from "../errors/gateway-error.ts";
+import type { TransportOptions } from "../model/chat-model.ts";
+import { createChatModels } from "../routing/create-chat-models.ts";
+import type { GatewayEnv } from "./gateway-context.ts";
+import { createChatHandler } from "./handle-chat.ts";
+import { renderModelList } from "./render-model-list.ts";
+
+export type GatewayOptions = {
+  config: ResolvedConfig;
+  /** How adapters reach providers; the Node entry passes a keep-alive dispatcher. */
+  transport?: TransportOptions;
+  log?: (line: string) => void;
+};
+
+/** The gateway as a Hono app: Web-standard Request in, Response out, on any runtime. */
+export function createGateway({ config, transport = {}, log = console.error }: GatewayOptions) {
+  const app = new Hono<GatewayEnv>();
+  const authenticate = createAuthenticator(config.keys, config.admin?.keyHash);
+  const slots = createChatModels(config.providers, transport);
+  const handleChat = createChatHandler({ config, slots });
+
+  app.use(async function requestContext(c, next) {
+    // Always tollgate's own id: a client-chosen id could collide in the cost ledger.
+    const requestId = `req_${crypto.randomUUID().replaceAll("-", "")}`;
+    c.set("requestId", requestId);
+    c.set("receivedAt", performance.now());
+    c.set("dialect", c.req.path.startsWith("/v1/messages") ? anthropicDialect : openAIDialect);
+    c.header("x-tollgate-request-id", requestId);
+    await next();
+  });
+
+  app.onError(function renderError(error, c) {
+    const gatewayError = toGatewayError(error);
+    if (gatewayError.status >= 500) log(`[tollgate] ${c.get("requestId")} ${gatewayError.kind}: ${gatewayError.message}${causeOf(gatewayError)}`);
+    return errorResponse(c.get("dialect") ?? openAIDialect, gatewayError, c.get("requestId"));
+  });
+
+  app.notFound(function notFound(c) {
+    throw new GatewayError("not_found", `no such endpoint: ${c.req.method} ${c.req.path}; tollgate serves POST /v1/chat/completions, POST /v1/messages, GET /v1/models`);
+  });
+
+  app.get("/healthz", (c) =>
+    c.json({
+      status: "ok",
+      providers: Object.fromEntries([...slots].map(([name, slot]) => [name, "model" in slot ? "ready" : "unavailable"])),
+    }),
+  );
+
+  app.use("/v1/*", async function authenticateCaller(c, next) {
+    c.set("caller", await authenticate(c.req.raw.headers));
+    await next();
+  });
+
+  const limitBody = bodyLimit({
+    maxSize: config.server.maxBodyBytes,
+    onError: (c) =>
+      errorResponse(
+        c.get("dialect"),
+        new GatewayError("request_too_large", `the request body is over ${config.server.maxBodyBytes} bytes; send less, or raise server.maxBodyBytes in the config`),
+        c.get("requestId"),
+      ),
+  });
+
+  app.get("/v1/models", (c) => {
+    const caller = c.get("caller");
+    return c.json(renderModelList(Object.keys(config.routes).filter((route) => mayUseRoute(caller, route))));
+  });
+  app.post("/v1/chat/completions", limitBody, handleChat);
+  app.post("/v1/messages", limitBody, handleChat);
+
+  return app;
+}
+
+function errorResponse(dialect: Dialect, error: GatewayError, requestId: string): Response {
+  const headers: Record<string, string> = { "content-type": "application/json", "x-tollgate-request-id": requestId };
+  if (error.retryAfterSeconds !== undefined) headers["retry-after"] = String(error.retryAfterSeconds);
+  return new Response(JSON.stringify(dialect.renderError(error)), { status: error.status, headers });
+}
+
+function causeOf(error: GatewayError): string {
+  const cause = error.cause as Error | undefined;
+  return cause?.stack ? `\n${cause.stack}` : "";
+}

@@ -1,0 +1,57 @@
+// The provider-neutral request every dialect parses into and every adapter converts from.
+// It keeps only what some provider can act on; the dialect parsers reject the rest with a 400.
+
+export type ChatRequest = {
+  /** The route the client asked for (its `model` field). */
+  route: string;
+  messages: ChatMessage[];
+  stream: boolean;
+  /** The client asked for the usage chunk in an OpenAI stream (`stream_options.include_usage`). */
+  streamUsage: boolean;
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  minP?: number;
+  seed?: number;
+  stop?: string[];
+  tools?: ToolDefinition[];
+  toolChoice?: ToolChoice;
+  responseFormat?: ResponseFormat;
+  /** An end-user id for provider abuse tracking (OpenAI `user`, Anthropic `metadata.user_id`). */
+  user?: string;
+};
+
+export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage;
+
+export type SystemMessage = { role: "system"; content: string };
+export type UserMessage = { role: "user"; content: UserContent[] };
+export type AssistantMessage = { role: "assistant"; content: AssistantContent[] };
+export type ToolResultMessage = { role: "tool"; toolCallId: string; content: string; isError?: boolean };
+
+export type TextContent = { type: "text"; text: string };
+export type ImageContent =
+  | { type: "image"; source: "url"; url: string }
+  | { type: "image"; source: "base64"; mediaType: string; data: string };
+export type ToolCallContent = { type: "tool-call"; id: string; name: string; arguments: string };
+
+export type UserContent = TextContent | ImageContent;
+export type AssistantContent = TextContent | ToolCallContent;
+
+export type ToolDefinition = {
+  name: string;
+  description?: string;
+  /** JSON Schema of the tool's arguments. */
+  parameters: Record<string, unknown>;
+};
+
+export type ToolChoice =
+  | { type: "auto" }
+  | { type: "none" }
+  | { type: "required" }
+  | { type: "tool"; name: string };
+
+export type ResponseFormat =
+  | { type: "text" }
+  | { type: "json" }
+  | { type: "json-schema"; name: string; schema: Record<string, unknown>; strict?: boolean };

@@ -1,0 +1,14 @@
+import type { AssistantContent } from "./chat-request.ts";
+import type { DecoderTimings, FinishReason } from "./stream-part.ts";
+import type { Usage } from "./usage.ts";
+
+export type ChatResponse = {
+  id: string;
+  /** The model the provider says answered (may differ from the configured name, e.g. a dated snapshot). */
+  model: string;
+  content: AssistantContent[];
+  finishReason: FinishReason;
+  stopSequence?: string;
+  usage?: Usage;
+  timings?: DecoderTimings;
+};

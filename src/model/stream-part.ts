@@ -1,0 +1,34 @@
+import type { GatewayError } from "../errors/gateway-error.ts";
+import type { Usage } from "./usage.ts";
+
+// What every adapter's stream yields and every dialect renderer consumes. Errors are parts, not
+// throws, so a renderer can always close the client's stream in the client's own dialect.
+
+export type FinishReason =
+  | "stop"
+  | "stop-sequence"
+  | "length"
+  | "tool-calls"
+  | "content-filter"
+  | "other";
+
+export type StreamPart =
+  | { type: "start"; id: string; model: string }
+  | { type: "text-delta"; text: string }
+  /** A tool call begins; `index` orders calls within the answer. */
+  | { type: "tool-call-start"; index: number; id: string; name: string }
+  | { type: "tool-call-delta"; index: number; argumentsDelta: string }
+  | { type: "usage"; usage: Usage }
+  | { type: "finish"; reason: FinishReason; stopSequence?: string }
+  /** Server-side timings a local decoder reports (llama-server's `timings`). */
+  | { type: "decoder-timings"; timings: DecoderTimings }
+  | { type: "error"; error: GatewayError };
+
+export type DecoderTimings = {
+  promptTokens: number;
+  promptMs: number;
+  generatedTokens: number;
+  generationMs: number;
+  /** Prompt tokens served from the decoder's KV/prefix cache. */
+  cachedTokens?: number;
+};

@@ -1,0 +1,29 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+export const EXAMPLE_CONFIG_PATH = fileURLToPath(new URL("../../config/example.json", import.meta.url));
+
+/** `--config FILE`, else TOLLGATE_CONFIG, else the bundled example config. */
+export function chooseConfigPath(argv: string[], env: Record<string, string | undefined>): string {
+  const flag = argv.indexOf("--config");
+  if (flag !== -1) {
+    const path = argv[flag + 1];
+    if (!path) throw new Error("--config needs a file path: tollgate --config ./tollgate.json");
+    return path;
+  }
+  return env.TOLLGATE_CONFIG || EXAMPLE_CONFIG_PATH;
+}
+
+export function readConfigFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new Error(`cannot read config file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new Error(`config file ${path} is not valid JSON: ${(error as Error).message}`);
+  }
+}

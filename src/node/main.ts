@@ -1,0 +1,57 @@
+import { z } from "zod";
+import { generateKey, hashKey } from "../auth/key-hash.ts";
+import { configSchema } from "../config/config-schema.ts";
+import { ConfigError } from "../config/resolve-config.ts";
+import { chooseConfigPath, EXAMPLE_CONFIG_PATH, readConfigFile } from "./load-config-file.ts";
+import { startGateway } from "./serve.ts";
+
+// The `tollgate` command:
+//   tollgate [start] [--config FILE]        serve (PORT, default 8787)
+//   tollgate keys create [--id ID] [--team TEAM]
+//   tollgate schema                         print the config's JSON Schema
+
+const argv = process.argv.slice(2);
+const command = argv[0] && !argv[0].startsWith("-") ? argv[0] : "start";
+
+try {
+  if (command === "start") await start();
+  else if (command === "keys" && argv[1] === "create") await createKey();
+  else if (command === "schema") process.stdout.write(JSON.stringify(z.toJSONSchema(configSchema, { io: "input" }), null, 2) + "\n");
+  else {
+    console.error(`unknown command "${argv.join(" ")}": use start, keys create, or schema`);
+    process.exitCode = 2;
+  }
+} catch (error) {
+  console.error(error instanceof ConfigError || error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+}
+
+async function start() {
+  const path = chooseConfigPath(argv, process.env);
+  const port = Number(process.env.PORT ?? 8787);
+  const host = process.env.HOST ?? "0.0.0.0";
+  const gateway = await startGateway({ config: readConfigFile(path), port, host });
+  if (path === EXAMPLE_CONFIG_PATH) {
+    console.error("[tollgate] using the bundled example config; it accepts the demo key `tollgate-dev-key`. Do not expose it.");
+  }
+  console.error(`[tollgate] listening on ${gateway.url} (config ${path})`);
+  const stop = () => void gateway.close().then(() => process.exit(0));
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}
+
+async function createKey() {
+  const option = (name: string) => {
+    const at = argv.indexOf(name);
+    return at === -1 ? undefined : argv[at + 1];
+  };
+  const key = generateKey();
+  const hash = await hashKey(key);
+  const entry = { id: option("--id") ?? "my-app", team: option("--team") ?? "my-team", hash };
+  process.stdout.write(
+    `key:  ${key}\n` +
+      `hash: ${hash}\n\n` +
+      `The key is shown once; tollgate keeps only the hash. Add this to "keys" in your config:\n` +
+      `${JSON.stringify(entry)}\n`,
+  );
+}

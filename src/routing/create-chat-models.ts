@@ -1,0 +1,39 @@
+import { createAnthropicAdapter } from "../../adapters/anthropic/create-anthropic-adapter.ts";
+import { createOpenAICompatibleAdapter } from "../../adapters/openai-compatible/create-openai-compatible-adapter.ts";
+import { createOpenAIAdapter } from "../../adapters/openai/create-openai-adapter.ts";
+import type { ResolvedProvider } from "../config/resolve-config.ts";
+import type { ChatModel, TransportOptions } from "../model/chat-model.ts";
+
+/** A provider tollgate can call, or why it cannot (an optional provider without its key). */
+export type ProviderSlot = { model: ChatModel } | { unavailable: string };
+
+export function createChatModels(providers: Record<string, ResolvedProvider>, transport: TransportOptions): Map<string, ProviderSlot> {
+  const slots = new Map<string, ProviderSlot>();
+  for (const provider of Object.values(providers)) {
+    if (provider.unavailableReason) {
+      slots.set(provider.name, { unavailable: provider.unavailableReason });
+      continue;
+    }
+    const common = {
+      ...transport,
+      name: provider.name,
+      timeoutMs: provider.timeoutMs,
+      maxRetries: provider.maxRetries,
+      ...(provider.apiKeyValue ? { apiKey: provider.apiKeyValue } : {}),
+      ...(provider.apiKey ? { keyVariable: provider.apiKey.env } : {}),
+      ...(provider.baseUrl ? { baseUrl: provider.baseUrl } : {}),
+    };
+    switch (provider.type) {
+      case "openai":
+        slots.set(provider.name, { model: createOpenAIAdapter(common) });
+        break;
+      case "anthropic":
+        slots.set(provider.name, { model: createAnthropicAdapter({ ...common, apiKey: provider.apiKeyValue ?? "" }) });
+        break;
+      case "openai-compatible":
+        slots.set(provider.name, { model: createOpenAICompatibleAdapter({ ...common, baseUrl: provider.baseUrl ?? "" }) });
+        break;
+    }
+  }
+  return slots;
+}
