@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import { OpenAIStreamRenderer } from "../dialects/openai/render-openai-stream.ts";
+import type { StreamPart } from "../model/stream-part.ts";
+import { streamPartsToSse } from "./stream-parts-to-sse.ts";
+
+const summary = () => ({ requestId: "r", route: "gpt", provider: "p", model: "m", inputTokens: 0, outputTokens: 0, cachedTokens: 0, ttftMs: null });
+
+function endlessUpstream() {
+  const state = { pulled: 0, returned: false };
+  async function* parts(): AsyncGenerator<StreamPart> {
+    try {
+      for (;;) {
+        state.pulled++;
+        yield { type: "text-delta", text: `t${state.pulled}` };
+      }
+    } finally {
+      state.returned = true;
+    }
+  }
+  return { state, parts: parts() };
+}
+
+describe("streamPartsToSse", () => {
+  it("reads the upstream only as fast as the client reads (backpressure)", async () => {
+    const { state, parts } = endlessUpstream();
+    const stream = streamPartsToSse({
+      first: { type: "start", id: "c1", model: "m" },
+      rest: parts,
+      renderer: new OpenAIStreamRenderer(false),
+      observe: () => {},
+      summary,
+      abortUpstream: () => {},
+      onClose: () => {},
+    });
+    const reader = stream.getReader();
+    for (let i = 0; i < 5; i++) await reader.read();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // 5 reads: the start chunk + 4 deltas, plus at most one chunk of read-ahead.
+    expect(state.pulled).toBeLessThanOrEqual(6);
+    expect(state.pulled).toBeGreaterThanOrEqual(4);
+    await reader.cancel();
+  });
+
+  it("aborts the upstream and closes its iterator when the client cancels", async () => {
+    const { state, parts } = endlessUpstream();
+    let aborted = false;
+    let outcome = "";
+    const stream = streamPartsToSse({
+      first: { type: "start", id: "c1", model: "m" },
+      rest: parts,
+      renderer: new OpenAIStreamRenderer(false),
+      observe: () => {},
+      summary,
+      abortUpstream: () => (aborted = true),
+      onClose: (result) => (outcome = result),
+    });
+    const reader = stream.getReader();
+    await reader.read();
+    await reader.read();
+    await reader.cancel();
+    expect(aborted).toBe(true);
+    expect(state.returned).toBe(true);
+    expect(outcome).toBe("cancelled");
+  });
+
+  it("ends with an error event in the dialect, never a clean [DONE], when the upstream fails mid-stream", async () => {
+    async function* failing(): AsyncGenerator<StreamPart> {
+      yield { type: "text-delta", text: "Hel" };
+      const { GatewayError } = await import("../errors/gateway-error.ts");
+      yield { type: "error", error: new GatewayError("unavailable", "provider \"a\" is overloaded: Overloaded") };
+    }
+    const stream = streamPartsToSse({
+      first: { type: "start", id: "c1", model: "m" },
+      rest: failing(),
+      renderer: new OpenAIStreamRenderer(true),
+      observe: () => {},
+      summary,
+      abortUpstream: () => {},
+      onClose: () => {},
+    });
+    const text = await new Response(stream).text();
+    const events = text.trim().split("\n\n");
+    expect(events.at(-1)).toBe(
+      'data: {"error":{"message":"provider \\"a\\" is overloaded: Overloaded","type":"server_error","param":null,"code":null}}',
+    );
+    expect(text).not.toContain("[DONE]");
+  });
+});
