@@ -1,0 +1,75 @@
+// Starts a real tollgate (Node server on a free port) for end-to-end tests, in front of the msw
+// cloud mocks and, where one is given, a real llama-server. The msw server must already listen:
+// the SDKs inside the gateway pick up `fetch` when their clients are built.
+import { createHash } from "node:crypto";
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import { startGateway, type RunningGateway } from "../../src/node/serve.ts";
+
+export const APP_KEY = "tg_test_app_key_0123456789";
+export const LIMITED_KEY = "tg_test_limited_key_0123456789";
+export const OPENAI_KEY = "sk-test-openai";
+export const ANTHROPIC_KEY = "sk-ant-test";
+
+export const sha256 = (text: string) => `sha256:${createHash("sha256").update(text).digest("hex")}`;
+
+/** Routes every test can use: one per provider, and a fallback route from OpenAI to Anthropic. */
+export function testConfig(localBaseUrl?: string) {
+  return {
+    providers: {
+      openai: { type: "openai", apiKey: { env: "OPENAI_API_KEY" } },
+      anthropic: { type: "anthropic", apiKey: { env: "ANTHROPIC_API_KEY" } },
+      ...(localBaseUrl ? { local: { type: "openai-compatible", baseUrl: localBaseUrl } } : {}),
+    },
+    routes: {
+      gpt: { targets: [{ provider: "openai", model: "gpt-4o" }] },
+      claude: { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }] },
+      "gpt-then-claude": {
+        targets: [
+          { provider: "openai", model: "gpt-4o" },
+          { provider: "anthropic", model: "claude-sonnet-4-6" },
+        ],
+      },
+      ...(localBaseUrl ? { local: { targets: [{ provider: "local", model: "tiny-local" }] } } : {}),
+    },
+    keys: [
+      { id: "app", team: "search", hash: sha256(APP_KEY) },
+      { id: "limited", team: "billing", hash: sha256(LIMITED_KEY), routes: ["gpt"] },
+    ],
+    server: { maxBodyBytes: 64 * 1024 },
+  };
+}
+
+export type TestGateway = RunningGateway & { openai: OpenAI; anthropic: Anthropic };
+
+export async function startTestGateway(config: unknown = testConfig()): Promise<TestGateway> {
+  const gateway = await startGateway({
+    config,
+    port: 0,
+    env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY },
+    log: () => {},
+  });
+  return {
+    ...gateway,
+    // The official SDKs as a platform team's apps would use them: only baseURL and key change.
+    openai: new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: APP_KEY, maxRetries: 0 }),
+    anthropic: new Anthropic({ baseURL: gateway.url, apiKey: APP_KEY, maxRetries: 0 }),
+  };
+}
+
+/** Raw SSE events of a response body, for assertions on framing the SDKs hide. */
+export async function readSseEvents(response: Response): Promise<{ event?: string; data: string }[]> {
+  const text = await response.text();
+  return text
+    .split("\n\n")
+    .filter((block) => block.trim() !== "")
+    .map((block) => {
+      const event = /^event: (.*)$/m.exec(block)?.[1];
+      const data = block
+        .split("\n")
+        .filter((line) => line.startsWith("data: "))
+        .map((line) => line.slice(6))
+        .join("\n");
+      return event === undefined ? { data } : { event, data };
+    });
+}
