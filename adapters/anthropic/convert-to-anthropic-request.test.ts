@@ -25,8 +25,8 @@ describe("convertToAnthropicRequest", () => {
         { role: "tool", toolCallId: "b", content: "two", isError: true },
       ],
     };
-    expect(convertToAnthropicRequest(request, "claude-sonnet-4-5")).toEqual({
-      model: "claude-sonnet-4-5",
+    expect(convertToAnthropicRequest(request, "claude-sonnet-4-6")).toEqual({
+      model: "claude-sonnet-4-6",
       max_tokens: DEFAULT_ANTHROPIC_MAX_TOKENS,
       // The format instruction comes FIRST: the first tokens commit the rest.
       system: [

@@ -17,6 +17,9 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
   const where = `provider "${context.provider}"`;
 
   if (status === undefined) {
+    // An error event inside a 200 stream: the SDKs throw it with no status but with the body.
+    const streamedType = errorType(sdkError);
+    if (streamedType) return mapStreamedError(streamedType, where, upstreamMessage, error);
     if (isTimeout(sdkError)) return new GatewayError("timeout", `${where} did not answer in time`, { retryable: true, cause: error });
     return new GatewayError("upstream", `could not reach ${where}: ${scrub(sdkError?.message ?? "connection failed", context.apiKey)}`, {
       retryable: true,
@@ -48,6 +51,19 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
   if (status === 404) return new GatewayError("upstream", `${where} does not know the configured model: ${upstreamMessage}`, { cause: error });
   // Other 4xx: the request itself is wrong for this provider (context too long, bad schema, …).
   return new GatewayError("invalid_request", `${where} rejected the request: ${upstreamMessage}`, { cause: error });
+}
+
+function errorType(error: SdkError): string | undefined {
+  const body = error?.error as { type?: unknown; error?: { type?: unknown } } | undefined;
+  const type = body?.error?.type ?? body?.type;
+  return typeof type === "string" ? type : undefined;
+}
+
+function mapStreamedError(type: string, where: string, message: string, cause: unknown): GatewayError {
+  if (type === "overloaded_error") return new GatewayError("unavailable", `${where} is overloaded: ${message}`, { cause });
+  if (type === "rate_limit_error" || type === "rate_limit_exceeded") return new GatewayError("rate_limit", `${where} is rate limiting: ${message}`, { cause });
+  if (type === "invalid_request_error") return new GatewayError("invalid_request", `${where} rejected the request: ${message}`, { cause });
+  return new GatewayError("upstream", `${where} failed mid-stream: ${message}`, { cause });
 }
 
 function providerMessage(error: SdkError): string {

@@ -1,0 +1,130 @@
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
+import { APP_KEY, startTestGateway, type TestGateway } from "./support/gateway.ts";
+
+// What streaming must get right beyond the happy path: no buffering, client disconnects stop
+// the upstream, failures mid-stream reach the client as errors, and fallback before commit.
+
+let mocks: MockProviders;
+let gateway: TestGateway;
+
+beforeAll(async () => {
+  mocks = startMockProviders();
+  gateway = await startTestGateway();
+});
+afterEach(() => {
+  mocks.openai.reset();
+  mocks.anthropic.reset();
+});
+afterAll(async () => {
+  await gateway.close();
+  mocks.close();
+});
+
+async function until(condition: () => boolean, what: string, timeoutMs = 5_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+function postStream(path: string, body: object, signal: AbortSignal) {
+  return fetch(`${gateway.url}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
+    body: JSON.stringify({ ...body, stream: true }),
+    signal,
+  });
+}
+
+describe.each([
+  { provider: "openai", route: "gpt", mock: () => mocks.openai },
+  { provider: "anthropic", route: "claude", mock: () => mocks.anthropic },
+])("streams from $provider", ({ route, mock }) => {
+  it("delivers content while the upstream is still generating (nothing buffered)", async () => {
+    mock().enqueue({ kind: "endless", delayMsBetweenChunks: 20 });
+    const client = new AbortController();
+    const response = await postStream("/v1/chat/completions", { model: route, max_tokens: 10, messages: [{ role: "user", content: "go" }] }, client.signal);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let received = "";
+    while (!received.includes("tick0")) received += decoder.decode((await reader.read()).value);
+    // The upstream never finishes, so this content can only have come through unbuffered.
+    expect(mock().requests[0]!.aborted).toBe(false);
+    client.abort();
+  });
+
+  it("aborts the upstream request when the client disconnects", async () => {
+    mock().enqueue({ kind: "endless", delayMsBetweenChunks: 20 });
+    const client = new AbortController();
+    const response = await postStream("/v1/messages", { model: route, max_tokens: 10, messages: [{ role: "user", content: "go" }] }, client.signal);
+    const reader = response.body!.getReader();
+    await reader.read();
+    await reader.read();
+    client.abort();
+    await until(() => mock().requests[0]!.aborted, "the upstream request to be aborted");
+    expect(mock().requests[0]!.aborted).toBe(true);
+  });
+});
+
+describe("an upstream failure mid-stream reaches the client as an error in its dialect", () => {
+  it("OpenAI client, OpenAI upstream: the SDK throws after the content it got", async () => {
+    mocks.openai.enqueue({ kind: "stream-error", afterChunks: 2, message: "The server had an error while processing your request." });
+    const stream = await gateway.openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "hi" }], stream: true });
+    let text = "";
+    const failure = await (async () => {
+      try {
+        for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(text).toBe("chunk0 chunk1");
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect((failure as Error).message).toContain('provider "openai" failed mid-stream: The server had an error');
+  });
+
+  it("Anthropic client, OpenAI upstream: an `event: error` the SDK throws on", async () => {
+    mocks.openai.enqueue({ kind: "stream-error", afterChunks: 1, message: "boom" });
+    const stream = gateway.anthropic.messages.stream({ model: "gpt", max_tokens: 10, messages: [{ role: "user", content: "hi" }] });
+    await expect(stream.finalMessage()).rejects.toBeInstanceOf(Anthropic.APIError);
+  });
+
+  it("OpenAI client, Anthropic upstream overloaded mid-stream: error data, no [DONE]", async () => {
+    mocks.anthropic.enqueue({ kind: "stream-error", afterChunks: 1 });
+    const response = await postStream("/v1/chat/completions", { model: "claude", messages: [{ role: "user", content: "hi" }] }, new AbortController().signal);
+    const text = await response.text();
+    expect(text).not.toContain("[DONE]");
+    const last = JSON.parse(text.trim().split("\n\n").at(-1)!.slice("data: ".length));
+    expect(last).toEqual({ error: { message: 'provider "anthropic" is overloaded: Overloaded', type: "server_error", param: null, code: null } });
+  });
+});
+
+describe("fallback before the first token", () => {
+  it("moves to the next target when the first answers 503 (non-streaming)", async () => {
+    mocks.openai.enqueue({ kind: "http-error", status: 503 });
+    mocks.anthropic.enqueue({ kind: "text", text: "from claude" });
+    const { data, response } = await gateway.openai.chat.completions.create({ model: "gpt-then-claude", messages: [{ role: "user", content: "hi" }] }).withResponse();
+    expect(data.choices[0]?.message.content).toBe("from claude");
+    expect(response.headers.get("x-tollgate-provider")).toBe("anthropic");
+    expect(mocks.openai.requests).toHaveLength(1);
+  });
+
+  it("moves to the next target when the first answers 429 (streaming)", async () => {
+    mocks.openai.enqueue({ kind: "http-error", status: 429, retryAfter: 7 });
+    mocks.anthropic.enqueue({ kind: "text", chunks: ["fall", "back"] });
+    const stream = await gateway.openai.chat.completions.create({ model: "gpt-then-claude", messages: [{ role: "user", content: "hi" }], stream: true });
+    let text = "";
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+    expect(text).toBe("fallback");
+  });
+
+  it("does not fall back on a client error (400): the request itself is wrong", async () => {
+    mocks.openai.enqueue({ kind: "http-error", status: 400, message: "context_length_exceeded", code: "context_length_exceeded" });
+    await expect(gateway.openai.chat.completions.create({ model: "gpt-then-claude", messages: [{ role: "user", content: "hi" }] })).rejects.toMatchObject({ status: 400 });
+    expect(mocks.anthropic.requests).toHaveLength(0);
+  });
+});

@@ -1,0 +1,286 @@
+// msw stand-in for Anthropic's `POST /v1/messages`, answering in the real wire format
+// (see anthropic-wire-format.ts). Tests script replies with `enqueue` and read `requests` to see
+// exactly what the gateway sent upstream.
+
+import { http, HttpResponse, type HttpHandler } from "msw";
+import {
+  countWordsInContent,
+  paced,
+  recordRequest,
+  ReplyQueue,
+  sseBody,
+  splitIntoPieces,
+  splitIntoWordChunks,
+  untilAborted,
+  type RecordedRequest,
+} from "./mock-support.js";
+import {
+  anthropicErrorBody,
+  buildMessage,
+  contentBlockStartEvent,
+  contentBlockStopEvent,
+  defaultAnthropicError,
+  framePadding,
+  inputJsonDeltaEvent,
+  MESSAGE_STOP_EVENT,
+  messageDeltaEvent,
+  messageStartEvent,
+  newAnthropicRequestId,
+  newMessageId,
+  newToolUseId,
+  PING_FRAME,
+  sseEvent,
+  streamErrorBody,
+  textDeltaEvent,
+  type AnthropicContentBlock,
+  type AnthropicStopReason,
+  type AnthropicToolUse,
+  type AnthropicUsageInput,
+} from "./anthropic-wire-format.js";
+
+/**
+ * One scripted answer. Default token counts, used when `usage` is not given:
+ * input_tokens = whitespace-separated words in all text of `system` and `messages` (no cache);
+ * output_tokens = number of streamed text deltas (one word each unless `chunks` is given), plus,
+ * per tool_use block, its 4-character input_json pieces and one more.
+ */
+export type AnthropicMockReply =
+  | {
+      kind: "text";
+      /** Default "Hello from mock Anthropic." (or `chunks` joined). */
+      text?: string;
+      /** How the text is split across text_delta events; default one word per delta. */
+      chunks?: string[];
+      stopReason?: "end_turn" | "max_tokens" | "stop_sequence";
+      /** With stopReason "stop_sequence"; default: the request's first `stop_sequences` entry. */
+      stopSequence?: string;
+      usage?: AnthropicUsageInput;
+      /** Default: the `model` of the request. */
+      model?: string;
+      delayMsBetweenChunks?: number;
+    }
+  | {
+      kind: "tool-use";
+      blocks: AnthropicToolUse[];
+      /** Optional text block before the tool_use blocks (Claude often says what it is about to do). */
+      text?: string;
+      usage?: AnthropicUsageInput;
+      model?: string;
+      delayMsBetweenChunks?: number;
+    }
+  | {
+      /** An HTTP error before any answer (e.g. 429 rate_limit_error, 529 overloaded_error, 500 api_error). */
+      kind: "http-error";
+      status: number;
+      type?: string;
+      message?: string;
+      /** Seconds, sent as `retry-after`; 429 gets 1 by default. */
+      retryAfter?: number;
+    }
+  | {
+      /**
+       * HTTP 200, message_start, one text block with `afterChunks` deltas ("chunk0", " chunk1", …), then
+       * `event: error` (default overloaded_error "Overloaded") and the end of the body.
+       * A non-streaming request gets the same error as an HTTP status (529 for overloaded, else 500).
+       */
+      kind: "stream-error";
+      afterChunks: number;
+      type?: string;
+      message?: string;
+      delayMsBetweenChunks?: number;
+    }
+  | {
+      /**
+       * Streams text deltas ("tick0", " tick1", …) until the request aborts. A non-streaming request
+       * gets no answer at all until it aborts (a hung upstream).
+       */
+      kind: "endless";
+      delayMsBetweenChunks: number;
+    };
+
+export interface AnthropicMockOptions {
+  baseUrl?: string;
+  apiKey?: string;
+}
+
+export interface AnthropicMock {
+  handlers: HttpHandler[];
+  /** Every request received, in order (including rejected ones). */
+  requests: RecordedRequest[];
+  /** Queues replies for the next requests; when the queue is empty the default text reply is used. */
+  enqueue(...replies: AnthropicMockReply[]): void;
+  /** Empties both the reply queue and `requests` (the same array object is kept). */
+  reset(): void;
+}
+
+export const DEFAULT_ANTHROPIC_TEXT = "Hello from mock Anthropic.";
+
+export function createAnthropicMock({
+  baseUrl = "https://api.anthropic.com",
+  apiKey = "sk-ant-test",
+}: AnthropicMockOptions = {}): AnthropicMock {
+  const requests: RecordedRequest[] = [];
+  const replies = new ReplyQueue<AnthropicMockReply>(() => ({ kind: "text" }));
+
+  const messages = http.post(`${baseUrl.replace(/\/$/, "")}/v1/messages`, async ({ request }) => {
+    const record = await recordRequest(request, requests);
+    const requestId = newAnthropicRequestId();
+    const errorResponse = (status: number, type: string, message: string, extra: Record<string, string> = {}) =>
+      HttpResponse.json(anthropicErrorBody(type, message, requestId), {
+        status,
+        headers: { "request-id": requestId, ...extra },
+      });
+
+    // Checked before anything else, so a rejected request uses up no scripted reply.
+    // Older clients send the key as `x-api-key`; @anthropic-ai/sdk 1.x sends `Authorization: Bearer <key>`.
+    const viaHeader = request.headers.get("x-api-key");
+    const viaBearer = /^Bearer\s+(.*)$/i.exec(request.headers.get("authorization") ?? "")?.[1]?.trim();
+    if (!viaHeader && !viaBearer) return errorResponse(401, "authentication_error", "x-api-key header is required");
+    if (viaHeader ? viaHeader !== apiKey : viaBearer !== apiKey) {
+      return errorResponse(401, "authentication_error", viaHeader ? "invalid x-api-key" : "Invalid bearer token");
+    }
+    // Any non-empty version is accepted: @anthropic-ai/sdk 1.x sends 2026-10-21, older clients 2023-06-01.
+    if (!request.headers.get("anthropic-version")) {
+      return errorResponse(400, "invalid_request_error", "anthropic-version: header is required");
+    }
+    const body = record.body;
+    if (!body || typeof body !== "object") {
+      return errorResponse(400, "invalid_request_error", "There was an error parsing the body: invalid JSON");
+    }
+    if (typeof body.max_tokens !== "number") return errorResponse(400, "invalid_request_error", "max_tokens: Field required");
+
+    const reply = replies.next();
+    const model = ("model" in reply && reply.model) || (typeof body.model === "string" ? body.model : "claude-sonnet-4-6");
+    const stream = body.stream === true;
+    const promptWords = countWordsInContent(body.system) + countWordsInContent(body.messages);
+    const sse = (frames: Iterable<string>, delayMs = 0) =>
+      new HttpResponse(
+        sseBody(paced(frames, delayMs, request.signal), request.signal, () => (record.aborted = true)),
+        { status: 200, headers: { "request-id": requestId, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" } },
+      );
+
+    switch (reply.kind) {
+      case "http-error": {
+        const fallback = defaultAnthropicError(reply.status);
+        const retryAfter = reply.retryAfter ?? (reply.status === 429 ? 1 : undefined);
+        const extra: Record<string, string> = retryAfter === undefined ? {} : { "retry-after": String(retryAfter) };
+        return errorResponse(reply.status, reply.type ?? fallback.type, reply.message ?? fallback.message, extra);
+      }
+
+      case "stream-error": {
+        const type = reply.type ?? "overloaded_error";
+        const message = reply.message ?? (type === "overloaded_error" ? "Overloaded" : "Internal server error");
+        if (!stream) return errorResponse(type === "overloaded_error" ? 529 : 500, type, message);
+        const partial = Array.from({ length: reply.afterChunks }, (_, i) => `${i === 0 ? "" : " "}chunk${i}`);
+        const frames = openingFrames({ id: newMessageId(), model }, promptWords);
+        frames.push(...partial.map((piece) => sseEvent("content_block_delta", textDeltaEvent(0, piece))));
+        frames.push(sseEvent("error", streamErrorBody(type, message, requestId)));
+        return sse(frames, reply.delayMsBetweenChunks);
+      }
+
+      case "endless": {
+        if (!stream) {
+          await untilAborted(request.signal);
+          return HttpResponse.error();
+        }
+        return sse(endlessFrames({ id: newMessageId(), model }, promptWords), reply.delayMsBetweenChunks);
+      }
+
+      case "text":
+      case "tool-use": {
+        const answer = planAnswer(reply, body);
+        const usage = reply.usage ?? { input_tokens: promptWords, output_tokens: answer.outputTokens };
+        const identity = { id: newMessageId(), model };
+        if (!stream) {
+          return HttpResponse.json(buildMessage(identity, answer.blocks, answer.stop, usage), {
+            headers: { "request-id": requestId },
+          });
+        }
+        return sse(answerFrames(identity, answer, usage), reply.delayMsBetweenChunks);
+      }
+    }
+  });
+
+  return {
+    handlers: [messages],
+    requests,
+    enqueue: (...next) => replies.enqueue(...next),
+    reset: () => {
+      replies.clear();
+      requests.length = 0;
+    },
+  };
+}
+
+/** The content blocks of an answer, how each is streamed, and its stop reason. */
+interface PlannedAnswer {
+  blocks: AnthropicContentBlock[];
+  /** Per block: text_delta texts, or input_json_delta pieces. */
+  streamedPieces: string[][];
+  stop: { reason: AnthropicStopReason; sequence: string | null };
+  outputTokens: number;
+}
+
+function planAnswer(reply: Extract<AnthropicMockReply, { kind: "text" | "tool-use" }>, body: any): PlannedAnswer {
+  const blocks: AnthropicContentBlock[] = [];
+  const streamedPieces: string[][] = [];
+  let outputTokens = 0;
+
+  const text = reply.kind === "text" ? reply.text ?? reply.chunks?.join("") ?? DEFAULT_ANTHROPIC_TEXT : reply.text;
+  if (text !== undefined) {
+    const chunks = (reply.kind === "text" && reply.chunks) || splitIntoWordChunks(text);
+    blocks.push({ type: "text", text });
+    streamedPieces.push(chunks);
+    outputTokens += chunks.length;
+  }
+
+  if (reply.kind === "tool-use") {
+    for (const tool of reply.blocks) {
+      // The real stream opens every tool_use block with an empty partial_json before the pieces.
+      const pieces = ["", ...splitIntoPieces(JSON.stringify(tool.input), 4)];
+      blocks.push({ type: "tool_use", id: tool.id ?? newToolUseId(), name: tool.name, input: tool.input });
+      streamedPieces.push(pieces);
+      outputTokens += pieces.length;
+    }
+    return { blocks, streamedPieces, stop: { reason: "tool_use", sequence: null }, outputTokens };
+  }
+
+  const reason = reply.stopReason ?? "end_turn";
+  const firstStopSequence = Array.isArray(body.stop_sequences) ? body.stop_sequences[0] : undefined;
+  const sequence = reason === "stop_sequence" ? reply.stopSequence ?? firstStopSequence ?? null : null;
+  return { blocks, streamedPieces, stop: { reason, sequence }, outputTokens };
+}
+
+/** Opening of a one-text-block stream: message_start, content_block_start, ping. */
+function openingFrames(identity: { id: string; model: string }, inputTokens: number): string[] {
+  const pad = framePadding();
+  return [
+    sseEvent("message_start", messageStartEvent(identity, { input_tokens: inputTokens, output_tokens: 1 }), pad()),
+    sseEvent("content_block_start", contentBlockStartEvent(0, { type: "text", text: "" }), pad()),
+    PING_FRAME,
+  ];
+}
+
+function answerFrames(identity: { id: string; model: string }, answer: PlannedAnswer, usage: AnthropicUsageInput): string[] {
+  const pad = framePadding();
+  const frames = [sseEvent("message_start", messageStartEvent(identity, usage), pad())];
+  answer.blocks.forEach((block, index) => {
+    frames.push(sseEvent("content_block_start", contentBlockStartEvent(index, block), pad()));
+    // The real API sends its first ping right after the first block opens.
+    if (index === 0) frames.push(PING_FRAME);
+    for (const piece of answer.streamedPieces[index] ?? []) {
+      const delta = block.type === "text" ? textDeltaEvent(index, piece) : inputJsonDeltaEvent(index, piece);
+      frames.push(sseEvent("content_block_delta", delta, pad()));
+    }
+    frames.push(sseEvent("content_block_stop", contentBlockStopEvent(index), pad()));
+  });
+  if (answer.blocks.length === 0) frames.push(PING_FRAME);
+  frames.push(sseEvent("message_delta", messageDeltaEvent(answer.stop, usage), pad()));
+  frames.push(sseEvent("message_stop", MESSAGE_STOP_EVENT, pad()));
+  return frames;
+}
+
+function* endlessFrames(identity: { id: string; model: string }, inputTokens: number): Generator<string> {
+  yield* openingFrames(identity, inputTokens);
+  for (let i = 0; ; i++) yield sseEvent("content_block_delta", textDeltaEvent(0, `${i === 0 ? "" : " "}tick${i}`));
+}
