@@ -1,0 +1,164 @@
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
+import { APP_KEY, LIMITED_KEY, startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
+import { startGateway } from "../src/node/serve.ts";
+
+// Every error a client can meet, in its own dialect, with the status of the brief.
+
+let mocks: MockProviders;
+let gateway: TestGateway;
+
+beforeAll(async () => {
+  mocks = startMockProviders();
+  gateway = await startTestGateway();
+});
+afterEach(() => {
+  mocks.openai.reset();
+  mocks.anthropic.reset();
+});
+afterAll(async () => {
+  await gateway.close();
+  mocks.close();
+});
+
+function post(path: string, body: string, headers: Record<string, string> = { authorization: `Bearer ${APP_KEY}` }) {
+  return fetch(`${gateway.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+}
+
+describe("errors in the OpenAI dialect", () => {
+  it.each([
+    ["a bad key", 401, { authorization: "Bearer tg_wrong" }, { model: "gpt", messages: [{ role: "user", content: "x" }] }, "authentication_error", "invalid API key"],
+    ["an unknown route", 404, undefined, { model: "gtp", messages: [{ role: "user", content: "x" }] }, "invalid_request_error", 'unknown route "gtp": set model to one of gpt, claude, gpt-then-claude'],
+    ["a wrong type", 400, undefined, { model: "gpt", messages: [{ role: "user", content: "x" }], temperature: "warm" }, "invalid_request_error", "temperature: "],
+    ["a route the key may not use", 403, { authorization: `Bearer ${LIMITED_KEY}` }, { model: "claude", messages: [{ role: "user", content: "x" }] }, "permission_error", 'this key may not use route "claude"; it may use: gpt'],
+  ])("answers %s with %i", async (_what, status, headers, body, type, message) => {
+    const response = await post("/v1/chat/completions", JSON.stringify(body), headers);
+    expect(response.status).toBe(status);
+    expect(response.headers.get("x-tollgate-request-id")).toMatch(/^req_/);
+    const payload = await response.json();
+    expect(payload.error.type).toBe(type);
+    expect(payload.error.message).toContain(message);
+    expect(Object.keys(payload.error).sort()).toEqual(["code", "message", "param", "type"]);
+  });
+
+  it("answers invalid JSON with 400 and the parser's reason", async () => {
+    const response = await post("/v1/chat/completions", '{"model": "gpt",');
+    expect(response.status).toBe(400);
+    expect((await response.json()).error.message).toMatch(/^the request body is not valid JSON/);
+  });
+
+  it("names the field in `param` so SDK users see it", async () => {
+    const failure = await gateway.openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "x" }], max_tokens: -5 }).catch((error) => error);
+    expect(failure).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(failure.param).toBe("max_tokens");
+    expect(mocks.openai.requests).toHaveLength(0);
+  });
+
+  it("answers a body over the limit with 413 before reading it", async () => {
+    const response = await post("/v1/chat/completions", JSON.stringify({ model: "gpt", messages: [{ role: "user", content: "x".repeat(70 * 1024) }] }));
+    expect(response.status).toBe(413);
+    expect((await response.json()).error.message).toContain("raise server.maxBodyBytes");
+    expect(mocks.openai.requests).toHaveLength(0);
+  });
+
+  it("passes a provider's 429 through with its retry-after", async () => {
+    mocks.openai.enqueue({ kind: "http-error", status: 429, retryAfter: 12 });
+    const failure = await gateway.openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "x" }] }).catch((error) => error);
+    expect(failure).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(failure.headers.get("retry-after")).toBe("12");
+    expect(failure.code).toBe("rate_limit_exceeded");
+  });
+
+  it("answers an unknown path with 404 listing the endpoints", async () => {
+    const response = await fetch(`${gateway.url}/v1/completions`, { method: "POST", headers: { authorization: `Bearer ${APP_KEY}` }, body: "{}" });
+    expect(response.status).toBe(404);
+    expect((await response.json()).error.message).toContain("POST /v1/chat/completions");
+  });
+});
+
+describe("errors in the Anthropic dialect", () => {
+  it.each([
+    ["a bad key", 401, { "x-api-key": "tg_wrong" }, { model: "claude", max_tokens: 5, messages: [{ role: "user", content: "x" }] }, "authentication_error"],
+    ["an unknown route", 404, undefined, { model: "nope", max_tokens: 5, messages: [{ role: "user", content: "x" }] }, "not_found_error"],
+    ["a missing max_tokens", 400, undefined, { model: "claude", messages: [{ role: "user", content: "x" }] }, "invalid_request_error"],
+    ["a route the key may not use", 403, { "x-api-key": LIMITED_KEY }, { model: "claude", max_tokens: 5, messages: [{ role: "user", content: "x" }] }, "permission_error"],
+  ])("answers %s with %i", async (_what, status, headers, body, type) => {
+    const response = await post("/v1/messages", JSON.stringify(body), headers);
+    expect(response.status).toBe(status);
+    const payload = await response.json();
+    expect(payload.type).toBe("error");
+    expect(payload.error.type).toBe(type);
+    expect(payload.error.message.length).toBeGreaterThan(10);
+  });
+
+  it("answers a body over the limit with 413 request_too_large", async () => {
+    const response = await post("/v1/messages", JSON.stringify({ model: "claude", max_tokens: 5, messages: [{ role: "user", content: "y".repeat(70 * 1024) }] }));
+    expect(response.status).toBe(413);
+    expect((await response.json()).error.type).toBe("request_too_large");
+  });
+
+  it("surfaces a provider's 529 overload to the SDK as a retryable 5xx", async () => {
+    mocks.anthropic.enqueue({ kind: "http-error", status: 529, type: "overloaded_error", message: "Overloaded" });
+    const failure = await gateway.anthropic.messages.create({ model: "claude", max_tokens: 5, messages: [{ role: "user", content: "x" }] }).catch((error) => error);
+    expect(failure).toBeInstanceOf(Anthropic.InternalServerError);
+    expect(failure.status).toBe(503);
+    expect(failure.error).toEqual({ type: "error", error: { type: "overloaded_error", message: 'provider "anthropic" is overloaded: Overloaded' } });
+  });
+});
+
+describe("provider credentials never reach a client", () => {
+  it("turns a provider's 401 (which echoes part of the key) into a 502 that names the variable, not the key", async () => {
+    const wrongKey = "sk-proj-WRONGabcdefghijklmnop1234";
+    const misconfigured = await startGateway({ config: testConfig(), port: 0, env: { OPENAI_API_KEY: wrongKey, ANTHROPIC_API_KEY: "x" }, log: () => {} });
+    try {
+      const response = await fetch(`${misconfigured.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${APP_KEY}` },
+        body: JSON.stringify({ model: "gpt", messages: [{ role: "user", content: "x" }] }),
+      });
+      const text = await response.text();
+      expect(response.status).toBe(502);
+      expect(JSON.parse(text).error.message).toBe("provider \"openai\" rejected tollgate's credentials (HTTP 401); check OPENAI_API_KEY");
+      expect(text).not.toContain("WRONG");
+      expect(text).not.toContain("1234");
+      // The upstream really did answer with the key echoed; tollgate kept it to itself.
+      expect(mocks.openai.requests[0]!.headers.authorization).toBe(`Bearer ${wrongKey}`);
+    } finally {
+      await misconfigured.close();
+    }
+  });
+
+  it("answers requests to an optional provider without its key with 503 naming the variable", async () => {
+    const config = testConfig();
+    (config.providers.openai as Record<string, unknown>).optional = true;
+    const partial = await startGateway({ config, port: 0, env: { ANTHROPIC_API_KEY: "x" }, log: () => {} });
+    try {
+      const client = new OpenAI({ baseURL: `${partial.url}/v1`, apiKey: APP_KEY, maxRetries: 0 });
+      const failure = await client.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "x" }] }).catch((error) => error);
+      expect(failure.status).toBe(503);
+      expect(failure.message).toContain('provider "openai" has no API key: set OPENAI_API_KEY and restart tollgate');
+      const health = await (await fetch(`${partial.url}/healthz`)).json();
+      expect(health).toEqual({ status: "ok", providers: { openai: "unavailable", anthropic: "ready" } });
+    } finally {
+      await partial.close();
+    }
+  });
+});
+
+describe("GET /v1/models", () => {
+  it("lists the routes a key may use, readable by both SDKs", async () => {
+    const all = [];
+    for await (const model of gateway.openai.models.list()) all.push(model.id);
+    expect(all).toEqual(["gpt", "claude", "gpt-then-claude"]);
+
+    const limited = new Anthropic({ baseURL: gateway.url, apiKey: LIMITED_KEY, maxRetries: 0 });
+    const page = await limited.models.list();
+    expect(page.data.map((model) => model.id)).toEqual(["gpt"]);
+  });
+
+  it("requires a key", async () => {
+    expect((await fetch(`${gateway.url}/v1/models`)).status).toBe(401);
+  });
+});
