@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
+import { startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
+import { startLlamaServer, TINY_LOCAL_ANSWER, TINY_LOCAL_ANSWER_TOKENS } from "./support/llama-server.ts";
+
+// Both official SDKs through tollgate to a REAL llama.cpp llama-server running a tiny model.
+// Where the decoder cannot be fetched, startLlamaServer prints one loud line and these skip.
+
+const decoder = await startLlamaServer();
+
+describe.skipIf("skipped" in decoder)("local decoder (llama-server)", () => {
+  let mocks: MockProviders;
+  let gateway: TestGateway;
+  // msw lets requests to llama-server through; its events still show exactly what was sent.
+  const sentToDecoder: Record<string, unknown>[] = [];
+
+  beforeAll(async () => {
+    if ("skipped" in decoder) return;
+    mocks = startMockProviders();
+    mocks.server.events.on("request:start", async ({ request }) => {
+      if (request.url.startsWith(decoder.baseUrl)) sentToDecoder.push(await request.clone().json());
+    });
+    gateway = await startTestGateway(testConfig(decoder.baseUrl));
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    mocks?.close();
+    if (!("skipped" in decoder)) await decoder.stop();
+  });
+
+  it("answers the OpenAI SDK non-streaming, passing top_k and min_p and reading usage", async () => {
+    const { data, response } = await gateway.openai.chat.completions
+      .create({ model: "local", messages: [{ role: "user", content: "hi" }], max_tokens: 32, top_k: 1, min_p: 0.05, temperature: 0 } as never)
+      .withResponse();
+    expect(data.choices[0]?.message.content).toBe(TINY_LOCAL_ANSWER);
+    expect(data.choices[0]?.finish_reason).toBe("stop");
+    expect(data.usage?.completion_tokens).toBe(TINY_LOCAL_ANSWER_TOKENS);
+    expect(data.usage?.prompt_tokens).toBeGreaterThan(0);
+    expect(response.headers.get("x-tollgate-provider")).toBe("local");
+    expect(response.headers.get("x-tollgate-output-tokens")).toBe(String(TINY_LOCAL_ANSWER_TOKENS));
+    // Local decoders get max_tokens (not max_completion_tokens) and their sampling extensions.
+    expect(sentToDecoder.at(-1)).toMatchObject({ model: "tiny-local", max_tokens: 32, top_k: 1, min_p: 0.05, temperature: 0 });
+  });
+
+  it("streams to the OpenAI SDK with the usage chunk when asked", async () => {
+    const stream = await gateway.openai.chat.completions.create({
+      model: "local",
+      messages: [{ role: "user", content: "hi" }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = "";
+    let usage;
+    let contentChunks = 0;
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta.content;
+      if (delta) contentChunks++;
+      text += delta ?? "";
+      usage = chunk.usage ?? usage;
+    }
+    expect(text).toBe(TINY_LOCAL_ANSWER);
+    expect(contentChunks).toBeGreaterThan(3);
+    expect(usage?.completion_tokens).toBe(TINY_LOCAL_ANSWER_TOKENS);
+    expect(sentToDecoder.at(-1)).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+  });
+
+  it("answers the Anthropic SDK, streamed, with max_tokens mapped to stop_reason max_tokens", async () => {
+    const message = await gateway.anthropic.messages
+      .stream({ model: "local", max_tokens: 3, system: "You are tiny.", messages: [{ role: "user", content: "hi" }] })
+      .finalMessage();
+    expect(message.stop_reason).toBe("max_tokens");
+    expect(message.usage.output_tokens).toBe(3);
+    expect(message.content[0]?.type === "text" ? message.content[0].text : "").toBe("Hello from a");
+    expect(sentToDecoder.at(-1)).toMatchObject({ max_tokens: 3, messages: [{ role: "system", content: "You are tiny." }, { role: "user", content: "hi" }] });
+  });
+
+  it("answers the Anthropic SDK non-streaming with end_turn", async () => {
+    const message = await gateway.anthropic.messages.create({ model: "local", max_tokens: 64, messages: [{ role: "user", content: "hello" }] });
+    expect(message.content).toEqual([{ type: "text", text: TINY_LOCAL_ANSWER }]);
+    expect(message.stop_reason).toBe("end_turn");
+    expect(message.usage.output_tokens).toBe(TINY_LOCAL_ANSWER_TOKENS);
+  });
+});
