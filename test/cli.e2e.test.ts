@@ -1,0 +1,72 @@
+import { spawn, execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import OpenAI from "openai";
+import { z } from "zod";
+import { describe, expect, it } from "vitest";
+import { configSchema } from "../src/config/config-schema.ts";
+import { sha256 } from "./support/gateway.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const BIN = fileURLToPath(new URL("../bin/tollgate.mjs", import.meta.url));
+
+describe("tollgate keys create", () => {
+  it("prints a new key once and the sha256 hash to put in config", () => {
+    const output = execFileSync("node", [BIN, "keys", "create", "--id", "search-app", "--team", "search"], { encoding: "utf8" });
+    const key = /^key: {2}(tg_\S+)$/m.exec(output)?.[1];
+    const hash = /^hash: (sha256:[0-9a-f]{64})$/m.exec(output)?.[1];
+    expect(key).toBeDefined();
+    expect(hash).toBe(sha256(key!));
+    const entry = JSON.parse(output.trim().split("\n").at(-1)!);
+    expect(entry).toEqual({ id: "search-app", team: "search", hash });
+  });
+});
+
+describe("the shipped config files", () => {
+  it("config/tollgate.schema.json is the schema generated from the code (run `npm run schema`)", () => {
+    const onDisk = JSON.parse(readFileSync(`${ROOT}/config/tollgate.schema.json`, "utf8"));
+    expect(onDisk).toEqual(JSON.parse(JSON.stringify(z.toJSONSchema(configSchema, { io: "input" }))));
+  });
+});
+
+describe("npm start on the embedded defaults", () => {
+  it("serves the example config with no environment set and reports the missing optional keys", async () => {
+    const child = spawn("node", [BIN], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", PORT: "0", HOST: "127.0.0.1" }, stdio: ["ignore", "pipe", "pipe"] });
+    try {
+      let log = "";
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no listening line:\n${log}`)), 20_000);
+        child.stderr.on("data", (chunk) => {
+          log += chunk;
+          const match = /listening on (http:\/\/\S+)/.exec(log);
+          if (match?.[1]) {
+            clearTimeout(timer);
+            resolve(match[1]);
+          }
+        });
+        child.on("exit", (code) => reject(new Error(`exited ${code}:\n${log}`)));
+      });
+      expect(log).toContain('provider "openai" has no API key: set OPENAI_API_KEY and restart tollgate');
+      expect(log).toContain('provider "anthropic" has no API key: set ANTHROPIC_API_KEY and restart tollgate');
+      expect(await (await fetch(`${url}/healthz`)).json()).toEqual({ status: "ok", providers: { openai: "unavailable", anthropic: "unavailable", local: "ready" } });
+      const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: "tollgate-dev-key", maxRetries: 0 });
+      const failure = await client.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "hi" }] }).catch((error) => error);
+      expect(failure.status).toBe(503);
+      expect(failure.message).toContain("set OPENAI_API_KEY");
+    } finally {
+      child.kill("SIGTERM");
+    }
+  });
+
+  it("stops with a clear message when a user config names a key variable that is not set", () => {
+    const run = () =>
+      execFileSync("node", [BIN, "--config", `${ROOT}/test/fixtures/needs-openai-key.json`], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", PORT: "0" }, encoding: "utf8", stdio: "pipe" });
+    let stderr = "";
+    try {
+      run();
+    } catch (error) {
+      stderr = String((error as { stderr?: string }).stderr);
+    }
+    expect(stderr).toContain('providers.openai.apiKey: environment variable OPENAI_API_KEY is not set; set it, or mark the provider "optional": true');
+  });
+});
