@@ -1,0 +1,18 @@
+import exampleConfig from "../config/example.json";
+import { resolveConfig, type Environment } from "./config/resolve-config.ts";
+import { createGateway } from "./gateway/create-gateway.ts";
+
+// Cloudflare Workers entry. The config comes from the TOLLGATE_CONFIG variable (JSON text) or the
+// bundled example; provider keys are Worker secrets, read through the same {"env": NAME} names.
+// The gateway is built once per isolate, on the first request, because env arrives with it.
+
+type WorkerEnv = Environment & { TOLLGATE_CONFIG?: string };
+
+let gateway: ReturnType<typeof createGateway> | undefined;
+
+export default {
+  fetch(request: Request, env: WorkerEnv, context: unknown): Response | Promise<Response> {
+    gateway ??= createGateway({ config: resolveConfig(env.TOLLGATE_CONFIG ? JSON.parse(env.TOLLGATE_CONFIG) : exampleConfig, env) });
+    return gateway.fetch(request, env, context as never);
+  },
+};
