@@ -70,6 +70,23 @@ describe.each([
   });
 });
 
+describe("a non-streaming request", () => {
+  it("aborts its upstream call when the client disconnects while waiting", async () => {
+    mocks.anthropic.enqueue({ kind: "endless", delayMsBetweenChunks: 20 });
+    const client = new AbortController();
+    const pending = fetch(`${gateway.url}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": APP_KEY },
+      body: JSON.stringify({ model: "claude", max_tokens: 10, messages: [{ role: "user", content: "go" }] }),
+      signal: client.signal,
+    }).catch(() => "client aborted");
+    await until(() => mocks.anthropic.requests.length === 1, "the upstream request to start");
+    client.abort();
+    expect(await pending).toBe("client aborted");
+    await until(() => mocks.anthropic.requests[0]!.aborted, "the upstream request to be aborted");
+  });
+});
+
 describe("an upstream failure mid-stream reaches the client as an error in its dialect", () => {
   it("OpenAI client, OpenAI upstream: the SDK throws after the content it got", async () => {
     mocks.openai.enqueue({ kind: "stream-error", afterChunks: 2, message: "The server had an error while processing your request." });
