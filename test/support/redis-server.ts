@@ -1,0 +1,142 @@
+// A real Redis for tests. With REDIS_URL set, that server is used as is (and shared: give every
+// test its own key prefix with uniquePrefix()). Otherwise a private, memory-only redis-server is
+// spawned on a free local port and shut down by stop().
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createConnection, createServer } from "node:net";
+import { tmpdir } from "node:os";
+
+export interface RedisHandle {
+  url: string;
+  stop(): Promise<void>;
+}
+
+const PORT_ATTEMPTS = 5;
+const READY_TIMEOUT_MS = 10_000;
+const STOP_GRACE_MS = 5_000;
+
+export async function startRedis(): Promise<RedisHandle> {
+  const shared = process.env.REDIS_URL;
+  if (shared) return { url: shared, stop: async () => {} };
+
+  // The free port can be taken between probing and binding; then redis-server exits and we retry.
+  let lastError: Error | undefined;
+  for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
+    const port = await findFreePort();
+    try {
+      return await spawnRedis(port);
+    } catch (error) {
+      if (!(error instanceof PortTakenError)) throw error;
+      lastError = error;
+    }
+  }
+  throw new Error(`could not start redis-server after ${PORT_ATTEMPTS} ports`, { cause: lastError });
+}
+
+// A random key prefix like "tollgate-test:3f9a0c1d2b4e:", so tests never see each other's keys.
+export function uniquePrefix(label = "tollgate-test"): string {
+  return `${label}:${randomBytes(6).toString("hex")}:`;
+}
+
+class PortTakenError extends Error {}
+
+function findFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      probe.close(() => (port ? resolve(port) : reject(new Error("no port from the OS"))));
+    });
+  });
+}
+
+async function spawnRedis(port: number): Promise<RedisHandle> {
+  const child = spawn(
+    "redis-server",
+    // Memory only: no RDB snapshots, no AOF, and any stray file goes to the temp dir, not the repo.
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmpdir()],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let log = "";
+  const keep = (chunk: Buffer) => (log = (log + chunk.toString("utf8")).slice(-10_000));
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+
+  let spawnError: NodeJS.ErrnoException | undefined;
+  const exited = new Promise<void>((resolve) => {
+    child.once("exit", () => resolve());
+    child.once("error", (error) => {
+      spawnError = error;
+      resolve();
+    });
+  });
+  killOnProcessExit(child);
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    // redis-server treats SIGTERM as SHUTDOWN; with --save "" it writes nothing.
+    stopping ??= (async () => {
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+        child.kill("SIGTERM");
+        const forceKill = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
+        await exited;
+        clearTimeout(forceKill);
+      }
+    })();
+    return stopping;
+  };
+
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (spawnError?.code === "ENOENT") {
+      throw new Error("redis-server is not installed; install it: apt-get install -y redis-server (or set REDIS_URL)");
+    }
+    if (spawnError) throw new Error(`cannot run redis-server: ${spawnError.message}`);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      if (/address already in use/i.test(log)) throw new PortTakenError(`port ${port} is taken`);
+      throw new Error(`redis-server exited (${child.signalCode ?? child.exitCode}) while starting:\n${log}`);
+    }
+    // Wait for OUR server's own ready line first: a PING alone could reach another process that
+    // grabbed the port in the meantime.
+    if (/ready to accept connections/i.test(log) && (await answersPing(port))) {
+      return { url: `redis://127.0.0.1:${port}`, stop };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await stop();
+  throw new Error(`redis-server on port ${port} did not answer PING within ${READY_TIMEOUT_MS} ms:\n${log}`);
+}
+
+// One inline-protocol PING over a raw socket: no client library needed to know it is up.
+function answersPing(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: "127.0.0.1", port });
+    let reply = "";
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1_000, () => done(false));
+    socket.once("error", () => done(false));
+    socket.once("connect", () => socket.write("PING\r\n"));
+    socket.on("data", (chunk) => {
+      reply += chunk.toString("utf8");
+      if (reply.includes("\r\n")) done(reply.startsWith("+PONG"));
+    });
+  });
+}
+
+// If the test process ends without calling stop(), do not leave servers behind.
+const liveChildren = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function killOnProcessExit(child: ChildProcess): void {
+  if (!exitHookInstalled) {
+    process.once("exit", () => liveChildren.forEach((c) => c.kill("SIGKILL")));
+    exitHookInstalled = true;
+  }
+  liveChildren.add(child);
+  child.once("exit", () => liveChildren.delete(child));
+  child.once("error", () => liveChildren.delete(child));
+}
