@@ -111,7 +111,7 @@ describe("errors in the Anthropic dialect", () => {
 describe("provider credentials never reach a client", () => {
   it("turns a provider's 401 (which echoes part of the key) into a 502 that names the variable, not the key", async () => {
     const wrongKey = "sk-proj-WRONGabcdefghijklmnop1234";
-    const misconfigured = await startGateway({ config: testConfig(), port: 0, env: { OPENAI_API_KEY: wrongKey, ANTHROPIC_API_KEY: "x" }, log: () => {} });
+    const misconfigured = await startGateway({ config: testConfig(), port: 0, env: { OPENAI_API_KEY: wrongKey, ANTHROPIC_API_KEY: "x" }, log: () => {}, upstreamTransport: "fetch" });
     try {
       const response = await fetch(`${misconfigured.url}/v1/chat/completions`, {
         method: "POST",
@@ -133,7 +133,7 @@ describe("provider credentials never reach a client", () => {
   it("answers requests to an optional provider without its key with 503 naming the variable", async () => {
     const config = testConfig();
     (config.providers.openai as Record<string, unknown>).optional = true;
-    const partial = await startGateway({ config, port: 0, env: { ANTHROPIC_API_KEY: "x" }, log: () => {} });
+    const partial = await startGateway({ config, port: 0, env: { ANTHROPIC_API_KEY: "x" }, log: () => {}, upstreamTransport: "fetch" });
     try {
       const client = new OpenAI({ baseURL: `${partial.url}/v1`, apiKey: APP_KEY, maxRetries: 0 });
       const failure = await client.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "x" }] }).catch((error) => error);

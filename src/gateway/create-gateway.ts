@@ -1,5 +1,4 @@
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { createAuthenticator, mayUseRoute } from "../auth/authenticate.ts";
 import type { ResolvedConfig } from "../config/resolve-config.ts";
 import { anthropicDialect, openAIDialect, type Dialect } from "../dialects/dialect.ts";
@@ -56,22 +55,12 @@ export function createGateway({ config, transport = {}, log = console.error }: G
     await next();
   });
 
-  const limitBody = bodyLimit({
-    maxSize: config.server.maxBodyBytes,
-    onError: (c) =>
-      errorResponse(
-        c.get("dialect"),
-        new GatewayError("request_too_large", `the request body is over ${config.server.maxBodyBytes} bytes; send less, or raise server.maxBodyBytes in the config`),
-        c.get("requestId"),
-      ),
-  });
-
   app.get("/v1/models", (c) => {
     const caller = c.get("caller");
     return c.json(renderModelList(Object.keys(config.routes).filter((route) => mayUseRoute(caller, route))));
   });
-  app.post("/v1/chat/completions", limitBody, handleChat);
-  app.post("/v1/messages", limitBody, handleChat);
+  app.post("/v1/chat/completions", handleChat);
+  app.post("/v1/messages", handleChat);
 
   return app;
 }

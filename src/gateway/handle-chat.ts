@@ -21,7 +21,7 @@ export function createChatHandler({ config, slots }: ChatHandlerDeps) {
   return async function handleChat(c: Context<GatewayEnv>): Promise<Response> {
     const dialect = c.get("dialect");
     const caller = c.get("caller");
-    const request = dialect.parseRequest(await readJsonBody(c.req.raw));
+    const request = dialect.parseRequest(await readJsonBody(c.req.raw, config.server.maxBodyBytes));
 
     const route = config.routes[request.route];
     if (!route || !mayUseRoute(caller, request.route)) {

@@ -42,10 +42,15 @@ export function testConfig(localBaseUrl?: string) {
 
 export type TestGateway = RunningGateway & { openai: OpenAI; anthropic: Anthropic };
 
-export async function startTestGateway(config: unknown = testConfig()): Promise<TestGateway> {
+/**
+ * `fetch` transport so msw can answer for the clouds; tests against real servers only (the local
+ * decoder) pass `undici`, the production transport.
+ */
+export async function startTestGateway(config: unknown = testConfig(), upstreamTransport: "undici" | "fetch" = "fetch"): Promise<TestGateway> {
   const gateway = await startGateway({
     config,
     port: 0,
+    upstreamTransport,
     env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY },
     log: () => {},
   });

@@ -1,0 +1,71 @@
+import type { Readable } from "node:stream";
+import { request, type Dispatcher } from "undici";
+
+// A `fetch` for the provider SDKs built on undici.request. Node 20's global fetch spends about
+// 400 µs of CPU per call on WHATWG machinery (measured: 608 µs per sequential call against 201 µs
+// for undici.request on the same keep-alive pool); this keeps the SDKs but drops that cost.
+// It supports what the SDKs send — string or byte bodies, a Headers object, an AbortSignal — and
+// hands anything else to the global fetch.
+
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+export function createUndiciFetch(dispatcher: Dispatcher): typeof fetch {
+  return async function undiciFetch(input: RequestInfo | URL, init: RequestInit = {}): Promise<Response> {
+    const body = init.body;
+    if (input instanceof Request || (body != null && typeof body !== "string" && !(body instanceof Uint8Array))) {
+      return fetch(input, init);
+    }
+    const url = input instanceof URL ? input.href : input;
+    const upstream = await request(url, {
+      method: (init.method ?? "GET") as Dispatcher.HttpMethod,
+      headers: headersToRecord(init.headers),
+      body: body ?? null,
+      signal: init.signal ?? undefined,
+      dispatcher,
+    });
+
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(upstream.headers)) {
+      if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+      else if (value !== undefined) headers.set(name, value);
+    }
+    const init200 = { status: upstream.statusCode, headers };
+    if (NULL_BODY_STATUSES.has(upstream.statusCode)) {
+      upstream.body.resume();
+      return new Response(null, init200);
+    }
+    // Streams stay streams (SSE); everything else is read whole, which is cheaper to wrap.
+    if (headers.get("content-type")?.startsWith("text/event-stream")) return new Response(toWebStream(upstream.body), init200);
+    return new Response(await upstream.body.arrayBuffer(), init200);
+  };
+}
+
+function headersToRecord(headers: HeadersInit | undefined): Record<string, string> {
+  if (!headers) return {};
+  const record: Record<string, string> = {};
+  if (headers instanceof Headers) headers.forEach((value, name) => (record[name] = value));
+  else if (Array.isArray(headers)) for (const [name, value] of headers) record[name!.toLowerCase()] = value!;
+  else for (const [name, value] of Object.entries(headers)) record[name.toLowerCase()] = value;
+  return record;
+}
+
+/**
+ * Pull-based, so the upstream socket is read only as fast as the SDK reads (Readable.toWeb on
+ * undici's body throws "Controller is already closed" on Node 20 when the reader cancels).
+ */
+function toWebStream(body: Readable): ReadableStream<Uint8Array> {
+  const chunks = body[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { done, value } = await chunks.next();
+        if (done) controller.close();
+        else controller.enqueue(value as Uint8Array);
+      },
+      cancel(reason) {
+        body.destroy(reason instanceof Error ? reason : undefined);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
