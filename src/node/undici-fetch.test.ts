@@ -85,3 +85,54 @@ describe("createUndiciFetch", () => {
     expect(response.body).toBeNull();
   });
 });
+
+describe("the official SDKs over createUndiciFetch", () => {
+  const json = (status: number, body: unknown, headers: Record<string, string> = {}) => (_request: IncomingMessage, response: ServerResponse) => {
+    response.writeHead(status, { "content-type": "application/json", ...headers });
+    response.end(JSON.stringify(body));
+  };
+
+  it("OpenAI: parses a completion and raises RateLimitError with its headers", async () => {
+    const { default: OpenAI } = await import("openai");
+    const client = new OpenAI({ apiKey: "k", baseURL: `${origin}/v1`, maxRetries: 0, fetch: undiciFetch });
+    handler = json(200, { id: "chatcmpl-1", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }, { "x-request-id": "req_9" });
+    const completion = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }] });
+    expect(completion.choices[0]?.message.content).toBe("hi");
+    expect(completion._request_id).toBe("req_9");
+
+    handler = json(429, { error: { message: "slow", type: "requests", code: "rate_limit_exceeded" } }, { "retry-after": "4" });
+    const failure = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }] }).catch((error) => error);
+    expect(failure).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(failure.headers.get("retry-after")).toBe("4");
+    expect(failure.error).toMatchObject({ message: "slow" });
+  });
+
+  it("Anthropic: parses a message, streams events, and raises OverloadedError", async () => {
+    const { default: Anthropic } = await import("@anthropic-ai/sdk");
+    const client = new Anthropic({ apiKey: "k", baseURL: origin, maxRetries: 0, fetch: undiciFetch });
+    handler = json(200, { id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-4-6", content: [{ type: "text", text: "hej" }], stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 3, output_tokens: 1 } });
+    const message = await client.messages.create({ model: "claude-sonnet-4-6", max_tokens: 5, messages: [{ role: "user", content: "x" }] });
+    expect(message.content).toEqual([{ type: "text", text: "hej" }]);
+
+    handler = (_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      const event = (name: string, data: unknown) => response.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+      event("message_start", { type: "message_start", message: { id: "msg_2", type: "message", role: "assistant", model: "m", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 3, output_tokens: 1 } } });
+      event("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
+      event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "strøm" } });
+      event("content_block_stop", { type: "content_block_stop", index: 0 });
+      event("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 2 } });
+      event("message_stop", { type: "message_stop" });
+      response.end();
+    };
+    const streamed = await client.messages.stream({ model: "m", max_tokens: 5, messages: [{ role: "user", content: "x" }] }).finalMessage();
+    expect(streamed.content).toEqual([{ type: "text", text: "strøm" }]);
+    expect(streamed.usage.output_tokens).toBe(2);
+
+    handler = json(529, { type: "error", error: { type: "overloaded_error", message: "Overloaded" } });
+    const failure = await client.messages.create({ model: "m", max_tokens: 5, messages: [{ role: "user", content: "x" }] }).catch((error) => error);
+    expect(failure).toBeInstanceOf(Anthropic.APIError);
+    expect(failure.status).toBe(529);
+    expect(failure.error).toEqual({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } });
+  });
+});
