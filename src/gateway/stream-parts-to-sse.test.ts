@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { OpenAIStreamRenderer } from "../dialects/openai/render-openai-stream.ts";
 import type { StreamPart } from "../model/stream-part.ts";
-import { streamPartsToSse } from "./stream-parts-to-sse.ts";
+import { MAX_WRITE_BYTES, streamPartsToSse } from "./stream-parts-to-sse.ts";
 
 const summary = () => ({ requestId: "r", route: "gpt", provider: "p", model: "m", inputTokens: 0, outputTokens: 0, cachedTokens: 0, ttftMs: null });
 
@@ -33,11 +33,20 @@ describe("streamPartsToSse", () => {
       onClose: () => {},
     });
     const reader = stream.getReader();
-    for (let i = 0; i < 5; i++) await reader.read();
+    let bytes = 0;
+    for (let i = 0; i < 5; i++) bytes += (await reader.read()).value!.byteLength;
     await new Promise((resolve) => setTimeout(resolve, 20));
-    // 5 reads: the start chunk + 4 deltas, plus at most one chunk of read-ahead.
-    expect(state.pulled).toBeLessThanOrEqual(6);
-    expect(state.pulled).toBeGreaterThanOrEqual(4);
+    const pulledWhileIdle = state.pulled;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The client stopped reading, so the upstream is not read any further...
+    expect(state.pulled).toBe(pulledWhileIdle);
+    // ...and what was read from it is what the client got plus at most one write of read-ahead.
+    const sizer = new OpenAIStreamRenderer(false);
+    sizer.render({ type: "start", id: "c1", model: "m" });
+    const smallestPartBytes = sizer.render({ type: "text-delta", text: "t1" }).length;
+    expect(state.pulled).toBeLessThanOrEqual(Math.ceil((bytes + MAX_WRITE_BYTES) / smallestPartBytes) + 2);
+    // Parts that were ready together went out together: far fewer writes than parts.
+    expect(state.pulled).toBeGreaterThan(5 * 10);
     await reader.cancel();
   });
 
