@@ -58,15 +58,19 @@ describe("npm start on the embedded defaults", () => {
     }
   });
 
-  it("stops with a clear message when a user config names a key variable that is not set", () => {
-    const run = () =>
-      execFileSync("node", [BIN, "--config", `${ROOT}/test/fixtures/needs-openai-key.json`], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", PORT: "0" }, encoding: "utf8", stdio: "pipe" });
+  it.each([
+    ["--config FILE", ["--config", `${ROOT}/test/fixtures/needs-openai-key.json`], {}],
+    ["TOLLGATE_CONFIG", [], { TOLLGATE_CONFIG: `${ROOT}/test/fixtures/needs-openai-key.json` }],
+  ])("reads a user config from %s and stops with a clear message when its key variable is not set", (_how, args, env) => {
     let stderr = "";
+    let exitCode = 0;
     try {
-      run();
+      execFileSync("node", [BIN, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", PORT: "0", ...env }, encoding: "utf8", stdio: "pipe" });
     } catch (error) {
       stderr = String((error as { stderr?: string }).stderr);
+      exitCode = (error as { status?: number }).status ?? 0;
     }
+    expect(exitCode).toBe(1);
     expect(stderr).toContain('providers.openai.apiKey: environment variable OPENAI_API_KEY is not set; set it, or mark the provider "optional": true');
   });
 });

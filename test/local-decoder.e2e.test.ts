@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 import { startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
+import { createOpenAICompatibleAdapter } from "../adapters/openai-compatible/create-openai-compatible-adapter.ts";
 import { startLlamaServer, TINY_LOCAL_ANSWER, TINY_LOCAL_ANSWER_TOKENS } from "./support/llama-server.ts";
 
 // Both official SDKs through tollgate to a REAL llama.cpp llama-server running a tiny model.
@@ -8,11 +9,11 @@ import { startLlamaServer, TINY_LOCAL_ANSWER, TINY_LOCAL_ANSWER_TOKENS } from ".
 
 const decoder = await startLlamaServer();
 
-// `undici` is the production transport; `fetch` lets msw's events show what llama-server received.
 afterAll(async () => {
   if (!("skipped" in decoder)) await decoder.stop();
 });
 
+// `undici` is the production transport; `fetch` lets msw's events show what llama-server received.
 describe.skipIf("skipped" in decoder).each(["undici", "fetch"] as const)("local decoder (llama-server) over %s", (transport) => {
   let mocks: MockProviders;
   let gateway: TestGateway;
@@ -77,6 +78,21 @@ describe.skipIf("skipped" in decoder).each(["undici", "fetch"] as const)("local 
     expect(message.usage.output_tokens).toBe(3);
     expect(message.content[0]?.type === "text" ? message.content[0].text : "").toBe("Hello from a");
     if (transport === "fetch") expect(sentToDecoder.at(-1)).toMatchObject({ max_tokens: 3, messages: [{ role: "system", content: "You are tiny." }, { role: "user", content: "hi" }] });
+  });
+
+  it("reads llama-server's usage and timings into stream parts (the adapter on its own)", async () => {
+    if ("skipped" in decoder) return;
+    const adapter = createOpenAICompatibleAdapter({ name: "local", baseUrl: decoder.baseUrl });
+    const request = { route: "local", stream: true, streamUsage: false, messages: [{ role: "user" as const, content: [{ type: "text" as const, text: "hi" }] }] };
+    const parts = [];
+    for await (const part of adapter.stream(request, "tiny-local", new AbortController().signal)) parts.push(part);
+    const timings = parts.flatMap((part) => (part.type === "decoder-timings" ? [part.timings] : []));
+    expect(timings).toHaveLength(1);
+    expect(timings[0]!.generatedTokens).toBe(TINY_LOCAL_ANSWER_TOKENS);
+    expect(timings[0]!.promptTokens + (timings[0]!.cachedTokens ?? 0)).toBeGreaterThan(0);
+    const usage = parts.flatMap((part) => (part.type === "usage" ? [part.usage] : []));
+    expect(usage.at(-1)?.outputTokens).toBe(TINY_LOCAL_ANSWER_TOKENS);
+    expect(parts.filter((part) => part.type === "finish")).toEqual([{ type: "finish", reason: "stop" }]);
   });
 
   it("answers the Anthropic SDK non-streaming with end_turn", async () => {

@@ -24,7 +24,16 @@ describe("OpenAI client → OpenAI provider", () => {
   it("answers non-streaming with the provider's text, usage and tollgate headers", async () => {
     mocks.openai.enqueue({ kind: "text", text: "Paris.", usage: { prompt_tokens: 20, completion_tokens: 2, cached_tokens: 8 } });
     const { data, response } = await gateway.openai.chat.completions
-      .create({ model: "gpt", messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Capital of France?" }], max_tokens: 20, temperature: 0.3, stop: ["\n\n"] })
+      .create({
+        model: "gpt",
+        messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Capital of France?" }],
+        max_tokens: 20,
+        temperature: 0.3,
+        top_p: 0.8,
+        seed: 7,
+        stop: ["\n\n"],
+        response_format: { type: "json_schema", json_schema: { name: "answer", schema: { type: "object" }, strict: true } },
+      })
       .withResponse();
     expect(data.choices[0]?.message.content).toBe("Paris.");
     expect(data.choices[0]?.finish_reason).toBe("stop");
@@ -44,7 +53,10 @@ describe("OpenAI client → OpenAI provider", () => {
       messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Capital of France?" }],
       max_completion_tokens: 20,
       temperature: 0.3,
+      top_p: 0.8,
+      seed: 7,
       stop: ["\n\n"],
+      response_format: { type: "json_schema", json_schema: { name: "answer", schema: { type: "object" }, strict: true } },
     });
   });
 

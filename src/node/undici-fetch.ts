@@ -65,7 +65,7 @@ class BufferedResponse {
   }
 
   get body(): ReadableStream<Uint8Array> {
-    return new Response(this.bytes).body!;
+    return new Response(this.bytes as Uint8Array<ArrayBuffer>).body!;
   }
 
   async text(): Promise<string> {

@@ -13,7 +13,7 @@ import {
   splitIntoWordChunks,
   untilAborted,
   type RecordedRequest,
-} from "./mock-support.js";
+} from "./mock-support.ts";
 import {
   anthropicErrorBody,
   buildMessage,
@@ -36,7 +36,7 @@ import {
   type AnthropicStopReason,
   type AnthropicToolUse,
   type AnthropicUsageInput,
-} from "./anthropic-wire-format.js";
+} from "./anthropic-wire-format.ts";
 
 /**
  * One scripted answer. Default token counts, used when `usage` is not given:

@@ -2,7 +2,7 @@
 // responses (api.anthropic.com, 2025-2026; @anthropic-ai/sdk 1.x types): the Message object,
 // the named SSE events of a stream, and `{"type":"error",...}` bodies.
 
-import { randomString } from "./mock-support.js";
+import { randomString } from "./mock-support.ts";
 
 /** Token counts a test can script. `input_tokens` EXCLUDES cache reads and writes, as on the real API. */
 export interface AnthropicUsageInput {

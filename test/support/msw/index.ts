@@ -1,14 +1,14 @@
 // The cloud providers as tests see them: msw mocks of OpenAI and Anthropic behind one msw server.
 
 import { setupServer, type SetupServer } from "msw/node";
-import { createAnthropicMock, type AnthropicMock, type AnthropicMockOptions } from "./anthropic-mock.js";
-import { createOpenAIMock, type OpenAIMock, type OpenAIMockOptions } from "./openai-mock.js";
+import { createAnthropicMock, type AnthropicMock, type AnthropicMockOptions } from "./anthropic-mock.ts";
+import { createOpenAIMock, type OpenAIMock, type OpenAIMockOptions } from "./openai-mock.ts";
 
-export * from "./openai-mock.js";
-export * from "./anthropic-mock.js";
-export type { RecordedRequest } from "./mock-support.js";
-export type { OpenAIUsageInput, OpenAIToolCall } from "./openai-wire-format.js";
-export type { AnthropicUsageInput, AnthropicToolUse } from "./anthropic-wire-format.js";
+export * from "./openai-mock.ts";
+export * from "./anthropic-mock.ts";
+export type { RecordedRequest } from "./mock-support.ts";
+export type { OpenAIUsageInput, OpenAIToolCall } from "./openai-wire-format.ts";
+export type { AnthropicUsageInput, AnthropicToolUse } from "./anthropic-wire-format.ts";
 
 export interface MockProvidersOptions {
   openai?: OpenAIMockOptions;

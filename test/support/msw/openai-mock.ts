@@ -13,7 +13,7 @@ import {
   splitIntoWordChunks,
   untilAborted,
   type RecordedRequest,
-} from "./mock-support.js";
+} from "./mock-support.ts";
 import {
   buildChatCompletion,
   buildChunk,
@@ -34,7 +34,7 @@ import {
   type OpenAIStreamShape,
   type OpenAIToolCall,
   type OpenAIUsageInput,
-} from "./openai-wire-format.js";
+} from "./openai-wire-format.ts";
 
 /**
  * One scripted answer. Default token counts, used when `usage` is not given:

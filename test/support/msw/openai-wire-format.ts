@@ -2,7 +2,7 @@
 // same key order as captured responses (api.openai.com, 2025-2026; openai-node 6.x types):
 // `chat.completion`, `chat.completion.chunk`, usage, and `{"error":{...}}` bodies.
 
-import { randomHex, randomString } from "./mock-support.js";
+import { randomHex, randomString } from "./mock-support.ts";
 
 /** Token counts a test can script; the rest of OpenAI's usage object is derived from them. */
 export interface OpenAIUsageInput {

@@ -4,7 +4,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import { startMockProviders } from "./index.js";
+import { startMockProviders } from "./index.ts";
 
 const OPENAI_URL = "https://api.openai.com/v1";
 const ANTHROPIC_URL = "https://api.anthropic.com";

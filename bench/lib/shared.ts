@@ -1,0 +1,55 @@
+// Constants shared by the runner, the load functions and the server processes.
+import { createHash } from "node:crypto";
+
+export const BENCH_KEY = "bench-key";
+export const CHAT_PATH = "/v1/chat/completions";
+
+const baseBody = {
+  model: "bench",
+  messages: [{ role: "user", content: "Say hello" }],
+  max_tokens: 16,
+};
+
+/** The request body a client sends, as a string (sent byte-identically to every target). */
+export function requestBody(stream: boolean): string {
+  return JSON.stringify(stream ? { ...baseBody, stream: true } : baseBody);
+}
+
+export const requestHeaders: Record<string, string> = {
+  "content-type": "application/json",
+  authorization: `Bearer ${BENCH_KEY}`,
+};
+
+/** The raw config object tollgate is started with. */
+export function tollgateConfig(upstreamPort: number): unknown {
+  const hash = createHash("sha256").update(BENCH_KEY).digest("hex");
+  return {
+    providers: { fake: { type: "openai-compatible", baseUrl: `http://127.0.0.1:${upstreamPort}/v1` } },
+    routes: { bench: { targets: [{ provider: "fake", model: "bench-model" }] } },
+    keys: [{ id: "bench", team: "bench", hash: `sha256:${hash}` }],
+  };
+}
+
+/** Message a server child process sends over IPC once it listens (or cannot start). */
+export type ChildMessage =
+  | { type: "ready"; port: number }
+  | { type: "unavailable"; reason: string };
+
+/** Port from argv[2] or env PORT; 0 lets the OS pick. */
+export function portFromArgs(): number {
+  return Number(process.argv[2] ?? process.env.PORT ?? 0);
+}
+
+/** Upstream origin for the proxies, from argv[3] or env UPSTREAM (e.g. http://127.0.0.1:4000). */
+export function upstreamFromArgs(): URL {
+  const raw = process.argv[3] ?? process.env.UPSTREAM;
+  if (!raw) throw new Error("upstream origin missing: pass it as argv[3] or env UPSTREAM");
+  return new URL(raw);
+}
+
+/** Tells the parent runner (over IPC) that this server is ready or cannot run. */
+export function announce(msg: ChildMessage): Promise<void> {
+  const send = process.send?.bind(process);
+  if (!send) return Promise.resolve(void console.log(JSON.stringify(msg)));
+  return new Promise((resolve) => send(msg, undefined, {}, () => resolve()));
+}

@@ -1,0 +1,30 @@
+// tollgate under test, in its own process: startGateway() from src/node/serve.ts with the bench config.
+// If that module does not exist yet (or fails to start), it reports "unavailable" and exits.
+// Usage: tsx bench/tollgate-server.ts <port> <upstream origin>
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { announce, portFromArgs, tollgateConfig, upstreamFromArgs } from "./lib/shared.ts";
+
+type StartGateway = (o: { config: unknown; port: number; host?: string }) => Promise<{ url: string; close(): Promise<void> }>;
+
+const moduleUrl = new URL("../src/node/serve.ts", import.meta.url);
+
+async function main(): Promise<void> {
+  if (!existsSync(fileURLToPath(moduleUrl))) {
+    await announce({ type: "unavailable", reason: "src/node/serve.ts does not exist yet" });
+    process.exit(0);
+  }
+  const upstreamPort = Number(upstreamFromArgs().port);
+  try {
+    // A variable specifier keeps tsc from requiring the module while it does not exist.
+    const mod = (await import(moduleUrl.href)) as { startGateway?: StartGateway };
+    if (typeof mod.startGateway !== "function") throw new Error("src/node/serve.ts has no startGateway export");
+    const gw = await mod.startGateway({ config: tollgateConfig(upstreamPort), port: portFromArgs(), host: "127.0.0.1" });
+    process.once("SIGTERM", () => void gw.close().finally(() => process.exit(0)));
+    await announce({ type: "ready", port: Number(new URL(gw.url).port) || portFromArgs() });
+  } catch (err) {
+    await announce({ type: "unavailable", reason: `startGateway failed: ${(err as Error)?.stack ?? String(err)}` });
+    process.exit(0);
+  }
+}
+void main();
