@@ -2,7 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { APP_KEY, LIMITED_KEY, startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
+import { ADMIN_KEY, APP_KEY, LIMITED_KEY, startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
 import { startGateway } from "../src/node/serve.ts";
 
 // Every error a client can meet, in its own dialect, with the status of the brief.
@@ -111,7 +111,14 @@ describe("errors in the Anthropic dialect", () => {
 describe("provider credentials never reach a client", () => {
   it("turns a provider's 401 (which echoes part of the key) into a 502 that names the variable, not the key", async () => {
     const wrongKey = "sk-proj-WRONGabcdefghijklmnop1234";
-    const misconfigured = await startGateway({ config: testConfig(), port: 0, env: { OPENAI_API_KEY: wrongKey, ANTHROPIC_API_KEY: "x" }, log: () => {}, upstreamTransport: "fetch" });
+    const logged: string[] = [];
+    const misconfigured = await startGateway({
+      config: testConfig(),
+      port: 0,
+      env: { OPENAI_API_KEY: wrongKey, ANTHROPIC_API_KEY: "x" },
+      log: (line) => logged.push(line),
+      upstreamTransport: "fetch",
+    });
     try {
       const response = await fetch(`${misconfigured.url}/v1/chat/completions`, {
         method: "POST",
@@ -123,6 +130,10 @@ describe("provider credentials never reach a client", () => {
       expect(JSON.parse(text).error.message).toBe("provider \"openai\" rejected tollgate's credentials (HTTP 401); check OPENAI_API_KEY");
       expect(text).not.toContain("WRONG");
       expect(text).not.toContain("1234");
+      // The gateway's own log names the failure but not the key either.
+      expect(logged.join("\n")).toContain("rejected tollgate's credentials");
+      expect(logged.join("\n")).not.toContain("WRONG");
+      expect(logged.join("\n")).not.toContain("1234");
       // The upstream really did answer with the key echoed; tollgate kept it to itself.
       expect(mocks.openai.requests[0]!.headers.authorization).toBe(`Bearer ${wrongKey}`);
     } finally {
@@ -156,6 +167,11 @@ describe("GET /v1/models", () => {
     const limited = new Anthropic({ baseURL: gateway.url, apiKey: LIMITED_KEY, maxRetries: 0 });
     const page = await limited.models.list();
     expect(page.data.map((model) => model.id)).toEqual(["gpt"]);
+
+    const admin = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: ADMIN_KEY, maxRetries: 0 });
+    const adminRoutes = [];
+    for await (const model of admin.models.list()) adminRoutes.push(model.id);
+    expect(adminRoutes).toEqual(["gpt", "claude", "gpt-then-claude"]);
   });
 
   it("requires a key", async () => {

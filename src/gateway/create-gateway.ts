@@ -71,7 +71,11 @@ function errorResponse(dialect: Dialect, error: GatewayError, requestId: string)
   return new Response(JSON.stringify(dialect.renderError(error)), { status: error.status, headers });
 }
 
+/**
+ * The stack of a tollgate bug, for whoever fixes it. Provider failures are logged by their
+ * scrubbed message only: an SDK error's own message can quote part of the provider key.
+ */
 function causeOf(error: GatewayError): string {
   const cause = error.cause as Error | undefined;
-  return cause?.stack ? `\n${cause.stack}` : "";
+  return error.kind === "internal" && cause?.stack ? `\n${cause.stack}` : "";
 }

@@ -8,6 +8,7 @@ import { startGateway, type RunningGateway } from "../../src/node/serve.ts";
 
 export const APP_KEY = "tg_test_app_key_0123456789";
 export const LIMITED_KEY = "tg_test_limited_key_0123456789";
+export const ADMIN_KEY = "tg_test_admin_key_0123456789";
 export const OPENAI_KEY = "sk-test-openai";
 export const ANTHROPIC_KEY = "sk-ant-test";
 
@@ -36,6 +37,7 @@ export function testConfig(localBaseUrl?: string) {
       { id: "app", team: "search", hash: sha256(APP_KEY) },
       { id: "limited", team: "billing", hash: sha256(LIMITED_KEY), routes: ["gpt"] },
     ],
+    admin: { keyHash: sha256(ADMIN_KEY) },
     server: { maxBodyBytes: 64 * 1024 },
   };
 }
