@@ -1,30 +1,15 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { ADMIN_KEY, APP_KEY, LIMITED_KEY, startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
+import { describe, expect, it } from "vitest";
+import { ADMIN_KEY, APP_KEY, LIMITED_KEY, testConfig, useMockedGateway } from "./support/gateway.ts";
 import { startGateway } from "../src/node/serve.ts";
 
 // Every error a client can meet, in its own dialect, with the status of the brief.
 
-let mocks: MockProviders;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mocks = startMockProviders();
-  gateway = await startTestGateway();
-});
-afterEach(() => {
-  mocks.openai.reset();
-  mocks.anthropic.reset();
-});
-afterAll(async () => {
-  await gateway.close();
-  mocks.close();
-});
+const rig = useMockedGateway();
 
 function post(path: string, body: string, headers: Record<string, string> = { authorization: `Bearer ${APP_KEY}` }) {
-  return fetch(`${gateway.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+  return fetch(`${rig.gateway.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
 }
 
 describe("errors in the OpenAI dialect", () => {
@@ -50,29 +35,29 @@ describe("errors in the OpenAI dialect", () => {
   });
 
   it("names the field in `param` so SDK users see it", async () => {
-    const failure = await gateway.openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "x" }], max_tokens: -5 }).catch((error) => error);
+    const failure = await rig.gateway.openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "x" }], max_tokens: -5 }).catch((error) => error);
     expect(failure).toBeInstanceOf(OpenAI.BadRequestError);
     expect(failure.param).toBe("max_tokens");
-    expect(mocks.openai.requests).toHaveLength(0);
+    expect(rig.mocks.openai.requests).toHaveLength(0);
   });
 
   it("answers a body over the limit with 413 before reading it", async () => {
     const response = await post("/v1/chat/completions", JSON.stringify({ model: "gpt", messages: [{ role: "user", content: "x".repeat(70 * 1024) }] }));
     expect(response.status).toBe(413);
     expect((await response.json()).error.message).toContain("raise server.maxBodyBytes");
-    expect(mocks.openai.requests).toHaveLength(0);
+    expect(rig.mocks.openai.requests).toHaveLength(0);
   });
 
   it("passes a provider's 429 through with its retry-after", async () => {
-    mocks.openai.enqueue({ kind: "http-error", status: 429, retryAfter: 12 });
-    const failure = await gateway.openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "x" }] }).catch((error) => error);
+    rig.mocks.openai.enqueue({ kind: "http-error", status: 429, retryAfter: 12 });
+    const failure = await rig.gateway.openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "x" }] }).catch((error) => error);
     expect(failure).toBeInstanceOf(OpenAI.RateLimitError);
     expect(failure.headers.get("retry-after")).toBe("12");
     expect(failure.code).toBe("rate_limit_exceeded");
   });
 
   it("answers an unknown path with 404 listing the endpoints", async () => {
-    const response = await fetch(`${gateway.url}/v1/completions`, { method: "POST", headers: { authorization: `Bearer ${APP_KEY}` }, body: "{}" });
+    const response = await fetch(`${rig.gateway.url}/v1/completions`, { method: "POST", headers: { authorization: `Bearer ${APP_KEY}` }, body: "{}" });
     expect(response.status).toBe(404);
     expect((await response.json()).error.message).toContain("POST /v1/chat/completions");
   });
@@ -100,8 +85,8 @@ describe("errors in the Anthropic dialect", () => {
   });
 
   it("surfaces a provider's 529 overload to the SDK as a retryable 5xx", async () => {
-    mocks.anthropic.enqueue({ kind: "http-error", status: 529, type: "overloaded_error", message: "Overloaded" });
-    const failure = await gateway.anthropic.messages.create({ model: "claude", max_tokens: 5, messages: [{ role: "user", content: "x" }] }).catch((error) => error);
+    rig.mocks.anthropic.enqueue({ kind: "http-error", status: 529, type: "overloaded_error", message: "Overloaded" });
+    const failure = await rig.gateway.anthropic.messages.create({ model: "claude", max_tokens: 5, messages: [{ role: "user", content: "x" }] }).catch((error) => error);
     expect(failure).toBeInstanceOf(Anthropic.InternalServerError);
     expect(failure.status).toBe(503);
     expect(failure.error).toEqual({ type: "error", error: { type: "overloaded_error", message: 'provider "anthropic" is overloaded: Overloaded' } });
@@ -135,7 +120,7 @@ describe("provider credentials never reach a client", () => {
       expect(logged.join("\n")).not.toContain("WRONG");
       expect(logged.join("\n")).not.toContain("1234");
       // The upstream really did answer with the key echoed; tollgate kept it to itself.
-      expect(mocks.openai.requests[0]!.headers.authorization).toBe(`Bearer ${wrongKey}`);
+      expect(rig.mocks.openai.requests[0]!.headers.authorization).toBe(`Bearer ${wrongKey}`);
     } finally {
       await misconfigured.close();
     }
@@ -161,20 +146,20 @@ describe("provider credentials never reach a client", () => {
 describe("GET /v1/models", () => {
   it("lists the routes a key may use, readable by both SDKs", async () => {
     const all = [];
-    for await (const model of gateway.openai.models.list()) all.push(model.id);
+    for await (const model of rig.gateway.openai.models.list()) all.push(model.id);
     expect(all).toEqual(["gpt", "claude", "gpt-then-claude"]);
 
-    const limited = new Anthropic({ baseURL: gateway.url, apiKey: LIMITED_KEY, maxRetries: 0 });
+    const limited = new Anthropic({ baseURL: rig.gateway.url, apiKey: LIMITED_KEY, maxRetries: 0 });
     const page = await limited.models.list();
     expect(page.data.map((model) => model.id)).toEqual(["gpt"]);
 
-    const admin = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: ADMIN_KEY, maxRetries: 0 });
+    const admin = new OpenAI({ baseURL: `${rig.gateway.url}/v1`, apiKey: ADMIN_KEY, maxRetries: 0 });
     const adminRoutes = [];
     for await (const model of admin.models.list()) adminRoutes.push(model.id);
     expect(adminRoutes).toEqual(["gpt", "claude", "gpt-then-claude"]);
   });
 
   it("requires a key", async () => {
-    expect((await fetch(`${gateway.url}/v1/models`)).status).toBe(401);
+    expect((await fetch(`${rig.gateway.url}/v1/models`)).status).toBe(401);
   });
 });

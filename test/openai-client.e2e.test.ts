@@ -1,29 +1,14 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { APP_KEY, readSseEvents, startTestGateway, type TestGateway } from "./support/gateway.ts";
+import { describe, expect, it } from "vitest";
+import { APP_KEY, readSseEvents, useMockedGateway } from "./support/gateway.ts";
 
 // The official OpenAI SDK, pointed at tollgate, reaching OpenAI and Anthropic (msw stand-ins).
 
-let mocks: MockProviders;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mocks = startMockProviders();
-  gateway = await startTestGateway();
-});
-afterEach(() => {
-  mocks.openai.reset();
-  mocks.anthropic.reset();
-});
-afterAll(async () => {
-  await gateway.close();
-  mocks.close();
-});
+const rig = useMockedGateway();
 
 describe("OpenAI client → OpenAI provider", () => {
   it("answers non-streaming with the provider's text, usage and tollgate headers", async () => {
-    mocks.openai.enqueue({ kind: "text", text: "Paris.", usage: { prompt_tokens: 20, completion_tokens: 2, cached_tokens: 8 } });
-    const { data, response } = await gateway.openai.chat.completions
+    rig.mocks.openai.enqueue({ kind: "text", text: "Paris.", usage: { prompt_tokens: 20, completion_tokens: 2, cached_tokens: 8 } });
+    const { data, response } = await rig.gateway.openai.chat.completions
       .create({
         model: "gpt",
         messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Capital of France?" }],
@@ -46,7 +31,7 @@ describe("OpenAI client → OpenAI provider", () => {
     expect(Number(response.headers.get("x-tollgate-ttft-ms"))).toBeGreaterThan(0);
     expect(response.headers.get("x-tollgate-request-id")).toMatch(/^req_[0-9a-f]{32}$/);
 
-    const sent = mocks.openai.requests[0]!;
+    const sent = rig.mocks.openai.requests[0]!;
     expect(sent.headers.authorization).toBe("Bearer sk-test-openai");
     expect(sent.body).toMatchObject({
       model: "gpt-4o",
@@ -61,17 +46,17 @@ describe("OpenAI client → OpenAI provider", () => {
   });
 
   it("streams chunks, asks upstream for usage always, and sends the usage chunk only when asked", async () => {
-    mocks.openai.enqueue({ kind: "text", chunks: ["Hel", "lo", "!"], usage: { prompt_tokens: 5, completion_tokens: 3 } });
-    const stream = await gateway.openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "hi" }], stream: true });
+    rig.mocks.openai.enqueue({ kind: "text", chunks: ["Hel", "lo", "!"], usage: { prompt_tokens: 5, completion_tokens: 3 } });
+    const stream = await rig.gateway.openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "hi" }], stream: true });
     const chunks = [];
     for await (const chunk of stream) chunks.push(chunk);
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? "").join("")).toBe("Hello!");
     expect(chunks.at(-1)?.choices[0]?.finish_reason).toBe("stop");
     expect(chunks.some((c) => c.usage)).toBe(false);
-    expect(mocks.openai.requests[0]!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    expect(rig.mocks.openai.requests[0]!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
 
-    mocks.openai.enqueue({ kind: "text", chunks: ["Hi"], usage: { prompt_tokens: 5, completion_tokens: 1, cached_tokens: 2 } });
-    const withUsage = await gateway.openai.chat.completions.create({
+    rig.mocks.openai.enqueue({ kind: "text", chunks: ["Hi"], usage: { prompt_tokens: 5, completion_tokens: 1, cached_tokens: 2 } });
+    const withUsage = await rig.gateway.openai.chat.completions.create({
       model: "gpt",
       messages: [{ role: "user", content: "hi" }],
       stream: true,
@@ -85,8 +70,8 @@ describe("OpenAI client → OpenAI provider", () => {
   });
 
   it("frames the stream exactly: data events, [DONE], then tollgate's summary the SDK never reads", async () => {
-    mocks.openai.enqueue({ kind: "text", chunks: ["A", "B"], usage: { prompt_tokens: 7, completion_tokens: 2 } });
-    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+    rig.mocks.openai.enqueue({ kind: "text", chunks: ["A", "B"], usage: { prompt_tokens: 7, completion_tokens: 2 } });
+    const response = await fetch(`${rig.gateway.url}/v1/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
       body: JSON.stringify({ model: "gpt", messages: [{ role: "user", content: "hi" }], stream: true }),
@@ -103,8 +88,8 @@ describe("OpenAI client → OpenAI provider", () => {
   });
 
   it("passes tool definitions and returns streamed tool calls the SDK accumulates", async () => {
-    mocks.openai.enqueue({ kind: "tool-calls", calls: [{ id: "call_abc", name: "get_weather", arguments: '{"city":"Oslo","unit":"c"}' }] });
-    const runner = gateway.openai.chat.completions.stream({
+    rig.mocks.openai.enqueue({ kind: "tool-calls", calls: [{ id: "call_abc", name: "get_weather", arguments: '{"city":"Oslo","unit":"c"}' }] });
+    const runner = rig.gateway.openai.chat.completions.stream({
       model: "gpt",
       messages: [{ role: "user", content: "Weather in Oslo?" }],
       tools: [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }],
@@ -118,20 +103,20 @@ describe("OpenAI client → OpenAI provider", () => {
       "get_weather",
       { city: "Oslo", unit: "c" },
     ]);
-    expect(mocks.openai.requests[0]!.body).toMatchObject({ tools: [{ type: "function", function: { name: "get_weather" } }], tool_choice: "auto" });
+    expect(rig.mocks.openai.requests[0]!.body).toMatchObject({ tools: [{ type: "function", function: { name: "get_weather" } }], tool_choice: "auto" });
   });
 });
 
 describe("OpenAI client → Anthropic provider", () => {
   it("converts system, multi-turn, tool results, stop and sampling, and maps the answer back", async () => {
-    mocks.anthropic.enqueue({
+    rig.mocks.anthropic.enqueue({
       kind: "text",
       text: "It is cold.",
       stopReason: "stop_sequence",
       stopSequence: "END",
       usage: { input_tokens: 30, output_tokens: 4, cache_read_input_tokens: 100, cache_creation_input_tokens: 50 },
     });
-    const { data, response } = await gateway.openai.chat.completions
+    const { data, response } = await rig.gateway.openai.chat.completions
       .create({
         model: "claude",
         messages: [
@@ -152,7 +137,7 @@ describe("OpenAI client → Anthropic provider", () => {
     expect(data.usage).toMatchObject({ prompt_tokens: 180, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 100 } });
     expect(response.headers.get("x-tollgate-provider")).toBe("anthropic");
 
-    const sent = mocks.anthropic.requests[0]!;
+    const sent = rig.mocks.anthropic.requests[0]!;
     // @anthropic-ai/sdk 1.x sends the key as a Bearer token; older versions used x-api-key.
     expect(sent.headers.authorization ?? `Bearer ${sent.headers["x-api-key"]}`).toBe("Bearer sk-ant-test");
     expect(sent.body).toEqual({
@@ -175,8 +160,8 @@ describe("OpenAI client → Anthropic provider", () => {
   });
 
   it("streams an Anthropic answer as OpenAI chunks, with usage and length finish", async () => {
-    mocks.anthropic.enqueue({ kind: "text", chunks: ["One", " two", " three"], stopReason: "max_tokens", usage: { input_tokens: 11, output_tokens: 3 } });
-    const stream = await gateway.openai.chat.completions.create({
+    rig.mocks.anthropic.enqueue({ kind: "text", chunks: ["One", " two", " three"], stopReason: "max_tokens", usage: { input_tokens: 11, output_tokens: 3 } });
+    const stream = await rig.gateway.openai.chat.completions.create({
       model: "claude",
       messages: [{ role: "user", content: "Count" }],
       max_tokens: 3,
@@ -194,12 +179,12 @@ describe("OpenAI client → Anthropic provider", () => {
     expect(text).toBe("One two three");
     expect(finish).toBe("length");
     expect(usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 3 });
-    expect(mocks.anthropic.requests[0]!.body).toMatchObject({ max_tokens: 3, stream: true });
+    expect(rig.mocks.anthropic.requests[0]!.body).toMatchObject({ max_tokens: 3, stream: true });
   });
 
   it("streams Anthropic tool_use as OpenAI tool_call deltas", async () => {
-    mocks.anthropic.enqueue({ kind: "tool-use", text: "Let me check.", blocks: [{ id: "toolu_9", name: "lookup", input: { q: "tollgate", n: 2 } }] });
-    const completion = await gateway.openai.chat.completions
+    rig.mocks.anthropic.enqueue({ kind: "tool-use", text: "Let me check.", blocks: [{ id: "toolu_9", name: "lookup", input: { q: "tollgate", n: 2 } }] });
+    const completion = await rig.gateway.openai.chat.completions
       .stream({ model: "claude", messages: [{ role: "user", content: "Look it up" }], tools: [{ type: "function", function: { name: "lookup", parameters: { type: "object" } } }], tool_choice: "required" })
       .finalChatCompletion();
     const message = completion.choices[0]!.message;
@@ -208,6 +193,6 @@ describe("OpenAI client → Anthropic provider", () => {
     expect(call?.id).toBe("toolu_9");
     expect(call && call.type === "function" ? JSON.parse(call.function.arguments) : null).toEqual({ q: "tollgate", n: 2 });
     expect(completion.choices[0]!.finish_reason).toBe("tool_calls");
-    expect(mocks.anthropic.requests[0]!.body).toMatchObject({ tool_choice: { type: "any" }, tools: [{ name: "lookup", input_schema: { type: "object" } }] });
+    expect(rig.mocks.anthropic.requests[0]!.body).toMatchObject({ tool_choice: { type: "any" }, tools: [{ name: "lookup", input_schema: { type: "object" } }] });
   });
 });

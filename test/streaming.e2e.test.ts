@@ -1,27 +1,12 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { APP_KEY, startTestGateway, type TestGateway } from "./support/gateway.ts";
+import { describe, expect, it } from "vitest";
+import { APP_KEY, useMockedGateway } from "./support/gateway.ts";
 
 // What streaming must get right beyond the happy path: no buffering, client disconnects stop
 // the upstream, failures mid-stream reach the client as errors, and fallback before commit.
 
-let mocks: MockProviders;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mocks = startMockProviders();
-  gateway = await startTestGateway();
-});
-afterEach(() => {
-  mocks.openai.reset();
-  mocks.anthropic.reset();
-});
-afterAll(async () => {
-  await gateway.close();
-  mocks.close();
-});
+const rig = useMockedGateway();
 
 async function until(condition: () => boolean, what: string, timeoutMs = 5_000) {
   const deadline = Date.now() + timeoutMs;
@@ -32,7 +17,7 @@ async function until(condition: () => boolean, what: string, timeoutMs = 5_000) 
 }
 
 function postStream(path: string, body: object, signal: AbortSignal) {
-  return fetch(`${gateway.url}${path}`, {
+  return fetch(`${rig.gateway.url}${path}`, {
     method: "POST",
     headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
     body: JSON.stringify({ ...body, stream: true }),
@@ -41,8 +26,8 @@ function postStream(path: string, body: object, signal: AbortSignal) {
 }
 
 describe.each([
-  { provider: "openai", route: "gpt", mock: () => mocks.openai },
-  { provider: "anthropic", route: "claude", mock: () => mocks.anthropic },
+  { provider: "openai", route: "gpt", mock: () => rig.mocks.openai },
+  { provider: "anthropic", route: "claude", mock: () => rig.mocks.anthropic },
 ])("streams from $provider", ({ route, mock }) => {
   it("delivers content while the upstream is still generating (nothing buffered)", async () => {
     mock().enqueue({ kind: "endless", delayMsBetweenChunks: 20 });
@@ -72,25 +57,25 @@ describe.each([
 
 describe("a non-streaming request", () => {
   it("aborts its upstream call when the client disconnects while waiting", async () => {
-    mocks.anthropic.enqueue({ kind: "endless", delayMsBetweenChunks: 20 });
+    rig.mocks.anthropic.enqueue({ kind: "endless", delayMsBetweenChunks: 20 });
     const client = new AbortController();
-    const pending = fetch(`${gateway.url}/v1/messages`, {
+    const pending = fetch(`${rig.gateway.url}/v1/messages`, {
       method: "POST",
       headers: { "x-api-key": APP_KEY },
       body: JSON.stringify({ model: "claude", max_tokens: 10, messages: [{ role: "user", content: "go" }] }),
       signal: client.signal,
     }).catch(() => "client aborted");
-    await until(() => mocks.anthropic.requests.length === 1, "the upstream request to start");
+    await until(() => rig.mocks.anthropic.requests.length === 1, "the upstream request to start");
     client.abort();
     expect(await pending).toBe("client aborted");
-    await until(() => mocks.anthropic.requests[0]!.aborted, "the upstream request to be aborted");
+    await until(() => rig.mocks.anthropic.requests[0]!.aborted, "the upstream request to be aborted");
   });
 });
 
 describe("an upstream failure mid-stream reaches the client as an error in its dialect", () => {
   it("OpenAI client, OpenAI upstream: the SDK throws after the content it got", async () => {
-    mocks.openai.enqueue({ kind: "stream-error", afterChunks: 2, message: "The server had an error while processing your request." });
-    const stream = await gateway.openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "hi" }], stream: true });
+    rig.mocks.openai.enqueue({ kind: "stream-error", afterChunks: 2, message: "The server had an error while processing your request." });
+    const stream = await rig.gateway.openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "hi" }], stream: true });
     let text = "";
     const failure = await (async () => {
       try {
@@ -105,13 +90,13 @@ describe("an upstream failure mid-stream reaches the client as an error in its d
   });
 
   it("Anthropic client, OpenAI upstream: an `event: error` the SDK throws on", async () => {
-    mocks.openai.enqueue({ kind: "stream-error", afterChunks: 1, message: "boom" });
-    const stream = gateway.anthropic.messages.stream({ model: "gpt", max_tokens: 10, messages: [{ role: "user", content: "hi" }] });
+    rig.mocks.openai.enqueue({ kind: "stream-error", afterChunks: 1, message: "boom" });
+    const stream = rig.gateway.anthropic.messages.stream({ model: "gpt", max_tokens: 10, messages: [{ role: "user", content: "hi" }] });
     await expect(stream.finalMessage()).rejects.toBeInstanceOf(Anthropic.APIError);
   });
 
   it("OpenAI client, Anthropic upstream overloaded mid-stream: error data, no [DONE]", async () => {
-    mocks.anthropic.enqueue({ kind: "stream-error", afterChunks: 1 });
+    rig.mocks.anthropic.enqueue({ kind: "stream-error", afterChunks: 1 });
     const response = await postStream("/v1/chat/completions", { model: "claude", messages: [{ role: "user", content: "hi" }] }, new AbortController().signal);
     const text = await response.text();
     expect(text).not.toContain("[DONE]");
@@ -122,26 +107,26 @@ describe("an upstream failure mid-stream reaches the client as an error in its d
 
 describe("fallback before the first token", () => {
   it("moves to the next target when the first answers 503 (non-streaming)", async () => {
-    mocks.openai.enqueue({ kind: "http-error", status: 503 });
-    mocks.anthropic.enqueue({ kind: "text", text: "from claude" });
-    const { data, response } = await gateway.openai.chat.completions.create({ model: "gpt-then-claude", messages: [{ role: "user", content: "hi" }] }).withResponse();
+    rig.mocks.openai.enqueue({ kind: "http-error", status: 503 });
+    rig.mocks.anthropic.enqueue({ kind: "text", text: "from claude" });
+    const { data, response } = await rig.gateway.openai.chat.completions.create({ model: "gpt-then-claude", messages: [{ role: "user", content: "hi" }] }).withResponse();
     expect(data.choices[0]?.message.content).toBe("from claude");
     expect(response.headers.get("x-tollgate-provider")).toBe("anthropic");
-    expect(mocks.openai.requests).toHaveLength(1);
+    expect(rig.mocks.openai.requests).toHaveLength(1);
   });
 
   it("moves to the next target when the first answers 429 (streaming)", async () => {
-    mocks.openai.enqueue({ kind: "http-error", status: 429, retryAfter: 7 });
-    mocks.anthropic.enqueue({ kind: "text", chunks: ["fall", "back"] });
-    const stream = await gateway.openai.chat.completions.create({ model: "gpt-then-claude", messages: [{ role: "user", content: "hi" }], stream: true });
+    rig.mocks.openai.enqueue({ kind: "http-error", status: 429, retryAfter: 7 });
+    rig.mocks.anthropic.enqueue({ kind: "text", chunks: ["fall", "back"] });
+    const stream = await rig.gateway.openai.chat.completions.create({ model: "gpt-then-claude", messages: [{ role: "user", content: "hi" }], stream: true });
     let text = "";
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
     expect(text).toBe("fallback");
   });
 
   it("does not fall back on a client error (400): the request itself is wrong", async () => {
-    mocks.openai.enqueue({ kind: "http-error", status: 400, message: "context_length_exceeded", code: "context_length_exceeded" });
-    await expect(gateway.openai.chat.completions.create({ model: "gpt-then-claude", messages: [{ role: "user", content: "hi" }] })).rejects.toMatchObject({ status: 400 });
-    expect(mocks.anthropic.requests).toHaveLength(0);
+    rig.mocks.openai.enqueue({ kind: "http-error", status: 400, message: "context_length_exceeded", code: "context_length_exceeded" });
+    await expect(rig.gateway.openai.chat.completions.create({ model: "gpt-then-claude", messages: [{ role: "user", content: "hi" }] })).rejects.toMatchObject({ status: 400 });
+    expect(rig.mocks.anthropic.requests).toHaveLength(0);
   });
 });

@@ -4,6 +4,8 @@
 import { createHash } from "node:crypto";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import { startMockProviders, type MockProviders } from "./msw/index.ts";
 import { startGateway, type RunningGateway } from "../../src/node/serve.ts";
 
 export const APP_KEY = "tg_test_app_key_0123456789";
@@ -79,4 +81,27 @@ export async function readSseEvents(response: Response): Promise<{ event?: strin
         .join("\n");
       return event === undefined ? { data } : { event, data };
     });
+}
+
+export type MockedGateway = { mocks: MockProviders; gateway: TestGateway };
+
+/**
+ * The usual rig of an end-to-end test file: msw stand-ins for both clouds, then a gateway in front
+ * of them, reset between tests and closed after the file. Fields are filled in by beforeAll.
+ */
+export function useMockedGateway(): MockedGateway {
+  const rig = {} as MockedGateway;
+  beforeAll(async () => {
+    rig.mocks = startMockProviders();
+    rig.gateway = await startTestGateway();
+  });
+  afterEach(() => {
+    rig.mocks.openai.reset();
+    rig.mocks.anthropic.reset();
+  });
+  afterAll(async () => {
+    await rig.gateway.close();
+    rig.mocks.close();
+  });
+  return rig;
 }
