@@ -12,6 +12,7 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, renameSync,
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { gracefulStop, killOnProcessExit } from "./child-process.ts";
 
 export interface LlamaServer {
   baseUrl: string; // OpenAI-compatible API root, e.g. http://127.0.0.1:PORT/v1
@@ -140,18 +141,7 @@ async function spawnServer(runner: string, model: string): Promise<LlamaServer> 
   });
   killOnProcessExit(child);
 
-  let stopping: Promise<void> | undefined;
-  const stop = () => {
-    stopping ??= (async () => {
-      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
-        child.kill("SIGTERM");
-        const forceKill = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
-        await exited;
-        clearTimeout(forceKill);
-      }
-    })();
-    return stopping;
-  };
+  const stop = gracefulStop(child, exited, STOP_GRACE_MS);
 
   try {
     const origin = await waitForListening(child, log);
@@ -234,14 +224,3 @@ async function waitForHealthy(origin: string, child: ChildProcess, log: LogTail)
 }
 
 // If the test process ends without calling stop(), do not leave servers behind.
-const liveChildren = new Set<ChildProcess>();
-let exitHookInstalled = false;
-function killOnProcessExit(child: ChildProcess): void {
-  if (!exitHookInstalled) {
-    process.once("exit", () => liveChildren.forEach((c) => c.kill("SIGKILL")));
-    exitHookInstalled = true;
-  }
-  liveChildren.add(child);
-  child.once("exit", () => liveChildren.delete(child));
-  child.once("error", () => liveChildren.delete(child));
-}

@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
+import { gracefulStop, killOnProcessExit } from "./child-process.ts";
 
 export interface RedisHandle {
   url: string;
@@ -74,19 +75,8 @@ async function spawnRedis(port: number): Promise<RedisHandle> {
   });
   killOnProcessExit(child);
 
-  let stopping: Promise<void> | undefined;
-  const stop = () => {
-    // redis-server treats SIGTERM as SHUTDOWN; with --save "" it writes nothing.
-    stopping ??= (async () => {
-      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
-        child.kill("SIGTERM");
-        const forceKill = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
-        await exited;
-        clearTimeout(forceKill);
-      }
-    })();
-    return stopping;
-  };
+  // redis-server treats SIGTERM as SHUTDOWN; with --save "" it writes nothing.
+  const stop = gracefulStop(child, exited, STOP_GRACE_MS);
 
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
@@ -129,14 +119,3 @@ function answersPing(port: number): Promise<boolean> {
 }
 
 // If the test process ends without calling stop(), do not leave servers behind.
-const liveChildren = new Set<ChildProcess>();
-let exitHookInstalled = false;
-function killOnProcessExit(child: ChildProcess): void {
-  if (!exitHookInstalled) {
-    process.once("exit", () => liveChildren.forEach((c) => c.kill("SIGKILL")));
-    exitHookInstalled = true;
-  }
-  liveChildren.add(child);
-  child.once("exit", () => liveChildren.delete(child));
-  child.once("error", () => liveChildren.delete(child));
-}
