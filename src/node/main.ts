@@ -35,7 +35,11 @@ async function start() {
     console.error("[tollgate] using the bundled example config; it accepts the demo key `tollgate-dev-key`. Do not expose it.");
   }
   console.error(`[tollgate] listening on ${gateway.url} (config ${path})`);
-  const stop = () => void gateway.close().then(() => process.exit(0));
+  // Finish in-flight answers, but do not let a long stream hold a restart for more than 10 s.
+  const stop = () => {
+    setTimeout(() => process.exit(0), 10_000).unref();
+    void gateway.close().then(() => process.exit(0));
+  };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
 }
