@@ -7,10 +7,11 @@ import type { ChatMessage, ChatRequest, ResponseFormat, ToolChoice } from "../..
 
 export type OpenAIFlavor = "openai" | "compatible";
 
-type Body = ChatCompletionCreateParamsBase & { top_k?: number; min_p?: number };
+/** The body without `stream`, which the adapter sets as a literal so the SDK picks its return type. */
+export type OpenAIRequestBody = Omit<ChatCompletionCreateParamsBase, "stream"> & { top_k?: number; min_p?: number };
 
-export function convertToOpenAIRequest(request: ChatRequest, model: string, flavor: OpenAIFlavor): Body {
-  const body: Body = { model, messages: request.messages.map(convertMessage) };
+export function convertToOpenAIRequest(request: ChatRequest, model: string, flavor: OpenAIFlavor): OpenAIRequestBody {
+  const body: OpenAIRequestBody = { model, messages: request.messages.map(convertMessage) };
   if (request.maxTokens !== undefined) {
     // OpenAI's reasoning models reject max_tokens; Ollama and older servers know only max_tokens.
     if (flavor === "openai") body.max_completion_tokens = request.maxTokens;
@@ -33,11 +34,8 @@ export function convertToOpenAIRequest(request: ChatRequest, model: string, flav
   if (request.toolChoice) body.tool_choice = convertToolChoice(request.toolChoice);
   if (request.responseFormat) body.response_format = convertResponseFormat(request.responseFormat);
   if (request.user) body.user = request.user;
-  if (request.stream) {
-    body.stream = true;
-    // Always ask for usage, even when the client did not: it is what the request costs.
-    body.stream_options = { include_usage: true };
-  }
+  // Always ask for the usage chunk, even when the client did not: it is what the request costs.
+  if (request.stream) body.stream_options = { include_usage: true };
   return body;
 }
 
@@ -74,7 +72,7 @@ function convertToolChoice(choice: ToolChoice): OpenAI.Chat.Completions.ChatComp
   return choice.type;
 }
 
-function convertResponseFormat(format: ResponseFormat): NonNullable<Body["response_format"]> {
+function convertResponseFormat(format: ResponseFormat): NonNullable<OpenAIRequestBody["response_format"]> {
   if (format.type === "text") return { type: "text" };
   if (format.type === "json") return { type: "json_object" };
   return {

@@ -36,7 +36,7 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
     providerType,
 
     async generate(request, model, signal) {
-      const { stream: _stream, ...body } = convertToOpenAIRequest({ ...request, stream: false }, model, flavor);
+      const body = convertToOpenAIRequest({ ...request, stream: false }, model, flavor);
       try {
         const completion = await client.chat.completions.create({ ...body, stream: false }, { signal });
         return mapOpenAIResponse(completion);
@@ -46,7 +46,7 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
     },
 
     async *stream(request, model, signal): AsyncGenerator<StreamPart> {
-      const { stream: _stream, ...body } = convertToOpenAIRequest({ ...request, stream: true }, model, flavor);
+      const body = convertToOpenAIRequest({ ...request, stream: true }, model, flavor);
       try {
         const chunks = await client.chat.completions.create({ ...body, stream: true }, { signal });
         yield* mapOpenAIStream(chunks);
