@@ -1,7 +1,7 @@
 // A real Redis for tests. With REDIS_URL set, that server is used as is (and shared: give every
 // test its own key prefix with uniquePrefix()). Otherwise a private, memory-only redis-server is
 // spawned on a free local port and shut down by stop().
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
