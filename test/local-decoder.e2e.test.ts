@@ -72,12 +72,12 @@ describe.skipIf("skipped" in decoder).each(["undici", "fetch"] as const)("local 
 
   it("answers the Anthropic SDK, streamed, with max_tokens mapped to stop_reason max_tokens", async () => {
     const message = await gateway.anthropic.messages
-      .stream({ model: "local", max_tokens: 3, system: "You are tiny.", messages: [{ role: "user", content: "hi" }] })
+      .stream({ model: "local", max_tokens: 3, system: "You are tiny.", top_k: 1, messages: [{ role: "user", content: "hi" }] } as never)
       .finalMessage();
     expect(message.stop_reason).toBe("max_tokens");
     expect(message.usage.output_tokens).toBe(3);
     expect(message.content[0]?.type === "text" ? message.content[0].text : "").toBe("Hello from a");
-    if (transport === "fetch") expect(sentToDecoder.at(-1)).toMatchObject({ max_tokens: 3, messages: [{ role: "system", content: "You are tiny." }, { role: "user", content: "hi" }] });
+    if (transport === "fetch") expect(sentToDecoder.at(-1)).toMatchObject({ max_tokens: 3, top_k: 1, messages: [{ role: "system", content: "You are tiny." }, { role: "user", content: "hi" }] });
   });
 
   it("reads llama-server's usage and timings into stream parts (the adapter on its own)", async () => {
