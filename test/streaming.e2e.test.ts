@@ -1,7 +1,8 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
-import { APP_KEY, useMockedGateway } from "./support/gateway.ts";
+import { APP_KEY, testConfig, useMockedGateway } from "./support/gateway.ts";
+import { startGateway } from "../src/node/serve.ts";
 
 // What streaming must get right beyond the happy path: no buffering, client disconnects stop
 // the upstream, failures mid-stream reach the client as errors, and fallback before commit.
@@ -128,5 +129,46 @@ describe("fallback before the first token", () => {
     rig.mocks.openai.enqueue({ kind: "http-error", status: 400, message: "context_length_exceeded", code: "context_length_exceeded" });
     await expect(rig.gateway.openai.chat.completions.create({ model: "gpt-then-claude", messages: [{ role: "user", content: "hi" }] })).rejects.toMatchObject({ status: 400 });
     expect(rig.mocks.anthropic.requests).toHaveLength(0);
+  });
+});
+
+describe("many streams at once", () => {
+  it("keeps 40 concurrent streams apart: each client gets exactly its own answer", async () => {
+    const count = 40;
+    for (let i = 0; i < count; i++) rig.mocks.openai.enqueue({ kind: "text", chunks: [`answer`, ` number`, ` ${i}`], delayMsBetweenChunks: 2 });
+    // Each request names its index so the answer can be matched to what the mock received.
+    const texts = await Promise.all(
+      Array.from({ length: count }, async (_, i) => {
+        const stream = await rig.gateway.openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: `request ${i}` }], stream: true });
+        let text = "";
+        for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+        return text;
+      }),
+    );
+    // Replies are handed out in arrival order; map each back through the request the mock saw.
+    const answerFor = new Map(rig.mocks.openai.requests.map((request, order) => [request.body.messages[0].content as string, `answer number ${order}`]));
+    texts.forEach((text, i) => expect(text).toBe(answerFor.get(`request ${i}`)));
+    expect(new Set(texts).size).toBe(count);
+  });
+});
+
+describe("a provider that does not answer", () => {
+  it("is cut off after the provider's timeoutMs with a 504 in the client's dialect", async () => {
+    const config = testConfig();
+    (config.providers.anthropic as Record<string, unknown>).timeoutMs = 300;
+    const impatient = await startGateway({ config, port: 0, env: { OPENAI_API_KEY: "sk-test-openai", ANTHROPIC_API_KEY: "sk-ant-test" }, log: () => {}, upstreamTransport: "fetch" });
+    try {
+      rig.mocks.anthropic.enqueue({ kind: "endless", delayMsBetweenChunks: 50 });
+      const response = await fetch(`${impatient.url}/v1/messages`, {
+        method: "POST",
+        headers: { "x-api-key": APP_KEY },
+        body: JSON.stringify({ model: "claude", max_tokens: 5, messages: [{ role: "user", content: "x" }] }),
+      });
+      expect(response.status).toBe(504);
+      expect(await response.json()).toEqual({ type: "error", error: { type: "timeout_error", message: 'provider "anthropic" did not answer in time' } });
+      await until(() => rig.mocks.anthropic.requests[0]!.aborted, "the hung upstream request to be aborted");
+    } finally {
+      await impatient.close();
+    }
   });
 });
