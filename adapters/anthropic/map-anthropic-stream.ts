@@ -28,11 +28,12 @@ export async function* mapAnthropicStream(events: AsyncIterable<Anthropic.Messag
         if (event.delta.type === "text_delta") yield { type: "text-delta", text: event.delta.text };
         else if (event.delta.type === "input_json_delta") {
           const index = toolIndexByBlock.get(event.index);
-          if (index !== undefined) yield { type: "tool-call-delta", index, argumentsDelta: event.delta.partial_json };
+          // Each tool_use stream opens with an empty partial_json; it carries nothing.
+          if (index !== undefined && event.delta.partial_json) yield { type: "tool-call-delta", index, argumentsDelta: event.delta.partial_json };
         }
         break;
       case "message_delta":
-        yield { type: "usage", usage: convertAnthropicUsage(event.usage) };
+        yield { type: "usage", usage: deltaUsage(event.usage) };
         if (event.delta.stop_reason) {
           yield {
             type: "finish",
@@ -45,4 +46,14 @@ export async function* mapAnthropicStream(events: AsyncIterable<Anthropic.Messag
         break;
     }
   }
+}
+
+/**
+ * message_delta repeats the cache-write total but not its 5m/1h split, which only message_start
+ * carries. Read as-is it would count a 1-hour write again as a 5-minute one, so the cache-write
+ * fields are taken from message_start alone.
+ */
+function deltaUsage(usage: Anthropic.Messages.MessageDeltaUsage) {
+  const { cacheWrite5mTokens: _5m, cacheWrite1hTokens: _1h, ...rest } = convertAnthropicUsage(usage);
+  return rest;
 }

@@ -1,0 +1,33 @@
+import { readFileSync } from "node:fs";
+import type Anthropic from "@anthropic-ai/sdk";
+import { describe, expect, it } from "vitest";
+import { mergeUsage, type Usage } from "../../src/model/usage.ts";
+import { mapAnthropicStream } from "./map-anthropic-stream.ts";
+
+const fixture = (name: string): Anthropic.Messages.RawMessageStreamEvent[] =>
+  JSON.parse(readFileSync(new URL(`./__fixtures__/${name}`, import.meta.url), "utf8"));
+
+async function* replay<T>(items: T[]): AsyncGenerator<T> {
+  yield* items;
+}
+
+describe("mapAnthropicStream", () => {
+  it("skips thinking, numbers tool calls apart from block indexes, and keeps cumulative usage", async () => {
+    const parts = [];
+    for await (const part of mapAnthropicStream(replay(fixture("thinking-then-tool-use.events.json")))) parts.push(part);
+    expect(parts.filter((part) => part.type !== "usage")).toEqual([
+      { type: "start", id: "msg_01X", model: "claude-sonnet-4-6" },
+      { type: "text-delta", text: "Checking." },
+      { type: "tool-call-start", index: 0, id: "toolu_01A", name: "weather" },
+      { type: "tool-call-delta", index: 0, argumentsDelta: '{"city": "Os' },
+      { type: "tool-call-delta", index: 0, argumentsDelta: 'lo"}' },
+      { type: "finish", reason: "tool-calls" },
+    ]);
+    // message_start's placeholder output (1) and message_delta's cumulative total (57) merge to 57.
+    // The 2,048-token write is a 1-hour write (message_start's split); message_delta repeats the
+    // total without the split, and must not turn it into a second, 5-minute write.
+    let usage: Usage | undefined;
+    for (const part of parts) if (part.type === "usage") usage = mergeUsage(usage, part.usage);
+    expect(usage).toEqual({ inputTokens: 12, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 2048, outputTokens: 57 });
+  });
+});
