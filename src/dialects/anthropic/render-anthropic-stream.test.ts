@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { GatewayError } from "../../errors/gateway-error.ts";
+import type { StreamPart } from "../../model/stream-part.ts";
+import { AnthropicStreamRenderer } from "./render-anthropic-stream.ts";
+
+const summary = { requestId: "req_1", route: "gpt", provider: "openai", model: "gpt-4o", inputTokens: 30, outputTokens: 9, cachedTokens: 20, ttftMs: 12.5 };
+
+function events(text: string) {
+  return text
+    .trim()
+    .split("\n\n")
+    .map((block) => {
+      const name = /^event: (.*)$/m.exec(block)?.[1] ?? null;
+      return { name, data: JSON.parse(block.slice(block.indexOf("data: ") + 6)) };
+    });
+}
+
+describe("AnthropicStreamRenderer", () => {
+  it("opens one content block per text run and per tool call, and closes each before the next", () => {
+    const renderer = new AnthropicStreamRenderer();
+    const parts: StreamPart[] = [
+      { type: "start", id: "chatcmpl-1", model: "gpt-4o" },
+      { type: "text-delta", text: "Two lookups." },
+      { type: "tool-call-start", index: 0, id: "call_a", name: "weather" },
+      { type: "tool-call-delta", index: 0, argumentsDelta: '{"city":"Oslo"}' },
+      { type: "tool-call-start", index: 1, id: "call_b", name: "weather" },
+      { type: "tool-call-delta", index: 1, argumentsDelta: '{"city":"Rome"}' },
+      { type: "finish", reason: "tool-calls" },
+      { type: "usage", usage: { inputTokens: 10, cacheReadTokens: 20, outputTokens: 9 } },
+    ];
+    const out = events(parts.map((part) => renderer.render(part)).join("") + renderer.end(summary));
+    expect(out.map((event) => [event.name, event.data.index ?? null])).toEqual([
+      ["message_start", null],
+      ["content_block_start", 0],
+      ["content_block_delta", 0],
+      ["content_block_stop", 0],
+      ["content_block_start", 1],
+      ["content_block_delta", 1],
+      ["content_block_stop", 1],
+      ["content_block_start", 2],
+      ["content_block_delta", 2],
+      ["content_block_stop", 2],
+      ["message_delta", null],
+      ["message_stop", null],
+      [null, null],
+    ]);
+    expect(out[4]!.data.content_block).toEqual({ type: "tool_use", id: "call_a", name: "weather", input: {} });
+    expect(out[8]!.data.delta).toEqual({ type: "input_json_delta", partial_json: '{"city":"Rome"}' });
+    expect(out[10]!.data).toEqual({
+      type: "message_delta",
+      delta: { stop_reason: "tool_use", stop_sequence: null },
+      usage: {
+        input_tokens: 10,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 20,
+        cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+        output_tokens: 9,
+      },
+    });
+    expect(out[12]!.data).toEqual({ type: "tollgate.summary", tollgate: summary });
+  });
+
+  it("ends a failed stream with `event: error` and nothing after it", () => {
+    const renderer = new AnthropicStreamRenderer();
+    renderer.render({ type: "start", id: "m", model: "m" });
+    const text = renderer.render({ type: "text-delta", text: "par" }) + renderer.error(new GatewayError("unavailable", 'provider "x" is overloaded: Overloaded'));
+    expect(events(text).at(-1)).toEqual({ name: "error", data: { type: "error", error: { type: "overloaded_error", message: 'provider "x" is overloaded: Overloaded' } } });
+    expect(renderer.end(summary)).toBe("");
+  });
+});
