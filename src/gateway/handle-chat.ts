@@ -100,6 +100,9 @@ async function streamAnswer(c: Context<GatewayEnv>, request: ChatRequest, route:
       connection: "keep-alive",
       // Tell nginx-style proxies in front of tollgate not to buffer the stream either.
       "x-accel-buffering": "no",
+      // Without it @hono/node-server waits for a second chunk, up to a timer turn (~1 ms), to see
+      // whether the whole body fits a Content-Length; a stream must go out as it comes.
+      "transfer-encoding": "chunked",
       "x-tollgate-request-id": c.get("requestId"),
       "x-tollgate-route": request.route,
       "x-tollgate-provider": target.model.providerName,
