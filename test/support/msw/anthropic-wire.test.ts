@@ -2,32 +2,14 @@
 // every reply kind the way they parse the real APIs (content, usage, tool calls, errors, aborts).
 
 import Anthropic from "@anthropic-ai/sdk";
-import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import { startMockProviders } from "./index.ts";
+import { describe, expect, it, vi } from "vitest";
+import { thrownBy, useMockProviders, userMessage } from "./wire-test-kit.ts";
 
 const ANTHROPIC_URL = "https://api.anthropic.com";
 
-const providers = startMockProviders();
-const { openai: openaiMock, anthropic: anthropicMock } = providers;
-afterEach(() => {
-  openaiMock.reset();
-  anthropicMock.reset();
-});
-afterAll(() => providers.close());
+const { anthropic: anthropicMock } = useMockProviders();
 
 const anthropic = new Anthropic({ apiKey: "sk-ant-test", baseURL: ANTHROPIC_URL, maxRetries: 0 });
-
-const userMessage = { role: "user" as const, content: "Say hello to the test suite" }; // 6 words
-
-/** Runs `fn` and returns what it threw (failing the test if it did not throw). */
-async function thrownBy(fn: () => Promise<unknown>): Promise<any> {
-  try {
-    await fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
-}
 
 /** The raw SSE frames of a response body, split on the blank line that ends each one. */
 async function rawFrames(response: Response): Promise<string[]> {

@@ -2,32 +2,14 @@
 // every reply kind the way they parse the real APIs (content, usage, tool calls, errors, aborts).
 
 import OpenAI from "openai";
-import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import { startMockProviders } from "./index.ts";
+import { describe, expect, it, vi } from "vitest";
+import { thrownBy, useMockProviders, userMessage } from "./wire-test-kit.ts";
 
 const OPENAI_URL = "https://api.openai.com/v1";
 
-const providers = startMockProviders();
-const { openai: openaiMock, anthropic: anthropicMock } = providers;
-afterEach(() => {
-  openaiMock.reset();
-  anthropicMock.reset();
-});
-afterAll(() => providers.close());
+const { openai: openaiMock } = useMockProviders();
 
 const openai = new OpenAI({ apiKey: "sk-test-openai", baseURL: OPENAI_URL, maxRetries: 0 });
-
-const userMessage = { role: "user" as const, content: "Say hello to the test suite" }; // 6 words
-
-/** Runs `fn` and returns what it threw (failing the test if it did not throw). */
-async function thrownBy(fn: () => Promise<unknown>): Promise<any> {
-  try {
-    await fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe("OpenAI mock through the official openai SDK", () => {
   it("answers a non-streaming request with a complete chat.completion", async () => {
