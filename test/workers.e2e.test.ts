@@ -1,0 +1,115 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import { Miniflare } from "miniflare";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readSseEvents, sha256 } from "./support/gateway.ts";
+
+// The Workers entry in Cloudflare's real runtime (workerd, through Miniflare): the same gateway,
+// bundled the way a Worker is, answering both dialects from an OpenAI-compatible upstream.
+// This is what keeps src/ runtime-neutral: a Node-only API in the core fails here.
+
+const EDGE_KEY = "tg_edge_key_0123456789";
+let upstream: Server;
+let miniflare: Miniflare;
+let bundleDir: string;
+
+beforeAll(async () => {
+  upstream = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk) => (body += chunk));
+    request.on("end", () => {
+      const { stream } = JSON.parse(body);
+      const base = { id: "chatcmpl-edge", created: 1, model: "edge-model" };
+      if (!stream) {
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(JSON.stringify({ ...base, object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "from the edge" }, finish_reason: "stop" }], usage: { prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 } }));
+        return;
+      }
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      const chunk = (choices: unknown[], usage: unknown = null) => response.write(`data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices, usage })}\n\n`);
+      chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]);
+      chunk([{ index: 0, delta: { content: "streamed" }, finish_reason: null }]);
+      chunk([{ index: 0, delta: { content: " at the edge" }, finish_reason: null }]);
+      chunk([{ index: 0, delta: {}, finish_reason: "stop" }]);
+      chunk([], { prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 });
+      response.end("data: [DONE]\n\n");
+    });
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+  const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+
+  bundleDir = mkdtempSync(join(tmpdir(), "tollgate-worker-"));
+  await build({
+    entryPoints: [fileURLToPath(new URL("../src/worker.ts", import.meta.url))],
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    conditions: ["workerd", "worker", "browser"],
+    target: "es2022",
+    outfile: join(bundleDir, "worker.mjs"),
+    logLevel: "silent",
+  });
+  const config = {
+    providers: { local: { type: "openai-compatible", baseUrl: upstreamUrl } },
+    routes: { local: { targets: [{ provider: "local", model: "edge-model" }] } },
+    keys: [{ id: "edge", team: "edge", hash: sha256(EDGE_KEY) }],
+  };
+  miniflare = new Miniflare({
+    modules: true,
+    modulesRoot: bundleDir,
+    scriptPath: join(bundleDir, "worker.mjs"),
+    compatibilityDate: "2025-09-01",
+    compatibilityFlags: ["nodejs_compat"],
+    bindings: { TOLLGATE_CONFIG: JSON.stringify(config) },
+  });
+});
+
+afterAll(async () => {
+  await miniflare?.dispose();
+  upstream?.close();
+  if (bundleDir) rmSync(bundleDir, { recursive: true, force: true });
+});
+
+describe("the Workers entry on workerd", () => {
+  it("serves healthz and refuses a bad key in the client's dialect", async () => {
+    expect(await (await miniflare.dispatchFetch("http://gateway/healthz")).json()).toEqual({ status: "ok", providers: { local: "ready" } });
+    // A GET: Miniflare's own fetch client (undici) cannot replay a request body after a 401.
+    const denied = await miniflare.dispatchFetch("http://gateway/v1/models", { headers: { authorization: "Bearer nope" } });
+    expect(denied.status).toBe(401);
+    expect(await denied.json()).toMatchObject({ error: { type: "authentication_error", code: "invalid_api_key" } });
+  });
+
+  it("answers an OpenAI-dialect request with the upstream's text, usage and headers", async () => {
+    const response = await miniflare.dispatchFetch("http://gateway/v1/chat/completions", {
+      method: "POST",
+      headers: { authorization: `Bearer ${EDGE_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "local", messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-tollgate-output-tokens")).toBe("3");
+    const body = (await response.json()) as { choices: { message: { content: string } }[]; usage: { total_tokens: number } };
+    expect(body.choices[0]!.message.content).toBe("from the edge");
+    expect(body.usage.total_tokens).toBe(7);
+  });
+
+  it("streams an Anthropic-dialect answer as Messages events", async () => {
+    const response = await miniflare.dispatchFetch("http://gateway/v1/messages", {
+      method: "POST",
+      headers: { "x-api-key": EDGE_KEY, "content-type": "application/json" },
+      body: JSON.stringify({ model: "local", max_tokens: 10, stream: true, messages: [{ role: "user", content: "hi" }] }),
+    });
+    const events = await readSseEvents(response as unknown as Response);
+    const text = events
+      .filter((event) => event.event === "content_block_delta")
+      .map((event) => JSON.parse(event.data).delta.text)
+      .join("");
+    expect(text).toBe("streamed at the edge");
+    expect(events.find((event) => event.event === "message_delta")!.data).toContain('"output_tokens":3');
+    expect(events.at(-2)?.event).toBe("message_stop");
+  });
+});
