@@ -1,9 +1,24 @@
 import { describe, expect, it } from "vitest";
+import { GatewayError } from "../errors/gateway-error.ts";
 import { OpenAIStreamRenderer } from "../dialects/openai/render-openai-stream.ts";
 import type { StreamPart } from "../model/stream-part.ts";
-import { MAX_WRITE_BYTES, streamPartsToSse } from "./stream-parts-to-sse.ts";
+import { MAX_WRITE_BYTES, streamPartsToSse, type SseStreamOptions } from "./stream-parts-to-sse.ts";
 
 const summary = () => ({ requestId: "r", route: "gpt", provider: "p", model: "m", inputTokens: 0, outputTokens: 0, cachedTokens: 0, ttftMs: null });
+
+/** The stream under test, with no-op hooks unless a test overrides them. */
+function sseFrom(rest: AsyncGenerator<StreamPart>, overrides: Partial<SseStreamOptions> = {}) {
+  return streamPartsToSse({
+    first: { type: "start", id: "c1", model: "m" },
+    rest,
+    renderer: new OpenAIStreamRenderer(false),
+    observe: () => {},
+    summary,
+    abortUpstream: () => {},
+    onClose: () => {},
+    ...overrides,
+  });
+}
 
 function endlessUpstream() {
   const state = { pulled: 0, returned: false };
@@ -23,16 +38,7 @@ function endlessUpstream() {
 describe("streamPartsToSse", () => {
   it("reads the upstream only as fast as the client reads (backpressure)", async () => {
     const { state, parts } = endlessUpstream();
-    const stream = streamPartsToSse({
-      first: { type: "start", id: "c1", model: "m" },
-      rest: parts,
-      renderer: new OpenAIStreamRenderer(false),
-      observe: () => {},
-      summary,
-      abortUpstream: () => {},
-      onClose: () => {},
-    });
-    const reader = stream.getReader();
+    const reader = sseFrom(parts).getReader();
     let bytes = 0;
     for (let i = 0; i < 5; i++) bytes += (await reader.read()).value!.byteLength;
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -54,16 +60,7 @@ describe("streamPartsToSse", () => {
     const { state, parts } = endlessUpstream();
     let aborted = false;
     let outcome = "";
-    const stream = streamPartsToSse({
-      first: { type: "start", id: "c1", model: "m" },
-      rest: parts,
-      renderer: new OpenAIStreamRenderer(false),
-      observe: () => {},
-      summary,
-      abortUpstream: () => (aborted = true),
-      onClose: (result) => (outcome = result),
-    });
-    const reader = stream.getReader();
+    const reader = sseFrom(parts, { abortUpstream: () => (aborted = true), onClose: (result) => (outcome = result) }).getReader();
     await reader.read();
     await reader.read();
     await reader.cancel();
@@ -75,19 +72,9 @@ describe("streamPartsToSse", () => {
   it("ends with an error event in the dialect, never a clean [DONE], when the upstream fails mid-stream", async () => {
     async function* failing(): AsyncGenerator<StreamPart> {
       yield { type: "text-delta", text: "Hel" };
-      const { GatewayError } = await import("../errors/gateway-error.ts");
       yield { type: "error", error: new GatewayError("unavailable", "provider \"a\" is overloaded: Overloaded") };
     }
-    const stream = streamPartsToSse({
-      first: { type: "start", id: "c1", model: "m" },
-      rest: failing(),
-      renderer: new OpenAIStreamRenderer(true),
-      observe: () => {},
-      summary,
-      abortUpstream: () => {},
-      onClose: () => {},
-    });
-    const text = await new Response(stream).text();
+    const text = await new Response(sseFrom(failing(), { renderer: new OpenAIStreamRenderer(true) })).text();
     const events = text.trim().split("\n\n");
     expect(events.at(-1)).toBe(
       'data: {"error":{"message":"provider \\"a\\" is overloaded: Overloaded","type":"server_error","param":null,"code":null}}',

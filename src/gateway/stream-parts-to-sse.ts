@@ -48,14 +48,18 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
     return promise;
   };
 
-  const alreadyThere = (promise: Promise<IteratorResult<StreamPart>>) =>
-    Promise.race([promise, new Promise<typeof NOT_YET>((resolve) => nextTurn(() => resolve(NOT_YET)))]);
 
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
         let text = "";
         let outcome: "completed" | "failed" | undefined;
+        // One marker for the end of this event-loop turn, shared by every part of the burst.
+        let turnEnd: Promise<typeof NOT_YET> | undefined;
+        const alreadyThere = (promise: Promise<IteratorResult<StreamPart>>) => {
+          turnEnd ??= new Promise((resolve) => nextTurn(() => resolve(NOT_YET)));
+          return Promise.race([promise, turnEnd]);
+        };
         while (!outcome && text.length < MAX_WRITE_BYTES) {
           const promise = next();
           let result: IteratorResult<StreamPart> | typeof NOT_YET;
