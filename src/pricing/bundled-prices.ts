@@ -1,0 +1,77 @@
+import type { UsdPerMillion } from "./rates.ts";
+
+// The price list tollgate ships with, in USD per 1M tokens as the providers publish them. Each
+// entry says where its figures come from and when they were read: re-check before billing, and
+// override per provider or model in config when a contract differs.
+//
+// OpenAI bills cached input at its own rate and has no cache-write premium (writes are ordinary
+// input). Anthropic bills 5-minute writes at 1.25x input, 1-hour writes at 2x, reads at 0.1x.
+
+export type BundledPrice = {
+  provider: "openai" | "anthropic";
+  /** The model id as the API takes it; dated snapshots (`-2024-08-06`, `-20250929`) match it too. */
+  model: string;
+  price: Required<UsdPerMillion>;
+  /** Prices that apply instead when the whole input (cache included) is above the threshold. */
+  longContext?: { aboveInputTokens: number; price: Required<UsdPerMillion> };
+  source: string;
+  /** When the figures were read at the source. */
+  asOf: string;
+};
+
+const OPENAI_SOURCE = "https://openai.com/api/pricing/ (via the LiteLLM price map)";
+const ANTHROPIC_SOURCE = "https://platform.claude.com/docs/en/about-claude/pricing";
+
+const openai = (model: string, input: number, cachedInput: number, output: number): BundledPrice => ({
+  provider: "openai",
+  model,
+  price: { input, cachedInput, cacheWrite5m: input, cacheWrite1h: input, output },
+  source: OPENAI_SOURCE,
+  asOf: "2026-07",
+});
+
+/** Anthropic's cache prices are fixed multiples of input: writes 1.25x (5 min) and 2x (1 h), reads 0.1x. */
+const anthropicPrice = (input: number, output: number): Required<UsdPerMillion> => ({
+  input,
+  cachedInput: input / 10,
+  cacheWrite5m: input * 1.25,
+  cacheWrite1h: input * 2,
+  output,
+});
+
+const anthropic = (model: string, input: number, output: number, asOf = "2026-07"): BundledPrice => ({
+  provider: "anthropic",
+  model,
+  price: anthropicPrice(input, output),
+  source: ANTHROPIC_SOURCE,
+  asOf,
+});
+
+/**
+ * Sonnet 4 and 4.5 with the 1M-token context: every input-side price doubles and output is 1.5x
+ * when the prompt is over 200k tokens (read from the pricing page's "Long context pricing"; not
+ * yet confirmed on an invoice).
+ */
+const sonnetLongContext = { aboveInputTokens: 200_000, price: anthropicPrice(6, 22.5) };
+
+export const BUNDLED_PRICES: readonly BundledPrice[] = [
+  openai("gpt-4o", 2.5, 1.25, 10),
+  openai("gpt-4o-mini", 0.15, 0.075, 0.6),
+  openai("gpt-4.1", 2, 0.5, 8),
+  openai("gpt-4.1-mini", 0.4, 0.1, 1.6),
+  openai("gpt-4.1-nano", 0.1, 0.025, 0.4),
+  openai("o3", 2, 0.5, 8),
+  openai("o4-mini", 1.1, 0.275, 4.4),
+
+  { ...anthropic("claude-sonnet-4", 3, 15), longContext: sonnetLongContext },
+  { ...anthropic("claude-sonnet-4-5", 3, 15), longContext: sonnetLongContext },
+  anthropic("claude-sonnet-4-6", 3, 15),
+  { ...anthropic("claude-sonnet-5", 2, 10, "2026-11"), source: "https://platform.claude.com/docs/en/models/sonnet-5/overview" },
+  anthropic("claude-haiku-4-5", 1, 5),
+  anthropic("claude-3-5-haiku", 0.8, 4),
+  anthropic("claude-opus-4", 15, 75),
+  anthropic("claude-opus-4-1", 15, 75),
+  anthropic("claude-opus-4-5", 5, 25),
+  anthropic("claude-opus-4-6", 5, 25),
+  anthropic("claude-opus-4-7", 5, 25),
+];

@@ -1,0 +1,45 @@
+import type { CostBreakdown } from "../metering/cost-record.ts";
+import { totalInputTokens, type Usage } from "../model/usage.ts";
+import type { ModelPrice, Rates } from "./rates.ts";
+
+// tokens × pico-dollars per token is exact in BigInt; each line is then rounded once, half up,
+// to nano-dollars. With the bundled prices (whole milli-dollars per 1M tokens) nothing is ever
+// rounded: every line is already a whole number of nano-dollars.
+
+const PICO_PER_NANO = 1000n;
+
+function nano(tokens: number | undefined, picoPerToken: number): number {
+  if (!tokens) return 0;
+  const pico = BigInt(tokens) * BigInt(picoPerToken);
+  return Number((pico + PICO_PER_NANO / 2n) / PICO_PER_NANO);
+}
+
+export function ratesFor(price: ModelPrice, usage: Usage): Rates {
+  const long = price.longContext;
+  return long && totalInputTokens(usage) > long.aboveInputTokens ? long.rates : price.rates;
+}
+
+export function computeCost(usage: Usage, price: ModelPrice): CostBreakdown {
+  const rates = ratesFor(price, usage);
+  const inputNano = nano(usage.inputTokens, rates.input);
+  const cacheReadNano = nano(usage.cacheReadTokens, rates.cacheRead);
+  const cacheWriteNano = nano(usage.cacheWrite5mTokens, rates.cacheWrite5m) + nano(usage.cacheWrite1hTokens, rates.cacheWrite1h);
+  const outputNano = nano(usage.outputTokens, rates.output);
+  return {
+    inputNano,
+    cacheReadNano,
+    cacheWriteNano,
+    outputNano,
+    totalNano: inputNano + cacheReadNano + cacheWriteNano + outputNano,
+    cacheSavingsNano: nano(usage.cacheReadTokens, rates.input) - cacheReadNano,
+  };
+}
+
+export const ZERO_COST: CostBreakdown = {
+  inputNano: 0,
+  cacheReadNano: 0,
+  cacheWriteNano: 0,
+  outputNano: 0,
+  totalNano: 0,
+  cacheSavingsNano: 0,
+};

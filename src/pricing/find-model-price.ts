@@ -1,0 +1,82 @@
+import type { BundledPrice } from "./bundled-prices.ts";
+import { BUNDLED_PRICES } from "./bundled-prices.ts";
+import { ratesFromGpuHour, ratesFromUsdPerMillion, type ModelPrice } from "./rates.ts";
+
+// Which price applies to a call: the provider's own overrides from config first (per model, then
+// the provider's default), then the bundled list for OpenAI and Anthropic. A model found nowhere
+// is "unpriced": the caller records that loudly instead of writing a silent $0.
+
+export type ConfiguredPrice =
+  | {
+      inputPerMillion: number;
+      outputPerMillion: number;
+      cachedInputPerMillion?: number;
+      cacheWrite5mPerMillion?: number;
+      cacheWrite1hPerMillion?: number;
+    }
+  | { gpuHourUsd: number; inputTokensPerSecond: number; outputTokensPerSecond: number };
+
+export type ProviderPricing = { default?: ConfiguredPrice; models?: Record<string, ConfiguredPrice> };
+
+export type PricedProvider = { type: "openai" | "anthropic" | "openai-compatible"; pricing?: ProviderPricing };
+
+export type FoundPrice = ModelPrice & { source: string };
+
+export function toModelPrice(price: ConfiguredPrice): ModelPrice {
+  if ("gpuHourUsd" in price) return { rates: ratesFromGpuHour(price) };
+  return {
+    rates: ratesFromUsdPerMillion({
+      input: price.inputPerMillion,
+      output: price.outputPerMillion,
+      ...(price.cachedInputPerMillion !== undefined ? { cachedInput: price.cachedInputPerMillion } : {}),
+      ...(price.cacheWrite5mPerMillion !== undefined ? { cacheWrite5m: price.cacheWrite5mPerMillion } : {}),
+      ...(price.cacheWrite1hPerMillion !== undefined ? { cacheWrite1h: price.cacheWrite1hPerMillion } : {}),
+    }),
+  };
+}
+
+/** `gpt-4o-2024-08-06` and `claude-sonnet-4-5-20250929` are priced as `gpt-4o` and `claude-sonnet-4-5`. */
+const DATED_SNAPSHOT = /-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$/;
+
+function lookup<T>(table: Record<string, T> | ReadonlyMap<string, T> | undefined, model: string): T | undefined {
+  if (!table) return undefined;
+  const get = (name: string) => (table instanceof Map ? table.get(name) : (table as Record<string, T>)[name]);
+  return get(model) ?? (DATED_SNAPSHOT.test(model) ? get(model.replace(DATED_SNAPSHOT, "")) : undefined);
+}
+
+const bundledByProvider = new Map<string, Map<string, BundledPrice>>();
+for (const entry of BUNDLED_PRICES) {
+  const models = bundledByProvider.get(entry.provider) ?? new Map<string, BundledPrice>();
+  models.set(entry.model, entry);
+  bundledByProvider.set(entry.provider, models);
+}
+
+function fromBundled(entry: BundledPrice): FoundPrice {
+  return {
+    rates: ratesFromUsdPerMillion(entry.price),
+    ...(entry.longContext
+      ? { longContext: { aboveInputTokens: entry.longContext.aboveInputTokens, rates: ratesFromUsdPerMillion(entry.longContext.price) } }
+      : {}),
+    source: `${entry.source} (${entry.asOf})`,
+  };
+}
+
+/**
+ * @param model the model the route asked for
+ * @param responseModel the model the provider says answered, when known (a dated snapshot)
+ */
+export function findModelPrice(provider: PricedProvider, model: string, responseModel?: string): FoundPrice | undefined {
+  const names = responseModel && responseModel !== model ? [model, responseModel] : [model];
+  for (const name of names) {
+    const configured = lookup(provider.pricing?.models, name);
+    if (configured) return { ...toModelPrice(configured), source: "config" };
+  }
+  if (provider.pricing?.default) return { ...toModelPrice(provider.pricing.default), source: "config" };
+  if (provider.type === "openai-compatible") return undefined;
+  const bundled = bundledByProvider.get(provider.type);
+  for (const name of names.reverse()) {
+    const entry = lookup(bundled, name);
+    if (entry) return fromBundled(entry);
+  }
+  return undefined;
+}

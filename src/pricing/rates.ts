@@ -1,0 +1,71 @@
+// Prices inside tollgate are integer pico-dollars (1e-12 USD) per token, so that a table price in
+// USD per 1M tokens with up to six decimals becomes an integer ($2.50 / 1M = 2,500,000 pico per
+// token) and every cost is an exact integer product. Costs are then rounded once to nano-dollars.
+
+export type Rates = {
+  input: number;
+  cacheRead: number;
+  cacheWrite5m: number;
+  cacheWrite1h: number;
+  output: number;
+};
+
+/** A model's price: base rates, and rates that replace them above an input size (long context). */
+export type ModelPrice = {
+  rates: Rates;
+  /** Rates used when the request's total input (cache included) exceeds `aboveInputTokens`. */
+  longContext?: { aboveInputTokens: number; rates: Rates };
+};
+
+export type UsdPerMillion = {
+  input: number;
+  output: number;
+  /** Defaults to the input price: no discount is assumed where none is known. */
+  cachedInput?: number;
+  cacheWrite5m?: number;
+  cacheWrite1h?: number;
+};
+
+const PICO_PER_USD_PER_MILLION = 1_000_000;
+
+export function picoPerToken(usdPerMillion: number): number {
+  // Rounding to whole pico-dollars removes binary floating-point noise (0.075 * 1e6 = 75000.00000000001).
+  return Math.round(usdPerMillion * PICO_PER_USD_PER_MILLION);
+}
+
+export function ratesFromUsdPerMillion(price: UsdPerMillion): Rates {
+  return {
+    input: picoPerToken(price.input),
+    cacheRead: picoPerToken(price.cachedInput ?? price.input),
+    cacheWrite5m: picoPerToken(price.cacheWrite5m ?? price.input),
+    cacheWrite1h: picoPerToken(price.cacheWrite1h ?? price.input),
+    output: picoPerToken(price.output),
+  };
+}
+
+export type GpuHourPrice = {
+  /** What one hour of the decoder's GPU costs. */
+  gpuHourUsd: number;
+  /** Measured prompt-processing (prefill) speed at full load. */
+  inputTokensPerSecond: number;
+  /** Measured generation (decode) speed at full load, summed over concurrent requests. */
+  outputTokensPerSecond: number;
+};
+
+/**
+ * A local decoder's price from what its GPU costs per hour and how many tokens it moves per hour.
+ * Input and output are weighted by their own measured speeds: prefill runs many tokens per forward
+ * pass, decode one, so an output token costs far more GPU time. Prefix-cache hits skip prefill
+ * and cost nothing extra; a local decoder has no cache-write premium.
+ */
+export function ratesFromGpuHour(price: GpuHourPrice): Rates {
+  const picoPerHour = price.gpuHourUsd * 1e12;
+  const input = Math.round(picoPerHour / (price.inputTokensPerSecond * 3600));
+  return {
+    input,
+    cacheRead: 0,
+    cacheWrite5m: input,
+    cacheWrite1h: input,
+    output: Math.round(picoPerHour / (price.outputTokensPerSecond * 3600)),
+  };
+}
