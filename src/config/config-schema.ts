@@ -16,6 +16,52 @@ export const secretSchema = z.strictObject(
   },
 );
 
+const usdPerMillion = z.number().nonnegative({ error: "a price in USD per 1M tokens, such as 2.5" });
+const perSecond = z.number().positive({ error: "a measured speed in tokens per second, such as 2500" });
+
+/**
+ * One model's price: USD per 1M tokens as the provider publishes it, or for a local decoder what
+ * its GPU costs per hour and the tokens per second it was measured to move.
+ */
+const priceSchema = z
+  .strictObject({
+    inputPerMillion: usdPerMillion.optional(),
+    outputPerMillion: usdPerMillion.optional(),
+    cachedInputPerMillion: usdPerMillion.optional(),
+    cacheWrite5mPerMillion: usdPerMillion.optional(),
+    cacheWrite1hPerMillion: usdPerMillion.optional(),
+    gpuHourUsd: z.number().positive({ error: "what one GPU hour costs in USD, such as 2.1" }).optional(),
+    inputTokensPerSecond: perSecond.optional(),
+    outputTokensPerSecond: perSecond.optional(),
+  })
+  .superRefine((price, ctx) => {
+    const perMillion = price.inputPerMillion !== undefined || price.outputPerMillion !== undefined;
+    const gpu = price.gpuHourUsd !== undefined || price.inputTokensPerSecond !== undefined || price.outputTokensPerSecond !== undefined;
+    if (perMillion && gpu) {
+      ctx.addIssue({ code: "custom", message: "give either per-1M prices or a GPU-hour price, not both" });
+    } else if (gpu) {
+      for (const field of ["gpuHourUsd", "inputTokensPerSecond", "outputTokensPerSecond"] as const) {
+        if (price[field] === undefined) ctx.addIssue({ code: "custom", path: [field], message: `a GPU-hour price needs ${field} too` });
+      }
+    } else {
+      for (const field of ["inputPerMillion", "outputPerMillion"] as const) {
+        if (price[field] === undefined) {
+          ctx.addIssue({
+            code: "custom",
+            path: [field],
+            message: `write ${field} (USD per 1M tokens), or price a local decoder with gpuHourUsd, inputTokensPerSecond and outputTokensPerSecond`,
+          });
+        }
+      }
+    }
+  });
+
+/** Overrides of the bundled price list: per model, and a default for this provider's other models. */
+const pricingSchema = z.strictObject({
+  default: priceSchema.optional(),
+  models: z.record(z.string(), priceSchema).optional(),
+});
+
 const providerSchema = z
   .strictObject({
     type: z.enum(["openai", "anthropic", "openai-compatible"], {
@@ -28,6 +74,7 @@ const providerSchema = z
     timeoutMs: z.number().int().positive().default(600_000),
     /** The SDKs' own retries; 0 by default because the route's fallback targets are the retry. */
     maxRetries: z.number().int().min(0).max(10).default(0),
+    pricing: pricingSchema.optional(),
   })
   .superRefine((provider, ctx) => {
     if (provider.type !== "openai-compatible" && !provider.apiKey) {
@@ -82,7 +129,11 @@ export const configSchema = z
     routes: z.record(z.string(), routeSchema),
     keys: z.array(virtualKeySchema).default([]),
     admin: z.strictObject({ keyHash }).optional(),
-    store: z.strictObject({ redisUrl: secretSchema.optional(), path: z.string().optional() }).optional(),
+    /**
+     * Where cost records go: Redis when `redisUrl` names a set variable, otherwise an append-only
+     * file at `path` (default `.tollgate/ledger.jsonl`, relative to the working directory).
+     */
+    store: z.strictObject({ redisUrl: secretSchema.optional(), path: z.string().min(1).optional() }).optional(),
     telemetry: z.strictObject({ captureContent: z.boolean().default(false) }).optional(),
   })
   .superRefine((config, ctx) => {

@@ -6,15 +6,17 @@ import { ratesFromGpuHour, ratesFromUsdPerMillion, type ModelPrice } from "./rat
 // the provider's default), then the bundled list for OpenAI and Anthropic. A model found nowhere
 // is "unpriced": the caller records that loudly instead of writing a silent $0.
 
-export type ConfiguredPrice =
-  | {
-      inputPerMillion: number;
-      outputPerMillion: number;
-      cachedInputPerMillion?: number;
-      cacheWrite5mPerMillion?: number;
-      cacheWrite1hPerMillion?: number;
-    }
-  | { gpuHourUsd: number; inputTokensPerSecond: number; outputTokensPerSecond: number };
+/** A price as config writes it (validated there: either the per-1M fields or the GPU-hour ones). */
+export type ConfiguredPrice = {
+  inputPerMillion?: number;
+  outputPerMillion?: number;
+  cachedInputPerMillion?: number;
+  cacheWrite5mPerMillion?: number;
+  cacheWrite1hPerMillion?: number;
+  gpuHourUsd?: number;
+  inputTokensPerSecond?: number;
+  outputTokensPerSecond?: number;
+};
 
 export type ProviderPricing = { default?: ConfiguredPrice; models?: Record<string, ConfiguredPrice> };
 
@@ -23,11 +25,19 @@ export type PricedProvider = { type: "openai" | "anthropic" | "openai-compatible
 export type FoundPrice = ModelPrice & { source: string };
 
 export function toModelPrice(price: ConfiguredPrice): ModelPrice {
-  if ("gpuHourUsd" in price) return { rates: ratesFromGpuHour(price) };
+  if (price.gpuHourUsd !== undefined) {
+    return {
+      rates: ratesFromGpuHour({
+        gpuHourUsd: price.gpuHourUsd,
+        inputTokensPerSecond: price.inputTokensPerSecond ?? 0,
+        outputTokensPerSecond: price.outputTokensPerSecond ?? 0,
+      }),
+    };
+  }
   return {
     rates: ratesFromUsdPerMillion({
-      input: price.inputPerMillion,
-      output: price.outputPerMillion,
+      input: price.inputPerMillion ?? 0,
+      output: price.outputPerMillion ?? 0,
       ...(price.cachedInputPerMillion !== undefined ? { cachedInput: price.cachedInputPerMillion } : {}),
       ...(price.cacheWrite5mPerMillion !== undefined ? { cacheWrite5m: price.cacheWrite5mPerMillion } : {}),
       ...(price.cacheWrite1hPerMillion !== undefined ? { cacheWrite1h: price.cacheWrite1hPerMillion } : {}),

@@ -1,5 +1,5 @@
 import type { RouteConfig } from "../config/config-schema.ts";
-import { GatewayError } from "../errors/gateway-error.ts";
+import { GatewayError, toGatewayError } from "../errors/gateway-error.ts";
 import type { ChatModel } from "../model/chat-model.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
@@ -12,6 +12,15 @@ import type { ProviderSlot } from "./create-chat-models.ts";
 
 export type Target = { model: ChatModel; modelName: string };
 
+/** Hears of every upstream call the router makes: metering bills the last, telemetry spans each. */
+export interface RouteObserver {
+  attemptStarted(target: Target, startedAt: number): void;
+  /** The call failed before anything reached the client; the router moves on or gives up. */
+  attemptFailed(target: Target, error: GatewayError): void;
+}
+
+const NO_OBSERVER: RouteObserver = { attemptStarted() {}, attemptFailed() {} };
+
 export type RoutedResponse = { target: Target; response: ChatResponse; upstreamTtftMs: number };
 export type RoutedStream = { target: Target; first: StreamPart; rest: AsyncGenerator<StreamPart>; upstreamTtftMs: number };
 
@@ -20,16 +29,20 @@ export async function generateOnRoute(
   route: RouteConfig,
   slots: Map<string, ProviderSlot>,
   signal: AbortSignal,
+  observer: RouteObserver = NO_OBSERVER,
 ): Promise<RoutedResponse> {
   let lastError: GatewayError | undefined;
   for (const target of usableTargets(route, slots)) {
     const started = performance.now();
+    observer.attemptStarted(target, started);
     try {
       const response = await target.model.generate(request, target.modelName, signal);
       return { target, response, upstreamTtftMs: performance.now() - started };
     } catch (error) {
-      if (!(error instanceof GatewayError) || !error.retryable) throw error;
-      lastError = error;
+      const gatewayError = toGatewayError(error);
+      observer.attemptFailed(target, gatewayError);
+      if (!gatewayError.retryable) throw gatewayError;
+      lastError = gatewayError;
     }
   }
   throw lastError ?? noTargetError(route, slots);
@@ -40,18 +53,26 @@ export async function streamOnRoute(
   route: RouteConfig,
   slots: Map<string, ProviderSlot>,
   signal: AbortSignal,
+  observer: RouteObserver = NO_OBSERVER,
 ): Promise<RoutedStream> {
   let lastError: GatewayError | undefined;
   for (const target of usableTargets(route, slots)) {
     const started = performance.now();
+    observer.attemptStarted(target, started);
     const parts = target.model.stream(request, target.modelName, signal);
     const first = await parts.next();
-    if (first.done) throw new GatewayError("upstream", `provider "${target.model.providerName}" closed the stream without answering`, { retryable: true });
-    if (first.value.type === "error" && first.value.error.retryable) {
-      lastError = first.value.error;
+    const failure = first.done
+      ? new GatewayError("upstream", `provider "${target.model.providerName}" closed the stream without answering`, { retryable: true })
+      : first.value.type === "error"
+        ? first.value.error
+        : undefined;
+    if (failure) {
+      observer.attemptFailed(target, failure);
+      if (!failure.retryable) throw failure;
+      lastError = failure;
       continue;
     }
-    if (first.value.type === "error") throw first.value.error;
+    if (first.done || first.value.type === "error") throw new Error("unreachable: a failed first part is handled above");
     return { target, first: first.value, rest: parts, upstreamTtftMs: performance.now() - started };
   }
   throw lastError ?? noTargetError(route, slots);

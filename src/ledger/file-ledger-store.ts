@@ -1,0 +1,56 @@
+import { appendFile, mkdir, readFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import type { CostRecord } from "../metering/cost-record.ts";
+import type { LedgerStore } from "./ledger-store.ts";
+
+// The embedded store: one JSON record per line, appended, never rewritten, so records survive a
+// restart and a crash loses at most the line being written. Ids already in the file are read at
+// open, which makes a retried write idempotent here too. Node only.
+
+export class FileLedgerStore implements LedgerStore {
+  private constructor(
+    readonly path: string,
+    private readonly written: Set<string>,
+    /** The file ends in the middle of a line (a crash mid-append): start the next write on a new one. */
+    private needsNewline: boolean,
+  ) {}
+
+  static async open(path: string): Promise<FileLedgerStore> {
+    await mkdir(dirname(path), { recursive: true });
+    const text = await readFile(path, "utf8").catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return "";
+      throw error;
+    });
+    const written = new Set(parseLedgerText(text).map((record) => record.requestId));
+    return new FileLedgerStore(path, written, text.length > 0 && !text.endsWith("\n"));
+  }
+
+  async write(records: readonly CostRecord[]): Promise<void> {
+    const fresh = records.filter((record) => !this.written.has(record.requestId));
+    if (fresh.length === 0) return;
+    const lines = fresh.map((record) => JSON.stringify(record) + "\n").join("");
+    await appendFile(this.path, (this.needsNewline ? "\n" : "") + lines);
+    this.needsNewline = false;
+    for (const record of fresh) this.written.add(record.requestId);
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** Every whole record in a ledger file; a torn last line (a crash mid-append) is skipped. */
+export function parseLedgerText(text: string): CostRecord[] {
+  const records: CostRecord[] = [];
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    try {
+      records.push(JSON.parse(line) as CostRecord);
+    } catch {
+      // A partial line from an interrupted append; the record it held was retried or lost with the process.
+    }
+  }
+  return records;
+}
+
+export async function readLedgerFile(path: string): Promise<CostRecord[]> {
+  return parseLedgerText(await readFile(path, "utf8"));
+}

@@ -1,0 +1,59 @@
+import type { CostRecord } from "../metering/cost-record.ts";
+
+/**
+ * Where cost records are kept. `write` must be idempotent by request id: the ledger retries a
+ * batch whose write failed, and a record that already landed must not be counted twice.
+ */
+export interface LedgerStore {
+  write(records: readonly CostRecord[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The UTC day a record belongs to, `YYYY-MM-DD`: the unit of aggregation and of Redis hash tags. */
+export function recordDay(record: CostRecord): string {
+  return record.time.slice(0, 10);
+}
+
+/** The dimensions every aggregate is kept by (the day is the key it is kept under). */
+export type AggregateDimensions = { route: string; keyId: string; team: string; provider: string; model: string };
+
+export const AGGREGATE_METRICS = [
+  "requests",
+  "input_tokens",
+  "cache_read_tokens",
+  "cache_write_5m_tokens",
+  "cache_write_1h_tokens",
+  "output_tokens",
+  "reasoning_tokens",
+  "cost_nano",
+  "cache_savings_nano",
+  "errors",
+  "estimated",
+  "unpriced",
+] as const;
+
+export type AggregateMetric = (typeof AGGREGATE_METRICS)[number];
+
+/** What one record adds to its aggregates; zero increments are left out. */
+export function aggregateIncrements(record: CostRecord): [AggregateMetric, number][] {
+  const { usage, cost } = record;
+  const increments: [AggregateMetric, number][] = [
+    ["requests", 1],
+    ["input_tokens", usage.inputTokens],
+    ["cache_read_tokens", usage.cacheReadTokens],
+    ["cache_write_5m_tokens", usage.cacheWrite5mTokens],
+    ["cache_write_1h_tokens", usage.cacheWrite1hTokens],
+    ["output_tokens", usage.outputTokens],
+    ["reasoning_tokens", usage.reasoningTokens],
+    ["cost_nano", cost.totalNano],
+    ["cache_savings_nano", cost.cacheSavingsNano],
+    ["errors", record.status === "error" ? 1 : 0],
+    ["estimated", record.estimated ? 1 : 0],
+    ["unpriced", record.unpriced ? 1 : 0],
+  ];
+  return increments.filter(([, value]) => value !== 0);
+}
+
+export function dimensionsOf(record: CostRecord): AggregateDimensions {
+  return { route: record.route, keyId: record.keyId, team: record.team, provider: record.provider, model: record.model };
+}

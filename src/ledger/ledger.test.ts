@@ -1,0 +1,129 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeCostRecord } from "../../test/support/cost-records.ts";
+import { startRedis, uniquePrefix, type RedisHandle } from "../../test/support/redis-server.ts";
+import { FileLedgerStore, readLedgerFile } from "./file-ledger-store.ts";
+import { Ledger } from "./ledger.ts";
+import type { LedgerStore } from "./ledger-store.ts";
+import { RedisLedgerStore } from "./redis-ledger-store.ts";
+
+describe("Redis ledger (real redis-server)", () => {
+  let server: RedisHandle;
+  let redis: Redis;
+  const prefix = uniquePrefix("ledger");
+
+  beforeAll(async () => {
+    server = await startRedis();
+    redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
+  });
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+    await server?.stop();
+  });
+
+  it("writes the record and its aggregates, and a replayed write changes nothing", async () => {
+    const store = new RedisLedgerStore(redis, prefix);
+    const first = makeCostRecord({ requestId: "req_a" });
+    const second = makeCostRecord({
+      requestId: "req_b",
+      status: "error",
+      usage: { inputTokens: 0, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0, reasoningTokens: 0 },
+      cost: { inputNano: 0, cacheReadNano: 0, cacheWriteNano: 0, outputNano: 0, totalNano: 0, cacheSavingsNano: 0 },
+    });
+    const other = makeCostRecord({ requestId: "req_c", route: "claude", provider: "anthropic", model: "claude-sonnet-4-6", time: "2026-11-23T00:00:01.000Z" });
+    await store.write([first, second, other]);
+    await store.write([first, second]); // the retry of a batch that did land
+
+    expect((await store.records("2026-11-22")).map((record) => record.requestId)).toEqual(["req_a", "req_b"]);
+    expect(await store.records("2026-11-22")).toContainEqual(first);
+
+    const totals = Object.fromEntries(
+      (await store.totals("2026-11-22")).map(({ dimensions, metric, value }) => [`${dimensions.route}/${dimensions.model}/${metric}`, value]),
+    );
+    expect(totals).toEqual({
+      "gpt/gpt-4o/requests": 2,
+      "gpt/gpt-4o/errors": 1,
+      "gpt/gpt-4o/input_tokens": 176,
+      "gpt/gpt-4o/cache_read_tokens": 1024,
+      "gpt/gpt-4o/output_tokens": 42,
+      "gpt/gpt-4o/cost_nano": 2_140_000,
+      "gpt/gpt-4o/cache_savings_nano": 1_280_000,
+    });
+    // The next day's record went to the next day's keys.
+    expect((await store.totals("2026-11-23")).find((total) => total.metric === "cost_nano")?.value).toBe(2_140_000);
+  });
+
+  it("keeps every key of a day in one Redis Cluster slot (a shared hash tag)", () => {
+    const keys = new RedisLedgerStore(redis, prefix).keysFor("2026-11-22");
+    const tags = [keys.record("req_x"), keys.records, keys.totals].map((key) => /\{([^}]*)\}/.exec(key)?.[1]);
+    expect(new Set(tags)).toEqual(new Set(["tollgate:2026-11-22"]));
+  });
+
+  it("a batch is one script per record, pipelined, with no read-before-write", async () => {
+    const store = new RedisLedgerStore(redis, `${prefix}rt:`);
+    const monitor = await redis.monitor();
+    const commands: string[] = [];
+    monitor.on("monitor", (_time: number, args: string[]) => commands.push(String(args[0]).toLowerCase()));
+    await store.write([makeCostRecord(), makeCostRecord(), makeCostRecord()]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    monitor.disconnect();
+    // Three scripts and nothing else: no read-before-write, no per-field calls from the client.
+    expect(commands.filter((command) => command.startsWith("eval"))).toHaveLength(3);
+    expect(commands.filter((command) => !command.startsWith("eval") && !["set", "rpush", "hincrby"].includes(command))).toEqual([]);
+  });
+});
+
+describe("file ledger (the embedded store)", () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "tollgate-ledger-"));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("keeps records across a reopen and skips ids it already holds", async () => {
+    const path = join(dir, "nested", "ledger.jsonl");
+    const a = makeCostRecord({ requestId: "req_1" });
+    await (await FileLedgerStore.open(path)).write([a]);
+    const reopened = await FileLedgerStore.open(path);
+    await reopened.write([a, makeCostRecord({ requestId: "req_2" })]);
+    expect((await readLedgerFile(path)).map((record) => record.requestId)).toEqual(["req_1", "req_2"]);
+  });
+
+  it("survives a torn last line from a crash mid-append", async () => {
+    const path = join(dir, "torn.jsonl");
+    await writeFile(path, JSON.stringify(makeCostRecord({ requestId: "req_whole" })) + "\n" + '{"requestId":"req_torn","ti');
+    await (await FileLedgerStore.open(path)).write([makeCostRecord({ requestId: "req_next" })]);
+    expect((await readLedgerFile(path)).map((record) => record.requestId)).toEqual(["req_whole", "req_next"]);
+    expect((await readFile(path, "utf8")).split("\n").at(-2)).toContain("req_next");
+  });
+});
+
+describe("Ledger queue", () => {
+  it("writes after the caller's turn, batches, and retries a failed write without dropping or doubling", async () => {
+    const written: string[] = [];
+    let failNext = 1;
+    const store: LedgerStore = {
+      async write(records) {
+        if (failNext-- > 0) throw new Error("connection refused");
+        written.push(...records.map((record) => record.requestId));
+      },
+      async close() {},
+    };
+    const logs: string[] = [];
+    const ledger = new Ledger({ store, log: (line) => logs.push(line), retryDelayMs: 5 });
+    ledger.record(makeCostRecord({ requestId: "r1" }));
+    ledger.record(makeCostRecord({ requestId: "r2" }));
+    expect(written).toEqual([]); // nothing happens in the request's own turn
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(written).toEqual(["r1", "r2"]);
+    expect(ledger.pending).toBe(0);
+    expect(logs.join("\n")).toMatch(/writing 2 cost records failed \(connection refused\); retrying in 5 ms/);
+  });
+});

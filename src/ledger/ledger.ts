@@ -1,0 +1,94 @@
+import type { CostRecord } from "../metering/cost-record.ts";
+import type { LedgerStore } from "./ledger-store.ts";
+
+// Records leave the request path here. `record()` only queues: the write happens on a later turn
+// of the event loop, after the answer's last byte went out, and many records share one write
+// (one Redis round trip for a whole batch). A failed write keeps its records at the head of the
+// queue and is retried with backoff; nothing is dropped for a store being down.
+
+export type LedgerOptions = {
+  store: LedgerStore;
+  log?: (line: string) => void;
+  /** Records written in one call to the store. */
+  maxBatch?: number;
+  /** First retry delay after a failed write; doubles up to maxRetryDelayMs. */
+  retryDelayMs?: number;
+  maxRetryDelayMs?: number;
+};
+
+const nextTurn: (callback: () => void) => void =
+  (globalThis as { setImmediate?: (callback: () => void) => void }).setImmediate ?? ((callback) => setTimeout(callback, 0));
+
+export class Ledger {
+  private readonly queue: CostRecord[] = [];
+  private flushing: Promise<void> | undefined;
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private failures = 0;
+  private readonly store: LedgerStore;
+  private readonly log: (line: string) => void;
+  private readonly maxBatch: number;
+  private readonly retryDelayMs: number;
+  private readonly maxRetryDelayMs: number;
+
+  constructor({ store, log = console.error, maxBatch = 256, retryDelayMs = 100, maxRetryDelayMs = 30_000 }: LedgerOptions) {
+    this.store = store;
+    this.log = log;
+    this.maxBatch = maxBatch;
+    this.retryDelayMs = retryDelayMs;
+    this.maxRetryDelayMs = maxRetryDelayMs;
+  }
+
+  /** Queues a record; returns at once. */
+  record(record: CostRecord): void {
+    this.queue.push(record);
+    if (this.queue.length === 1 && !this.flushing && !this.retryTimer) nextTurn(() => void this.flush());
+  }
+
+  /** Records waiting to be written (for health checks and tests). */
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** Writes everything queued; resolves when the queue is empty or a write failed (a retry is then scheduled). */
+  flush(): Promise<void> {
+    this.flushing ??= this.drain().finally(() => {
+      this.flushing = undefined;
+    });
+    return this.flushing;
+  }
+
+  /** Flushes, retrying until `deadlineMs` has passed, then closes the store. */
+  async close(deadlineMs = 5000): Promise<void> {
+    const giveUpAt = Date.now() + deadlineMs;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    while (this.queue.length > 0 && Date.now() < giveUpAt) {
+      await this.flush();
+      if (this.queue.length > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(this.retryDelayMs, giveUpAt - Date.now())));
+    }
+    clearTimeout(this.retryTimer);
+    if (this.queue.length > 0) this.log(`[tollgate] error: ${this.queue.length} cost records could not be written before shutdown`);
+    await this.store.close();
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.slice(0, this.maxBatch);
+      try {
+        await this.store.write(batch);
+      } catch (error) {
+        this.failures += 1;
+        const delay = Math.min(this.retryDelayMs * 2 ** (this.failures - 1), this.maxRetryDelayMs);
+        this.log(`[tollgate] error: writing ${batch.length} cost records failed (${(error as Error).message}); retrying in ${delay} ms, ${this.queue.length} queued`);
+        this.retryTimer = setTimeout(() => {
+          this.retryTimer = undefined;
+          void this.flush();
+        }, delay);
+        return;
+      }
+      // Only now are they off the queue: a write that failed leaves them where they were.
+      this.queue.splice(0, batch.length);
+      this.failures = 0;
+    }
+  }
+}

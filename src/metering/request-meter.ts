@@ -1,0 +1,183 @@
+import type { Caller } from "../auth/authenticate.ts";
+import type { ChatRequest } from "../model/chat-request.ts";
+import type { ChatResponse } from "../model/chat-response.ts";
+import type { FinishReason, StreamPart } from "../model/stream-part.ts";
+import { mergeUsage, type Usage } from "../model/usage.ts";
+import { computeCost, ZERO_COST } from "../pricing/compute-cost.ts";
+import type { CostRecord, RecordStatus } from "./cost-record.ts";
+import { unpricedWarning, type PriceBook } from "./price-book.ts";
+import { countRequestTokens, type TokenCounter } from "./token-counter.ts";
+
+// Follows one request from arrival to its last byte and turns what it saw into the cost record:
+// the usage the provider reported, or, where the provider said nothing (a stream cut off, a
+// server that sends no usage), tollgate's own count of the tokens that went up and came back.
+
+export type MeterDeps = { prices: PriceBook; counter: TokenCounter };
+
+export type MeteredTarget = { providerName: string; model: string };
+
+export type MeterStart = {
+  requestId: string;
+  caller: Caller;
+  request: ChatRequest;
+  dialect: "openai" | "anthropic";
+  /** performance.now() at arrival; every duration is measured from here. */
+  receivedAt: number;
+};
+
+export type MeterOutcome = { status: RecordStatus; httpStatus: number; errorType?: string };
+
+export class RequestMeter {
+  private readonly arrivedAtWall = Date.now();
+  private target: MeteredTarget | undefined;
+  private upstreamStartedAt: number | undefined;
+  private firstContentAt: number | undefined;
+  private usage: Usage | undefined;
+  private responseModel: string | undefined;
+  private finishReason: FinishReason | undefined;
+  /** Output text as it came, kept only to be counted if the provider never reports usage. */
+  private readonly outputText: string[] = [];
+
+  constructor(
+    private readonly start: MeterStart,
+    private readonly deps: MeterDeps,
+  ) {}
+
+  /** The router is calling `target` (the last call made is the one billed). */
+  attempting(target: MeteredTarget, startedAt: number): void {
+    this.target = target;
+    this.upstreamStartedAt = startedAt;
+  }
+
+  /** Every stream part, as it is written to the client. */
+  observe(part: StreamPart): void {
+    switch (part.type) {
+      case "start":
+        this.responseModel = part.model;
+        break;
+      case "text-delta":
+        this.firstContentAt ??= performance.now();
+        this.outputText.push(part.text);
+        break;
+      case "tool-call-start":
+        this.firstContentAt ??= performance.now();
+        this.outputText.push(part.name);
+        break;
+      case "tool-call-delta":
+        this.outputText.push(part.argumentsDelta);
+        break;
+      case "usage":
+        this.usage = mergeUsage(this.usage, part.usage);
+        break;
+      case "finish":
+        this.finishReason = part.reason;
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** A whole (non-streamed) answer arrived. */
+  answered(response: ChatResponse): void {
+    this.firstContentAt = performance.now();
+    this.responseModel = response.model;
+    this.finishReason = response.finishReason;
+    if (response.usage) this.usage = response.usage;
+    for (const content of response.content) this.outputText.push(content.type === "text" ? content.text : content.name + content.arguments);
+  }
+
+  /** Milliseconds from arrival to first content, as the client saw it. */
+  ttftMs(): number | null {
+    return this.firstContentAt === undefined ? null : round1(this.firstContentAt - this.start.receivedAt);
+  }
+
+  async finish(outcome: MeterOutcome): Promise<CostRecord> {
+    const finishedAt = performance.now();
+    const { usage, estimated } = await this.settleUsage(outcome.status);
+    const target = this.target;
+    const warnings: string[] = [];
+    let cost = ZERO_COST;
+    let unpriced = false;
+    if (target) {
+      const price = this.deps.prices.priceOf(target.providerName, target.model, this.responseModel);
+      if (price) cost = computeCost(usage, price);
+      else {
+        unpriced = true;
+        warnings.push(unpricedWarning(target.providerName, target.model));
+      }
+    }
+    const caller = this.start.caller;
+    const record: CostRecord = {
+      requestId: this.start.requestId,
+      time: new Date(this.arrivedAtWall).toISOString(),
+      keyId: caller.kind === "key" ? caller.key.id : "admin",
+      team: caller.kind === "key" ? caller.key.team : "admin",
+      route: this.start.request.route,
+      provider: target?.providerName ?? "",
+      model: target?.model ?? "",
+      dialect: this.start.dialect,
+      stream: this.start.request.stream,
+      status: outcome.status,
+      httpStatus: outcome.httpStatus,
+      usage,
+      cost,
+      ttftMs: this.ttftMs(),
+      upstreamTtftMs:
+        this.firstContentAt === undefined || this.upstreamStartedAt === undefined ? null : round1(this.firstContentAt - this.upstreamStartedAt),
+      durationMs: round1(finishedAt - this.start.receivedAt),
+      outputTokensPerSecond: this.outputSpeed(usage.outputTokens, finishedAt),
+      estimated,
+      unpriced,
+      policies: [],
+      warnings,
+    };
+    if (this.responseModel) record.responseModel = this.responseModel;
+    if (outcome.errorType) record.errorType = outcome.errorType;
+    if (this.finishReason) record.finishReason = this.finishReason;
+    return record;
+  }
+
+  /**
+   * What to bill. Reported usage wins. Missing input is counted from the request; missing output
+   * from the text that came back. A stream that did not complete may hold a placeholder output
+   * count (Anthropic's message_start says 1), so there the larger of report and count is kept.
+   */
+  private async settleUsage(status: RecordStatus): Promise<{ usage: Required<Usage>; estimated: boolean }> {
+    const reported = this.usage ?? {};
+    const reachedProvider = this.target !== undefined && (this.outputText.length > 0 || this.usage !== undefined || status === "aborted");
+    let estimated = false;
+    let inputTokens = reported.inputTokens;
+    if (inputTokens === undefined && reachedProvider) {
+      inputTokens = await countRequestTokens(this.deps.counter, this.start.request);
+      estimated = true;
+    }
+    let outputTokens = reported.outputTokens;
+    if (outputTokens === undefined || (status !== "ok" && this.outputText.length > 0)) {
+      const counted = this.outputText.length > 0 ? await this.deps.counter.count(this.outputText.join("")) : 0;
+      if (counted > (outputTokens ?? 0)) {
+        outputTokens = counted;
+        estimated = true;
+      }
+    }
+    return {
+      usage: {
+        inputTokens: inputTokens ?? 0,
+        cacheReadTokens: reported.cacheReadTokens ?? 0,
+        cacheWrite5mTokens: reported.cacheWrite5mTokens ?? 0,
+        cacheWrite1hTokens: reported.cacheWrite1hTokens ?? 0,
+        outputTokens: outputTokens ?? 0,
+        reasoningTokens: reported.reasoningTokens ?? 0,
+      },
+      estimated,
+    };
+  }
+
+  private outputSpeed(outputTokens: number, finishedAt: number): number | null {
+    if (!this.start.request.stream || this.firstContentAt === undefined || outputTokens < 2) return null;
+    const seconds = (finishedAt - this.firstContentAt) / 1000;
+    // The first token is what TTFT measured; speed is over the tokens after it.
+    return seconds > 0 ? Math.round(((outputTokens - 1) / seconds) * 10) / 10 : null;
+  }
+}
+
+const round1 = (ms: number) => Math.round(ms * 10) / 10;

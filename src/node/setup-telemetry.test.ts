@@ -1,0 +1,292 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { gunzipSync } from "node:zlib";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { CostRecord } from "../metering/cost-record.ts";
+import type { ChatRequest } from "../model/chat-request.ts";
+import { createGatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
+import { setupTelemetry, type TelemetryHandle } from "./setup-telemetry.ts";
+
+// The real SDK and exporters against a local OTLP/HTTP receiver: what a collector would be sent.
+
+// From the GenAI semantic conventions (REFERENCE.md), written out here rather than imported so a
+// wrong constant in the code cannot agree with itself.
+const SPEC_TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
+const SPEC_SECONDS_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
+const OTLP_SPAN_KIND_SERVER = 2;
+const OTLP_SPAN_KIND_CLIENT = 3;
+const OTLP_STATUS_ERROR = 2;
+
+type OtlpValue = { stringValue?: string; intValue?: number | string; doubleValue?: number; boolValue?: boolean; arrayValue?: { values?: OtlpValue[] } };
+type OtlpAttribute = { key: string; value: OtlpValue };
+type OtlpSpan = { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: OtlpAttribute[]; status?: { code?: number; message?: string } };
+type OtlpPoint = { attributes?: OtlpAttribute[]; count?: number | string; sum?: number; explicitBounds?: number[]; asDouble?: number };
+type OtlpMetric = { name: string; unit?: string; histogram?: { dataPoints: OtlpPoint[] }; sum?: { dataPoints: OtlpPoint[]; isMonotonic?: boolean } };
+type OtlpResource = { resource?: { attributes?: OtlpAttribute[] } };
+type TracesBody = { resourceSpans: (OtlpResource & { scopeSpans: { spans: OtlpSpan[] }[] })[] };
+type MetricsBody = { resourceMetrics: (OtlpResource & { scopeMetrics: { metrics: OtlpMetric[] }[] })[] };
+
+const received: { path: string; body: unknown }[] = [];
+const receiver = createServer((request, response) => {
+  const chunks: Buffer[] = [];
+  request.on("data", (chunk: Buffer) => chunks.push(chunk));
+  request.on("end", () => {
+    let bytes = Buffer.concat(chunks);
+    if (request.headers["content-encoding"] === "gzip") bytes = gunzipSync(bytes);
+    received.push({ path: request.url ?? "", body: JSON.parse(bytes.toString("utf8")) });
+    response.writeHead(200, { "content-type": "application/json" });
+    response.end("{}");
+  });
+});
+let origin = "";
+let handle: TelemetryHandle | undefined;
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  origin = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+});
+afterEach(async () => {
+  await handle?.shutdown();
+  handle = undefined;
+  received.length = 0;
+});
+afterAll(() => {
+  receiver.close();
+});
+
+function decodeValue(value: OtlpValue): unknown {
+  if (value.stringValue !== undefined) return value.stringValue;
+  if (value.intValue !== undefined) return Number(value.intValue);
+  if (value.doubleValue !== undefined) return value.doubleValue;
+  if (value.boolValue !== undefined) return value.boolValue;
+  if (value.arrayValue !== undefined) return (value.arrayValue.values ?? []).map(decodeValue);
+  return undefined;
+}
+function decodeAttributes(attributes: OtlpAttribute[] = []): Record<string, unknown> {
+  return Object.fromEntries(attributes.map(({ key, value }) => [key, decodeValue(value)]));
+}
+function receivedSpans(path = "/v1/traces"): OtlpSpan[] {
+  return received
+    .filter((item) => item.path === path)
+    .flatMap((item) => (item.body as TracesBody).resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans)));
+}
+function receivedMetrics(): Map<string, OtlpMetric> {
+  const bodies = received.filter((item) => item.path === "/v1/metrics").map((item) => item.body as MetricsBody);
+  const all = bodies.flatMap((body) => body.resourceMetrics.flatMap((resource) => resource.scopeMetrics.flatMap((scope) => scope.metrics)));
+  return new Map(all.map((metric) => [metric.name, metric]));
+}
+function pointWith(points: OtlpPoint[], attributes: Record<string, unknown>): OtlpPoint {
+  const matches = points.filter((point) => JSON.stringify(sortKeys(decodeAttributes(point.attributes))) === JSON.stringify(sortKeys(attributes)));
+  expect(matches, `one data point with ${JSON.stringify(attributes)}`).toHaveLength(1);
+  return matches[0]!;
+}
+function sortKeys(object: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(object).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+const chatRequest: ChatRequest = {
+  route: "smart",
+  messages: [{ role: "user", content: [{ type: "text", text: "the secret prompt" }] }],
+  stream: true,
+  streamUsage: true,
+  maxTokens: 512,
+  temperature: 0.3,
+};
+const target = { providerName: "openai-main", providerType: "openai" as const, model: "gpt-4o", baseUrl: "https://api.openai.com/v1" };
+
+function costRecord(overrides: Partial<CostRecord>): CostRecord {
+  return {
+    requestId: "req_1",
+    time: "2026-07-01T12:00:00.000Z",
+    keyId: "key_ops",
+    team: "platform",
+    route: "smart",
+    provider: "openai-main",
+    model: "gpt-4o",
+    responseModel: "gpt-4o-2024-08-06",
+    dialect: "openai",
+    stream: true,
+    status: "ok",
+    httpStatus: 200,
+    finishReason: "stop",
+    // gpt-4o at $2.50 input, $1.25 cached, $10 output per 1M tokens.
+    usage: { inputTokens: 800, cacheReadTokens: 1200, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 300, reasoningTokens: 0 },
+    cost: { inputNano: 2_000_000, cacheReadNano: 1_500_000, cacheWriteNano: 0, outputNano: 3_000_000, totalNano: 6_500_000, cacheSavingsNano: 1_500_000 },
+    ttftMs: 260,
+    upstreamTtftMs: 250,
+    durationMs: 1500,
+    outputTokensPerSecond: 240,
+    estimated: false,
+    unpriced: false,
+    policies: [],
+    warnings: [],
+    ...overrides,
+  };
+}
+
+describe("setupTelemetry", () => {
+  it("does nothing without an OTLP endpoint, or when the SDK is disabled", async () => {
+    expect(await setupTelemetry({})).toBeUndefined();
+    expect(await setupTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: origin, OTEL_SDK_DISABLED: "true" })).toBeUndefined();
+
+    // With nothing registered the gateway's telemetry runs on the API's no-op tracer and meter.
+    const telemetry = createGatewayTelemetry();
+    const requestSpan = telemetry.startRequestSpan("POST /v1/chat/completions", {});
+    const chatSpan = telemetry.startChatSpan(requestSpan, chatRequest, target);
+    expect([requestSpan.isRecording(), chatSpan.isRecording()]).toEqual([false, false]);
+    telemetry.endChatSpan(chatSpan, { usage: { outputTokens: 1 } });
+    telemetry.endRequestSpan(requestSpan, { httpStatus: 200, record: costRecord({}) });
+    telemetry.recordMetrics(costRecord({}), target);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(received).toEqual([]);
+  });
+
+  it("exports a SERVER span with its CLIENT chat child and the GenAI metrics as OTLP JSON", async () => {
+    handle = await setupTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: origin, OTEL_METRIC_EXPORT_INTERVAL: "100000" });
+    expect(handle).toBeDefined();
+    const telemetry = createGatewayTelemetry();
+
+    const okRecord = costRecord({});
+    const requestSpan = telemetry.startRequestSpan("POST /v1/chat/completions", {
+      "http.request.method": "POST",
+      "url.path": "/v1/chat/completions",
+      "tollgate.request_id": "req_1",
+    });
+    const chatSpan = telemetry.startChatSpan(requestSpan, chatRequest, target);
+    telemetry.endChatSpan(chatSpan, {
+      responseId: "chatcmpl-1",
+      responseModel: "gpt-4o-2024-08-06",
+      finishReason: "stop",
+      usage: { inputTokens: 800, cacheReadTokens: 1200, outputTokens: 300, reasoningTokens: 0 },
+      timeToFirstChunkSeconds: 0.25,
+    });
+    telemetry.endRequestSpan(requestSpan, { httpStatus: 200, record: okRecord });
+    telemetry.recordMetrics(okRecord, target);
+
+    // A provider that timed out: error status on both spans, error.type on the duration metric.
+    const failedRecord = costRecord({
+      requestId: "req_2", team: "research", stream: false, status: "error", httpStatus: 504, errorType: "upstream_timeout",
+      responseModel: undefined, finishReason: undefined, durationMs: 30_000, upstreamTtftMs: null, ttftMs: null,
+      usage: { inputTokens: 0, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0, reasoningTokens: 0 },
+      cost: { inputNano: 0, cacheReadNano: 0, cacheWriteNano: 0, outputNano: 0, totalNano: 0, cacheSavingsNano: 0 },
+    });
+    const failedRequest = telemetry.startRequestSpan("POST /v1/chat/completions", { "tollgate.request_id": "req_2" });
+    const failedChat = telemetry.startChatSpan(failedRequest, { ...chatRequest, stream: false }, target);
+    telemetry.endChatSpan(failedChat, { error: { type: "upstream_timeout", message: "no answer in 30 s" } });
+    telemetry.endRequestSpan(failedRequest, { httpStatus: 504, record: failedRecord });
+    telemetry.recordMetrics(failedRecord, target);
+
+    await handle!.forceFlush();
+
+    // Traces
+    const traceBodies = received.filter((item) => item.path === "/v1/traces").map((item) => item.body as TracesBody);
+    expect(traceBodies.length).toBeGreaterThan(0);
+    expect(decodeAttributes(traceBodies[0]!.resourceSpans[0]!.resource?.attributes)["service.name"]).toBe("tollgate");
+    const spans = receivedSpans();
+    expect(spans).toHaveLength(4);
+    const server = spans.find((span) => decodeAttributes(span.attributes)["tollgate.request_id"] === "req_1")!;
+    const client = spans.find((span) => span.parentSpanId === server.spanId)!;
+    expect(server.name).toBe("POST /v1/chat/completions");
+    expect(server.kind).toBe(OTLP_SPAN_KIND_SERVER);
+    expect(server.parentSpanId ?? "").toBe("");
+    expect(server.status?.code ?? 0).not.toBe(OTLP_STATUS_ERROR);
+    expect(decodeAttributes(server.attributes)).toEqual({
+      "http.request.method": "POST",
+      "url.path": "/v1/chat/completions",
+      "tollgate.request_id": "req_1",
+      "http.response.status_code": 200,
+      "tollgate.route": "smart",
+      "tollgate.key_id": "key_ops",
+      "tollgate.team": "platform",
+      "tollgate.cost_usd": 0.0065,
+      "tollgate.estimated": false,
+      "tollgate.unpriced": false,
+    });
+    expect(client.name).toBe("chat gpt-4o");
+    expect(client.kind).toBe(OTLP_SPAN_KIND_CLIENT);
+    expect(client.traceId).toBe(server.traceId);
+    expect(client.spanId).not.toBe(server.spanId);
+    expect(decodeAttributes(client.attributes)).toEqual({
+      "gen_ai.operation.name": "chat",
+      "gen_ai.provider.name": "openai",
+      "gen_ai.request.model": "gpt-4o",
+      "gen_ai.request.max_tokens": 512,
+      "gen_ai.request.temperature": 0.3,
+      "server.address": "api.openai.com",
+      "server.port": 443,
+      "tollgate.provider": "openai-main",
+      "gen_ai.response.id": "chatcmpl-1",
+      "gen_ai.response.model": "gpt-4o-2024-08-06",
+      "gen_ai.response.finish_reasons": ["stop"],
+      "gen_ai.usage.input_tokens": 2000,
+      "gen_ai.usage.output_tokens": 300,
+      "gen_ai.usage.cache_read.input_tokens": 1200,
+      "gen_ai.usage.reasoning.output_tokens": 0,
+      "gen_ai.response.time_to_first_chunk": 0.25,
+    });
+    expect(JSON.stringify(spans)).not.toContain("secret prompt");
+
+    const failedServer = spans.find((span) => decodeAttributes(span.attributes)["tollgate.request_id"] === "req_2")!;
+    const failedClient = spans.find((span) => span.parentSpanId === failedServer.spanId)!;
+    expect(failedServer.status?.code).toBe(OTLP_STATUS_ERROR);
+    expect(decodeAttributes(failedServer.attributes)).toMatchObject({ "http.response.status_code": 504, "error.type": "504", "tollgate.cost_usd": 0 });
+    expect(failedClient.status).toMatchObject({ code: OTLP_STATUS_ERROR, message: "no answer in 30 s" });
+    expect(decodeAttributes(failedClient.attributes)["error.type"]).toBe("upstream_timeout");
+
+    // Metrics
+    const metrics = receivedMetrics();
+    const operation = { "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o" };
+    const answered = { ...operation, "gen_ai.response.model": "gpt-4o-2024-08-06" };
+
+    const tokenUsage = metrics.get("gen_ai.client.token.usage")!;
+    expect(tokenUsage.unit).toBe("{token}");
+    // The failed request reported no tokens, so it adds no token points.
+    expect(tokenUsage.histogram!.dataPoints).toHaveLength(2);
+    const inputPoint = pointWith(tokenUsage.histogram!.dataPoints, { ...answered, "gen_ai.token.type": "input" });
+    const outputPoint = pointWith(tokenUsage.histogram!.dataPoints, { ...answered, "gen_ai.token.type": "output" });
+    expect([inputPoint.sum, Number(inputPoint.count), outputPoint.sum, Number(outputPoint.count)]).toEqual([2000, 1, 300, 1]);
+    expect(inputPoint.explicitBounds).toEqual(SPEC_TOKEN_BUCKETS);
+
+    const duration = metrics.get("gen_ai.client.operation.duration")!;
+    expect(duration.unit).toBe("s");
+    expect(duration.histogram!.dataPoints).toHaveLength(2);
+    const okDuration = pointWith(duration.histogram!.dataPoints, answered);
+    const failedDuration = pointWith(duration.histogram!.dataPoints, { ...operation, "error.type": "upstream_timeout" });
+    expect([okDuration.sum, failedDuration.sum]).toEqual([1.5, 30]);
+    expect(okDuration.explicitBounds).toEqual(SPEC_SECONDS_BUCKETS);
+
+    const firstChunk = metrics.get("gen_ai.client.operation.time_to_first_chunk")!;
+    expect(firstChunk.unit).toBe("s");
+    // Only the stream has a first chunk.
+    expect(firstChunk.histogram!.dataPoints).toHaveLength(1);
+    expect(pointWith(firstChunk.histogram!.dataPoints, answered).sum).toBe(0.25);
+    expect(firstChunk.histogram!.dataPoints[0]!.explicitBounds).toEqual(SPEC_SECONDS_BUCKETS);
+
+    const cost = metrics.get("tollgate.cost")!;
+    expect(cost.unit).toBe("USD");
+    expect(cost.sum!.isMonotonic).toBe(true);
+    const costAttributes = { "tollgate.route": "smart", "tollgate.key_id": "key_ops", "gen_ai.request.model": "gpt-4o", "gen_ai.provider.name": "openai" };
+    expect(pointWith(cost.sum!.dataPoints, { ...costAttributes, "tollgate.team": "platform" }).asDouble).toBeCloseTo(0.0065, 12);
+    expect(pointWith(cost.sum!.dataPoints, { ...costAttributes, "tollgate.team": "research" }).asDouble).toBe(0);
+  });
+
+  it("registers again after shutdown, honouring the traces-only endpoint and OTEL_SERVICE_NAME", async () => {
+    handle = await setupTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: origin });
+    await handle!.shutdown();
+    handle = undefined;
+
+    handle = await setupTelemetry({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${origin}/custom/traces`, OTEL_SERVICE_NAME: "tollgate-eu" });
+    const telemetry = createGatewayTelemetry();
+    const span = telemetry.startRequestSpan("POST /v1/messages", { "tollgate.request_id": "req_3" });
+    telemetry.endRequestSpan(span, { httpStatus: 200 });
+    telemetry.recordMetrics(costRecord({}), target);
+    await handle!.forceFlush();
+
+    const spans = receivedSpans("/custom/traces");
+    expect(spans.map((exported) => exported.name)).toEqual(["POST /v1/messages"]);
+    const body = received.find((item) => item.path === "/custom/traces")!.body as TracesBody;
+    expect(decodeAttributes(body.resourceSpans[0]!.resource?.attributes)["service.name"]).toBe("tollgate-eu");
+    // No metrics endpoint was configured, so the metrics stay on the API's no-op meter.
+    expect(received.map((item) => item.path)).toEqual(["/custom/traces"]);
+  });
+});

@@ -1,0 +1,106 @@
+import { metrics, trace } from "@opentelemetry/api";
+import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { defaultResource, resourceFromAttributes } from "@opentelemetry/resources";
+import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
+import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
+
+// The Node server's OpenTelemetry SDK: OTLP over HTTP with the exporters' default JSON encoding,
+// configured from the standard OTEL_* variables. Only the Node entry loads this; the gateway core
+// talks to @opentelemetry/api alone, so the Workers build and embedders never pull in the SDK.
+// Nothing starts unless an OTLP endpoint is configured: telemetry is opt-in.
+
+export type TelemetryEnvironment = Record<string, string | undefined>;
+
+export type TelemetryHandle = {
+  /** Exports what is pending, stops the exporters and unregisters the global providers. */
+  shutdown(): Promise<void>;
+  /** Exports every finished span and the current metric values now. */
+  forceFlush(): Promise<void>;
+};
+
+const DEFAULT_METRIC_EXPORT_INTERVAL_MS = 60_000;
+const DEFAULT_METRIC_EXPORT_TIMEOUT_MS = 30_000;
+
+export async function setupTelemetry(environment: TelemetryEnvironment): Promise<TelemetryHandle | undefined> {
+  if (environment.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true") return undefined;
+  const tracesUrl = signalUrl(environment, "TRACES", "v1/traces");
+  const metricsUrl = signalUrl(environment, "METRICS", "v1/metrics");
+  if (tracesUrl === undefined && metricsUrl === undefined) return undefined;
+
+  const resource = defaultResource().merge(
+    resourceFromAttributes({ "service.name": environment.OTEL_SERVICE_NAME?.trim() || "tollgate" }),
+  );
+
+  let tracerProvider: BasicTracerProvider | undefined;
+  if (tracesUrl !== undefined) {
+    // The URL is passed explicitly so `environment` decides, not whatever process.env holds.
+    const exporter = new OTLPTraceExporter({ url: tracesUrl });
+    tracerProvider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
+  }
+
+  let meterProvider: MeterProvider | undefined;
+  if (metricsUrl !== undefined) {
+    const exportIntervalMillis = positiveInteger(environment.OTEL_METRIC_EXPORT_INTERVAL) ?? DEFAULT_METRIC_EXPORT_INTERVAL_MS;
+    // The reader refuses a timeout longer than its interval.
+    const exportTimeoutMillis = Math.min(
+      positiveInteger(environment.OTEL_METRIC_EXPORT_TIMEOUT) ?? DEFAULT_METRIC_EXPORT_TIMEOUT_MS,
+      exportIntervalMillis,
+    );
+    const reader = new PeriodicExportingMetricReader({
+      exporter: new OTLPMetricExporter({ url: metricsUrl }),
+      exportIntervalMillis,
+      exportTimeoutMillis,
+    });
+    meterProvider = new MeterProvider({ resource, readers: [reader] });
+  }
+
+  const shutdownProviders = async () => {
+    await Promise.all([tracerProvider?.shutdown(), meterProvider?.shutdown()]);
+  };
+  const tracesRegistered = tracerProvider === undefined || trace.setGlobalTracerProvider(tracerProvider);
+  const metricsRegistered = meterProvider === undefined || metrics.setGlobalMeterProvider(meterProvider);
+  if (!tracesRegistered || !metricsRegistered) {
+    // The API keeps the first registration and ignores later ones; running unexported providers
+    // beside it would silently drop everything, so stop here and say why.
+    if (tracesRegistered && tracerProvider) trace.disable();
+    if (metricsRegistered && meterProvider) metrics.disable();
+    await shutdownProviders();
+    throw new Error("OpenTelemetry is already set up in this process: shut the earlier setup down first");
+  }
+
+  return {
+    async forceFlush() {
+      await Promise.all([tracerProvider?.forceFlush(), meterProvider?.forceFlush()]);
+    },
+    async shutdown() {
+      try {
+        await shutdownProviders();
+      } finally {
+        // Unregistering lets a later setupTelemetry in the same process (tests, reloads) register again.
+        if (tracerProvider) trace.disable();
+        if (meterProvider) metrics.disable();
+      }
+    },
+  };
+}
+
+/**
+ * The OTLP/HTTP endpoint rule: a signal-specific variable is the full URL as written; the general
+ * one is a base to which the signal's path is appended.
+ */
+function signalUrl(environment: TelemetryEnvironment, signal: "TRACES" | "METRICS", path: string): string | undefined {
+  // OTEL_TRACES_EXPORTER=none (or OTEL_METRICS_EXPORTER=none) turns one signal off.
+  if (environment[`OTEL_${signal}_EXPORTER`]?.trim().toLowerCase() === "none") return undefined;
+  const specific = environment[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`]?.trim();
+  if (specific) return specific;
+  const base = environment.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  if (!base) return undefined;
+  return base.endsWith("/") ? base + path : `${base}/${path}`;
+}
+
+function positiveInteger(value: string | undefined): number | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
+  const number = Number(value);
+  return Number.isInteger(number) && number > 0 ? number : undefined;
+}

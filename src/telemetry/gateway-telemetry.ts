@@ -1,0 +1,177 @@
+import { context, metrics, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from "@opentelemetry/api";
+import type { CostRecord } from "../metering/cost-record.ts";
+import type { ChatRequest } from "../model/chat-request.ts";
+import { totalInputTokens } from "../model/usage.ts";
+import {
+  chatInputMessagesAttributes,
+  chatOutputMessagesAttributes,
+  chatRequestAttributes,
+  chatResponseAttributes,
+  chatSpanName,
+  genAiProviderName,
+  type ChatResponseFacts,
+  type ChatTarget,
+  type ProviderType,
+} from "./gen-ai-attributes.ts";
+
+// Spans and metrics for the request path, written against @opentelemetry/api only. Until an SDK is
+// registered (src/node/setup-telemetry.ts, or an embedding application's own), every call below
+// lands on the API's no-op tracer and meter, so the gateway pays for little more than the
+// attribute maps. The tracer and meter are taken once, here: create this object AFTER the SDK is
+// registered, because the metrics API has no proxy that would pick up a later registration.
+
+// Explicit bucket boundaries the convention gives (semconv v1.41); the SDK's default buckets
+// would put almost every token count in the overflow bucket.
+const TOKEN_USAGE_BUCKETS = [
+  1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
+];
+const DURATION_SECONDS_BUCKETS = [
+  0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+];
+
+const NANO_PER_USD = 1e9;
+
+export type GatewayTelemetryOptions = {
+  /** Put prompts and answers on chat spans (gen_ai.input/output.messages). Off by default. */
+  captureContent?: boolean;
+};
+
+export type ChatOutcome = ChatResponseFacts & {
+  error?: { type: string; message: string };
+  /** The answer's text; read only when content capture is on. */
+  outputText?: string;
+};
+
+export type RequestOutcome = {
+  httpStatus: number;
+  record?: CostRecord;
+};
+
+export type MetricsTarget = { providerName: string; providerType: ProviderType };
+
+export type GatewayTelemetry = {
+  readonly captureContent: boolean;
+  startRequestSpan(name: string, attributes: Attributes): Span;
+  startChatSpan(parent: Span, request: ChatRequest, target: ChatTarget): Span;
+  endChatSpan(span: Span, outcome: ChatOutcome): void;
+  endRequestSpan(span: Span, outcome: RequestOutcome): void;
+  recordMetrics(record: CostRecord, target: MetricsTarget): void;
+};
+
+export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): GatewayTelemetry {
+  const { captureContent = false } = options;
+  const tracer = trace.getTracer("tollgate");
+  const meter = metrics.getMeter("tollgate");
+
+  const tokenUsage = meter.createHistogram("gen_ai.client.token.usage", {
+    description: "Number of input and output tokens used",
+    unit: "{token}",
+    advice: { explicitBucketBoundaries: TOKEN_USAGE_BUCKETS },
+  });
+  const operationDuration = meter.createHistogram("gen_ai.client.operation.duration", {
+    description: "GenAI operation duration",
+    unit: "s",
+    advice: { explicitBucketBoundaries: DURATION_SECONDS_BUCKETS },
+  });
+  const timeToFirstChunk = meter.createHistogram("gen_ai.client.operation.time_to_first_chunk", {
+    description: "Time to receive the first chunk of a streamed answer",
+    unit: "s",
+    advice: { explicitBucketBoundaries: DURATION_SECONDS_BUCKETS },
+  });
+  const cost = meter.createCounter("tollgate.cost", {
+    description: "Cost of answered requests at the configured prices",
+    unit: "USD",
+  });
+
+  return {
+    captureContent,
+
+    startRequestSpan(name, attributes) {
+      return tracer.startSpan(name, { kind: SpanKind.SERVER, attributes });
+    },
+
+    startChatSpan(parent, request, target) {
+      const attributes = chatRequestAttributes(request, target);
+      if (captureContent) Object.assign(attributes, chatInputMessagesAttributes(request.messages));
+      const parentContext = trace.setSpan(context.active(), parent);
+      return tracer.startSpan(chatSpanName(target.model), { kind: SpanKind.CLIENT, attributes }, parentContext);
+    },
+
+    endChatSpan(span, outcome) {
+      // A non-recording span (no SDK, or sampled out) would drop these anyway: skip building them.
+      if (span.isRecording()) {
+        span.setAttributes(chatResponseAttributes(outcome));
+        if (captureContent && outcome.outputText !== undefined) {
+          span.setAttributes(chatOutputMessagesAttributes(outcome.outputText, outcome.finishReason));
+        }
+        if (outcome.error) {
+          span.setAttribute("error.type", outcome.error.type);
+          span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error.message });
+        }
+      }
+      span.end();
+    },
+
+    endRequestSpan(span, outcome) {
+      if (span.isRecording()) {
+        span.setAttribute("http.response.status_code", outcome.httpStatus);
+        const record = outcome.record;
+        if (record) {
+          span.setAttributes({
+            "tollgate.route": record.route,
+            "tollgate.key_id": record.keyId,
+            "tollgate.team": record.team,
+            "tollgate.cost_usd": record.cost.totalNano / NANO_PER_USD,
+            "tollgate.estimated": record.estimated,
+            "tollgate.unpriced": record.unpriced,
+          });
+        }
+        // HTTP server convention: only 5xx marks the server span failed; a 4xx is the client's.
+        if (outcome.httpStatus >= 500) {
+          span.setAttribute("error.type", String(outcome.httpStatus));
+          span.setStatus({ code: SpanStatusCode.ERROR });
+        }
+      }
+      span.end();
+    },
+
+    recordMetrics(record, target) {
+      const providerName = genAiProviderName(target);
+      const operationAttributes: Attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": providerName,
+        "gen_ai.request.model": record.model,
+      };
+      if (record.responseModel !== undefined) operationAttributes["gen_ai.response.model"] = record.responseModel;
+
+      // A provider that failed before answering reported no usage; zeros would drag the histogram
+      // toward an answer that never happened.
+      // The convention's input count includes cached tokens, as in the span attributes.
+      const inputTokens = totalInputTokens(record.usage);
+      const anyTokens = inputTokens > 0 || record.usage.outputTokens > 0;
+      if (record.status !== "error" || anyTokens) {
+        tokenUsage.record(inputTokens, { ...operationAttributes, "gen_ai.token.type": "input" });
+        tokenUsage.record(record.usage.outputTokens, { ...operationAttributes, "gen_ai.token.type": "output" });
+      }
+
+      const durationAttributes =
+        record.status === "error"
+          ? { ...operationAttributes, "error.type": record.errorType ?? "_OTHER" }
+          : operationAttributes;
+      operationDuration.record(record.durationMs / 1000, durationAttributes);
+
+      // The gateway is the provider's client here, so the upstream measurement is the one meant.
+      if (record.stream && record.upstreamTtftMs !== null) {
+        timeToFirstChunk.record(record.upstreamTtftMs / 1000, operationAttributes);
+      }
+
+      cost.add(record.cost.totalNano / NANO_PER_USD, {
+        "tollgate.route": record.route,
+        "tollgate.team": record.team,
+        "tollgate.key_id": record.keyId,
+        "gen_ai.request.model": record.model,
+        "gen_ai.provider.name": providerName,
+      });
+    },
+  };
+}
