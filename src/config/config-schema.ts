@@ -133,7 +133,14 @@ export const configSchema = z
      * Where cost records go: Redis when `redisUrl` names a set variable, otherwise an append-only
      * file at `path` (default `.tollgate/ledger.jsonl`, relative to the working directory).
      */
-    store: z.strictObject({ redisUrl: secretSchema.optional(), path: z.string().min(1).optional() }).optional(),
+    store: z
+      .strictObject({
+        redisUrl: secretSchema.optional(),
+        path: z.string().min(1).optional(),
+        /** Prepended to every Redis key, to keep deployments apart on one Redis. */
+        keyPrefix: z.string().default(""),
+      })
+      .optional(),
     telemetry: z.strictObject({ captureContent: z.boolean().default(false) }).optional(),
   })
   .superRefine((config, ctx) => {

@@ -1,12 +1,56 @@
+import type { CostRecord } from "../metering/cost-record.ts";
+import { formatUsd } from "../pricing/format-usd.ts";
+
 // The figures tollgate appends to every stream, after the point where the official SDKs stop
 // reading (after `data: [DONE]` for OpenAI; a data-only event, which the Anthropic SDK skips).
+// They are the same figures a non-streamed answer carries in its x-tollgate-* headers.
 export type StreamSummary = {
   requestId: string;
   route: string;
   provider: string;
   model: string;
+  /** Every input token, cached ones included (as x-tollgate-input-tokens). */
   inputTokens: number;
   outputTokens: number;
   cachedTokens: number;
+  /** Exact decimal USD. */
+  costUsd: string;
   ttftMs: number | null;
+  /** Counts came from tollgate's tokenizer, not the provider. */
+  estimated: boolean;
+  /** No price is known for the model: costUsd is 0 but the call was not free. */
+  unpriced: boolean;
 };
+
+export function summarizeRecord(record: CostRecord): StreamSummary {
+  const { usage } = record;
+  return {
+    requestId: record.requestId,
+    route: record.route,
+    provider: record.provider,
+    model: record.model,
+    inputTokens: usage.inputTokens + usage.cacheReadTokens + usage.cacheWrite5mTokens + usage.cacheWrite1hTokens,
+    outputTokens: usage.outputTokens,
+    cachedTokens: usage.cacheReadTokens,
+    costUsd: formatUsd(record.cost.totalNano),
+    ttftMs: record.ttftMs,
+    estimated: record.estimated,
+    unpriced: record.unpriced,
+  };
+}
+
+/** The same figures as response headers, for answers that are not streamed. */
+export function summaryHeaders(summary: StreamSummary): Record<string, string> {
+  const headers: Record<string, string> = {
+    "x-tollgate-route": summary.route,
+    "x-tollgate-provider": summary.provider,
+    "x-tollgate-cost-usd": summary.costUsd,
+    "x-tollgate-input-tokens": String(summary.inputTokens),
+    "x-tollgate-output-tokens": String(summary.outputTokens),
+    "x-tollgate-cached-tokens": String(summary.cachedTokens),
+    "x-tollgate-ttft-ms": summary.ttftMs === null ? "" : String(summary.ttftMs),
+  };
+  const flags = [summary.estimated ? "estimated" : "", summary.unpriced ? "unpriced" : ""].filter(Boolean);
+  if (flags.length > 0) headers["x-tollgate-cost-flags"] = flags.join(",");
+  return headers;
+}

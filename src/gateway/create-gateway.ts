@@ -3,7 +3,12 @@ import { createAuthenticator, mayUseRoute } from "../auth/authenticate.ts";
 import type { ResolvedConfig } from "../config/resolve-config.ts";
 import { anthropicDialect, openAIDialect, type Dialect } from "../dialects/dialect.ts";
 import { GatewayError, toGatewayError } from "../errors/gateway-error.ts";
+import { Ledger } from "../ledger/ledger.ts";
+import { MemoryLedgerStore } from "../ledger/memory-ledger-store.ts";
+import { Metering } from "../metering/metering.ts";
+import { approximateTokenCounter, type TokenCounter } from "../metering/token-counter.ts";
 import type { TransportOptions } from "../model/chat-model.ts";
+import { createGatewayTelemetry, type GatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
 import { createChatModels } from "../routing/create-chat-models.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
 import { createChatHandler } from "./handle-chat.ts";
@@ -14,14 +19,31 @@ export type GatewayOptions = {
   /** How adapters reach providers; the Node entry passes a keep-alive dispatcher. */
   transport?: TransportOptions;
   log?: (line: string) => void;
+  /** Where cost records go; the Node entry passes a file or Redis ledger. Default: memory only. */
+  ledger?: Ledger;
+  /** Counts tokens a provider did not report; the Node entry passes js-tiktoken. */
+  counter?: TokenCounter;
+  /** Spans and metrics; create it after any OpenTelemetry SDK is registered. */
+  telemetry?: GatewayTelemetry;
 };
 
+/** Endpoints named in span names; anything else is named by its method only (bounded cardinality). */
+const SPAN_PATHS = new Set(["/v1/chat/completions", "/v1/messages", "/v1/models", "/healthz"]);
+
 /** The gateway as a Hono app: Web-standard Request in, Response out, on any runtime. */
-export function createGateway({ config, transport = {}, log = console.error }: GatewayOptions) {
+export function createGateway({
+  config,
+  transport = {},
+  log = console.error,
+  ledger = new Ledger({ store: new MemoryLedgerStore(), log }),
+  counter = approximateTokenCounter,
+  telemetry = createGatewayTelemetry({ captureContent: config.telemetry?.captureContent ?? false }),
+}: GatewayOptions) {
   const app = new Hono<GatewayEnv>();
   const authenticate = createAuthenticator(config.keys, config.admin?.keyHash);
   const slots = createChatModels(config.providers, transport);
-  const handleChat = createChatHandler({ config, slots });
+  const metering = new Metering({ config, ledger, counter, telemetry, log });
+  const handleChat = createChatHandler({ config, slots, metering });
 
   app.use(async function requestContext(c, next) {
     // Always tollgate's own id: a client-chosen id could collide in the cost ledger.
@@ -30,7 +52,19 @@ export function createGateway({ config, transport = {}, log = console.error }: G
     c.set("receivedAt", performance.now());
     c.set("dialect", c.req.path.startsWith("/v1/messages") ? anthropicDialect : openAIDialect);
     c.header("x-tollgate-request-id", requestId);
-    await next();
+    const path = c.req.path;
+    const span = telemetry.startRequestSpan(SPAN_PATHS.has(path) ? `${c.req.method} ${path}` : c.req.method, {
+      "http.request.method": c.req.method,
+      "url.path": path,
+      "tollgate.request_id": requestId,
+    });
+    const holder = { span, handedOff: false };
+    c.set("requestSpan", holder);
+    try {
+      await next();
+    } finally {
+      if (!holder.handedOff) telemetry.endRequestSpan(span, { httpStatus: c.res.status });
+    }
   });
 
   app.onError(function renderError(error, c) {

@@ -1,3 +1,4 @@
+import type { Span } from "@opentelemetry/api";
 import type { Caller } from "../auth/authenticate.ts";
 import type { Dialect } from "../dialects/dialect.ts";
 
@@ -8,6 +9,11 @@ export type GatewayVariables = {
   /** performance.now() when the request arrived: the zero of every timing tollgate reports. */
   receivedAt: number;
   caller: Caller;
+  /**
+   * The request's SERVER span. The middleware ends it when the handler returns, unless a metered
+   * call took it over (a stream's span must stay open until its last byte).
+   */
+  requestSpan: { span: Span; handedOff: boolean };
 };
 
 export type GatewayEnv = { Variables: GatewayVariables };

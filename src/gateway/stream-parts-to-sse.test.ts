@@ -4,7 +4,9 @@ import { OpenAIStreamRenderer } from "../dialects/openai/render-openai-stream.ts
 import type { StreamPart } from "../model/stream-part.ts";
 import { MAX_WRITE_BYTES, streamPartsToSse, type SseStreamOptions } from "./stream-parts-to-sse.ts";
 
-const summary = () => ({ requestId: "r", route: "gpt", provider: "p", model: "m", inputTokens: 0, outputTokens: 0, cachedTokens: 0, ttftMs: null });
+const summary = async () => ({
+  requestId: "r", route: "gpt", provider: "p", model: "m", inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: "0", ttftMs: null, estimated: false, unpriced: false,
+});
 
 /** The stream under test, with no-op hooks unless a test overrides them. */
 function sseFrom(rest: AsyncGenerator<StreamPart>, overrides: Partial<SseStreamOptions> = {}) {

@@ -18,7 +18,8 @@ export type SseStreamOptions = {
   renderer: StreamRenderer;
   /** Called for every part before it is rendered (metering listens here). */
   observe(part: StreamPart): void;
-  summary(): StreamSummary;
+  /** The figures for the stream's final event; asked for once, when the upstream has ended. */
+  summary(): Promise<StreamSummary>;
   /** The client went away: stop the upstream request so nobody pays for unread tokens. */
   abortUpstream(): void;
   onClose(outcome: "completed" | "failed" | "cancelled"): void;
@@ -75,7 +76,7 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
             break;
           }
           if (result.done) {
-            text += options.renderer.end(options.summary());
+            text += options.renderer.end(await options.summary());
             outcome = "completed";
             break;
           }

@@ -2,6 +2,13 @@ import { serve } from "@hono/node-server";
 import { Agent } from "undici";
 import { resolveConfig, type Environment } from "../config/resolve-config.ts";
 import { createGateway } from "../gateway/create-gateway.ts";
+import type { Ledger } from "../ledger/ledger.ts";
+import type { LedgerStore } from "../ledger/ledger-store.ts";
+import { createTiktokenCounter } from "../metering/tiktoken-counter.ts";
+import type { TokenCounter } from "../metering/token-counter.ts";
+import { createGatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
+import { openLedger } from "./open-ledger.ts";
+import { setupTelemetry } from "./setup-telemetry.ts";
 import { createUndiciFetch } from "./undici-fetch.ts";
 
 export type StartGatewayOptions = {
@@ -19,7 +26,22 @@ export type StartGatewayOptions = {
   upstreamTransport?: "undici" | "fetch";
 };
 
-export type RunningGateway = { url: string; port: number; close(): Promise<void> };
+export type RunningGateway = {
+  url: string;
+  port: number;
+  /** The cost ledger and the store behind it (a file, or Redis when the config names one). */
+  ledger: Ledger;
+  store: LedgerStore;
+  close(): Promise<void>;
+};
+
+let sharedCounter: TokenCounter | undefined;
+
+/** js-tiktoken's ranks take about a second to load: once per process, at start-up, never per request. */
+function tokenCounter(): TokenCounter {
+  sharedCounter ??= createTiktokenCounter();
+  return sharedCounter;
+}
 
 /**
  * Starts the gateway on Node. Upstream calls share one keep-alive connection pool per origin, so
@@ -39,7 +61,12 @@ export async function startGateway({
 
   const dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 300_000, connections: 256 });
   const transport = upstreamTransport === "undici" ? { fetch: createUndiciFetch(dispatcher) } : { fetchOptions: { dispatcher } };
-  const app = createGateway({ config: resolved, transport, log });
+  const { ledger, store, describe } = await openLedger(resolved, log);
+  // The SDK first: telemetry takes its tracer and meter when it is created.
+  const otel = await setupTelemetry(env);
+  const telemetry = createGatewayTelemetry({ captureContent: resolved.telemetry?.captureContent ?? false });
+  const app = createGateway({ config: resolved, transport, log, ledger, counter: tokenCounter(), telemetry });
+  log(`[tollgate] cost records go to ${describe}${otel ? "; OpenTelemetry export is on" : ""}`);
 
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const started = serve({ fetch: app.fetch, port, hostname: host }, () => resolve(started));
@@ -50,8 +77,12 @@ export async function startGateway({
   return {
     url: `http://${host}:${actualPort}`,
     port: actualPort,
+    ledger,
+    store,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await ledger.close();
+      await otel?.shutdown();
       await dispatcher.close();
     },
   };

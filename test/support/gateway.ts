@@ -1,12 +1,16 @@
 // Starts a real tollgate (Node server on a free port) for end-to-end tests, in front of the msw
 // cloud mocks and, where one is given, a real llama-server. The msw server must already listen:
 // the SDKs inside the gateway pick up `fetch` when their clients are built.
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { startMockProviders, type MockProviders } from "./msw/index.ts";
 import { startGateway, type RunningGateway } from "../../src/node/serve.ts";
+import { FileLedgerStore, readLedgerFile } from "../../src/ledger/file-ledger-store.ts";
+import type { CostRecord } from "../../src/metering/cost-record.ts";
 
 export const APP_KEY = "tg_test_app_key_0123456789";
 export const LIMITED_KEY = "tg_test_limited_key_0123456789";
@@ -52,7 +56,7 @@ export type TestGateway = RunningGateway & { openai: OpenAI; anthropic: Anthropi
  */
 export async function startTestGateway(config: unknown = testConfig(), upstreamTransport: "undici" | "fetch" = "fetch"): Promise<TestGateway> {
   const gateway = await startGateway({
-    config,
+    config: withTemporaryLedger(config),
     port: 0,
     upstreamTransport,
     env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY },
@@ -64,6 +68,13 @@ export async function startTestGateway(config: unknown = testConfig(), upstreamT
     openai: new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: APP_KEY, maxRetries: 0 }),
     anthropic: new Anthropic({ baseURL: gateway.url, apiKey: APP_KEY, maxRetries: 0 }),
   };
+}
+
+/** Each test gateway writes its cost records to a file of its own, never to the working directory. */
+function withTemporaryLedger(config: unknown): unknown {
+  const withStore = config as { store?: unknown };
+  if (withStore.store) return config;
+  return { ...withStore, store: { path: join(tmpdir(), `tollgate-test-${randomUUID()}`, "ledger.jsonl") } };
 }
 
 /** Raw SSE events of a response body, for assertions on framing the SDKs hide. */
@@ -104,4 +115,22 @@ export function useMockedGateway(): MockedGateway {
     rig.mocks.close();
   });
   return rig;
+}
+
+/** The cost record of one request, once the gateway has written it (records land after the response). */
+export async function waitForRecord(gateway: RunningGateway, requestId: string, timeoutMs = 5000): Promise<CostRecord> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await gateway.ledger.flush();
+    const found = (await ledgerRecords(gateway)).find((record) => record.requestId === requestId);
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`no cost record for ${requestId} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Every record the gateway's embedded file ledger holds. */
+export async function ledgerRecords(gateway: RunningGateway): Promise<CostRecord[]> {
+  if (!(gateway.store instanceof FileLedgerStore)) throw new Error("this helper reads the file ledger; the gateway uses another store");
+  return readLedgerFile(gateway.store.path).catch(() => []);
 }

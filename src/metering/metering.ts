@@ -1,0 +1,105 @@
+import type { Span } from "@opentelemetry/api";
+import type { ResolvedConfig } from "../config/resolve-config.ts";
+import type { GatewayError } from "../errors/gateway-error.ts";
+import type { Ledger } from "../ledger/ledger.ts";
+import type { ChatResponse } from "../model/chat-response.ts";
+import type { StreamPart } from "../model/stream-part.ts";
+import type { RouteObserver, Target } from "../routing/route-chat.ts";
+import type { GatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
+import type { CostRecord } from "./cost-record.ts";
+import { PriceBook } from "./price-book.ts";
+import { RequestMeter, type MeterOutcome, type MeterStart } from "./request-meter.ts";
+import type { TokenCounter } from "./token-counter.ts";
+
+// One metered call per routed request: the meter, the telemetry spans and the ledger, joined so
+// the handler makes one call at each step. `settle` computes the record (before the last bytes,
+// because a stream's final event carries its cost); `commit` queues it for the ledger, after the
+// last byte, and closes the spans. A request leaves exactly one record however it ended.
+
+export type MeteringDeps = {
+  config: ResolvedConfig;
+  ledger: Ledger;
+  counter: TokenCounter;
+  telemetry: GatewayTelemetry;
+  log?: (line: string) => void;
+};
+
+export class Metering {
+  readonly prices: PriceBook;
+
+  constructor(private readonly deps: MeteringDeps) {
+    this.prices = new PriceBook(deps.config.providers, deps.log);
+  }
+
+  start(start: MeterStart, requestSpan: Span): MeteredCall {
+    return new MeteredCall(new RequestMeter(start, { prices: this.prices, counter: this.deps.counter }), start, requestSpan, this.deps);
+  }
+}
+
+export class MeteredCall implements RouteObserver {
+  private chatSpan: Span | undefined;
+  private target: Target | undefined;
+  private settled: Promise<CostRecord> | undefined;
+  private committed = false;
+
+  constructor(
+    private readonly meter: RequestMeter,
+    private readonly start: MeterStart,
+    private readonly requestSpan: Span,
+    private readonly deps: MeteringDeps,
+  ) {}
+
+  attemptStarted(target: Target, startedAt: number): void {
+    this.target = target;
+    this.meter.attempting({ providerName: target.model.providerName, model: target.modelName }, startedAt);
+    const provider = this.deps.config.providers[target.model.providerName];
+    this.chatSpan = this.deps.telemetry.startChatSpan(this.requestSpan, this.start.request, {
+      providerName: target.model.providerName,
+      providerType: target.model.providerType,
+      model: target.modelName,
+      ...(provider?.baseUrl ? { baseUrl: provider.baseUrl } : {}),
+    });
+  }
+
+  attemptFailed(_target: Target, error: GatewayError): void {
+    if (!this.chatSpan) return;
+    this.deps.telemetry.endChatSpan(this.chatSpan, { error: { type: error.code ?? error.kind, message: error.message } });
+    this.chatSpan = undefined;
+  }
+
+  observe(part: StreamPart): void {
+    this.meter.observe(part);
+  }
+
+  answered(response: ChatResponse): void {
+    this.meter.answered(response);
+  }
+
+  /** The record, computed once; later calls get the same one whatever outcome they pass. */
+  settle(outcome: MeterOutcome): Promise<CostRecord> {
+    this.settled ??= this.meter.finish(outcome);
+    return this.settled;
+  }
+
+  /** Settles (if not yet) and hands the record to the ledger and telemetry, once. */
+  async commit(outcome: MeterOutcome): Promise<CostRecord> {
+    const record = await this.settle(outcome);
+    if (this.committed) return record;
+    this.committed = true;
+    this.deps.ledger.record(record);
+    const telemetry = this.deps.telemetry;
+    if (this.chatSpan) {
+      telemetry.endChatSpan(this.chatSpan, {
+        usage: record.usage,
+        ...(record.responseModel ? { responseModel: record.responseModel } : {}),
+        ...(record.finishReason ? { finishReason: record.finishReason } : {}),
+        ...(record.upstreamTtftMs !== null && record.stream ? { timeToFirstChunkSeconds: record.upstreamTtftMs / 1000 } : {}),
+        ...(record.status === "error" ? { error: { type: record.errorType ?? "_OTHER", message: "the provider failed" } } : {}),
+      });
+      this.chatSpan = undefined;
+    }
+    telemetry.endRequestSpan(this.requestSpan, { httpStatus: record.httpStatus, record });
+    if (this.target) telemetry.recordMetrics(record, { providerName: this.target.model.providerName, providerType: this.target.model.providerType });
+    return record;
+  }
+}
