@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
+import { startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
 import { createOpenAICompatibleAdapter } from "../adapters/openai-compatible/create-openai-compatible-adapter.ts";
 import { startLlamaServer, TINY_LOCAL_ANSWER, TINY_LOCAL_ANSWER_TOKENS } from "./support/llama-server.ts";
 
@@ -93,6 +93,28 @@ describe.skipIf("skipped" in decoder).each(["undici", "fetch"] as const)("local 
     const usage = parts.flatMap((part) => (part.type === "usage" ? [part.usage] : []));
     expect(usage.at(-1)?.outputTokens).toBe(TINY_LOCAL_ANSWER_TOKENS);
     expect(parts.filter((part) => part.type === "finish")).toEqual([{ type: "finish", reason: "stop" }]);
+  });
+
+  it("records a streamed answer's cost at the GPU-hour price, with llama-server's own token counts", async () => {
+    const { data: stream, response } = await gateway.anthropic.messages
+      .create({ model: "local", max_tokens: 64, stream: true, messages: [{ role: "user", content: "hi there" }] })
+      .withResponse();
+    for await (const _event of stream) {
+      // drain
+    }
+    const record = await waitForRecord(gateway, response.headers.get("x-tollgate-request-id")!);
+    expect(record).toMatchObject({ provider: "local", model: "tiny-local", status: "ok", estimated: false, unpriced: false });
+    expect(record.usage.outputTokens).toBe(TINY_LOCAL_ANSWER_TOKENS);
+    const { inputTokens, cacheReadTokens } = record.usage;
+    expect(inputTokens + cacheReadTokens).toBeGreaterThan(0);
+    // $2/h: 2e12 pico / (5000 × 3600) = 111,111 pico per prompt token, 2e12 / (100 × 3600) =
+    // 5,555,556 per generated token; prefix-cache hits are free. 8 × 5,555,556 pico = 44,444 nano.
+    expect(record.cost.outputNano).toBe(44_444);
+    expect(record.cost.inputNano).toBe(Math.round((inputTokens * 111_111) / 1000));
+    expect(record.cost.cacheReadNano).toBe(0);
+    expect(record.cost.totalNano).toBe(record.cost.inputNano + 44_444);
+    expect(record.upstreamTtftMs).toBeGreaterThan(0);
+    expect(record.outputTokensPerSecond).toBeGreaterThan(0);
   });
 
   it("answers the Anthropic SDK non-streaming with end_turn", async () => {

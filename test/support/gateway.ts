@@ -26,7 +26,16 @@ export function testConfig(localBaseUrl?: string) {
     providers: {
       openai: { type: "openai", apiKey: { env: "OPENAI_API_KEY" } },
       anthropic: { type: "anthropic", apiKey: { env: "ANTHROPIC_API_KEY" } },
-      ...(localBaseUrl ? { local: { type: "openai-compatible", baseUrl: localBaseUrl } } : {}),
+      ...(localBaseUrl
+        ? {
+            local: {
+              type: "openai-compatible",
+              baseUrl: localBaseUrl,
+              // $2 per GPU hour at 5000 prompt / 100 generated tokens per second.
+              pricing: { default: { gpuHourUsd: 2, inputTokensPerSecond: 5000, outputTokensPerSecond: 100 } },
+            },
+          }
+        : {}),
     },
     routes: {
       gpt: { targets: [{ provider: "openai", model: "gpt-4o" }] },
