@@ -1,10 +1,8 @@
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { gunzipSync } from "node:zlib";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { CostRecord } from "../metering/cost-record.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import { createGatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
+import { createOtlpReceiver, decodeAttributes, pointWith, type OtlpMetric, type OtlpSpan, type TracesBody } from "../../test/support/otlp-receiver.ts";
 import { setupTelemetry, type TelemetryHandle } from "./setup-telemetry.ts";
 
 // The real SDK and exporters against a local OTLP/HTTP receiver: what a collector would be sent.
@@ -17,71 +15,28 @@ const OTLP_SPAN_KIND_SERVER = 2;
 const OTLP_SPAN_KIND_CLIENT = 3;
 const OTLP_STATUS_ERROR = 2;
 
-type OtlpValue = { stringValue?: string; intValue?: number | string; doubleValue?: number; boolValue?: boolean; arrayValue?: { values?: OtlpValue[] } };
-type OtlpAttribute = { key: string; value: OtlpValue };
-type OtlpSpan = { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: OtlpAttribute[]; status?: { code?: number; message?: string } };
-type OtlpPoint = { attributes?: OtlpAttribute[]; count?: number | string; sum?: number; explicitBounds?: number[]; asDouble?: number };
-type OtlpMetric = { name: string; unit?: string; histogram?: { dataPoints: OtlpPoint[] }; sum?: { dataPoints: OtlpPoint[]; isMonotonic?: boolean } };
-type OtlpResource = { resource?: { attributes?: OtlpAttribute[] } };
-type TracesBody = { resourceSpans: (OtlpResource & { scopeSpans: { spans: OtlpSpan[] }[] })[] };
-type MetricsBody = { resourceMetrics: (OtlpResource & { scopeMetrics: { metrics: OtlpMetric[] }[] })[] };
-
-const received: { path: string; body: unknown }[] = [];
-const receiver = createServer((request, response) => {
-  const chunks: Buffer[] = [];
-  request.on("data", (chunk: Buffer) => chunks.push(chunk));
-  request.on("end", () => {
-    let bytes = Buffer.concat(chunks);
-    if (request.headers["content-encoding"] === "gzip") bytes = gunzipSync(bytes);
-    received.push({ path: request.url ?? "", body: JSON.parse(bytes.toString("utf8")) });
-    response.writeHead(200, { "content-type": "application/json" });
-    response.end("{}");
-  });
-});
+const receiver = createOtlpReceiver();
+const received = receiver.received;
 let origin = "";
 let handle: TelemetryHandle | undefined;
 
 beforeAll(async () => {
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-  origin = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  origin = await receiver.listen();
 });
 afterEach(async () => {
   await handle?.shutdown();
   handle = undefined;
   received.length = 0;
 });
-afterAll(() => {
-  receiver.close();
+afterAll(async () => {
+  await receiver.close();
 });
 
-function decodeValue(value: OtlpValue): unknown {
-  if (value.stringValue !== undefined) return value.stringValue;
-  if (value.intValue !== undefined) return Number(value.intValue);
-  if (value.doubleValue !== undefined) return value.doubleValue;
-  if (value.boolValue !== undefined) return value.boolValue;
-  if (value.arrayValue !== undefined) return (value.arrayValue.values ?? []).map(decodeValue);
-  return undefined;
-}
-function decodeAttributes(attributes: OtlpAttribute[] = []): Record<string, unknown> {
-  return Object.fromEntries(attributes.map(({ key, value }) => [key, decodeValue(value)]));
-}
 function receivedSpans(path = "/v1/traces"): OtlpSpan[] {
-  return received
-    .filter((item) => item.path === path)
-    .flatMap((item) => (item.body as TracesBody).resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans)));
+  return receiver.spans(path);
 }
 function receivedMetrics(): Map<string, OtlpMetric> {
-  const bodies = received.filter((item) => item.path === "/v1/metrics").map((item) => item.body as MetricsBody);
-  const all = bodies.flatMap((body) => body.resourceMetrics.flatMap((resource) => resource.scopeMetrics.flatMap((scope) => scope.metrics)));
-  return new Map(all.map((metric) => [metric.name, metric]));
-}
-function pointWith(points: OtlpPoint[], attributes: Record<string, unknown>): OtlpPoint {
-  const matches = points.filter((point) => JSON.stringify(sortKeys(decodeAttributes(point.attributes))) === JSON.stringify(sortKeys(attributes)));
-  expect(matches, `one data point with ${JSON.stringify(attributes)}`).toHaveLength(1);
-  return matches[0]!;
-}
-function sortKeys(object: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(object).sort(([a], [b]) => a.localeCompare(b)));
+  return receiver.metrics();
 }
 
 const chatRequest: ChatRequest = {

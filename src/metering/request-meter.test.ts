@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import type { ChatRequest } from "../model/chat-request.ts";
+import type { StreamPart } from "../model/stream-part.ts";
+import { PriceBook } from "./price-book.ts";
+import { RequestMeter } from "./request-meter.ts";
+import { createTiktokenCounter } from "./tiktoken-counter.ts";
+
+// The meter's fallbacks, where providers report nothing or only part of the usage. Token counts
+// are js-tiktoken o200k_base: "Hello from a real local decoder." is 7 tokens, "Say hi" 2.
+
+const counter = createTiktokenCounter();
+const prices = new PriceBook({
+  openai: { name: "openai", type: "openai", optional: false, timeoutMs: 1, maxRetries: 0 },
+  anthropic: { name: "anthropic", type: "anthropic", optional: false, timeoutMs: 1, maxRetries: 0 },
+});
+
+function meterFor(stream: boolean) {
+  const request: ChatRequest = { route: "r", stream, streamUsage: false, messages: [{ role: "user", content: [{ type: "text", text: "Say hi" }] }] };
+  const meter = new RequestMeter(
+    { requestId: "req_1", caller: { kind: "key", key: { id: "k", team: "t", hash: "sha256:x" } }, request, dialect: "openai", receivedAt: performance.now() },
+    { prices, counter },
+  );
+  return meter;
+}
+
+const answer: StreamPart[] = [
+  { type: "start", id: "x", model: "gpt-4o-2024-08-06" },
+  { type: "text-delta", text: "Hello from a real" },
+  { type: "text-delta", text: " local decoder." },
+];
+
+describe("RequestMeter", () => {
+  it("a completed stream with no usage at all: both sides counted, flagged estimated", async () => {
+    const meter = meterFor(true);
+    meter.attempting({ providerName: "openai", model: "gpt-4o" }, performance.now());
+    for (const part of [...answer, { type: "finish", reason: "stop" } as const]) meter.observe(part);
+    const record = await meter.finish({ status: "ok", httpStatus: 200 });
+    // Input: 3 (message) + 2 ("Say hi") + 3 (reply primer) = 8. Output: 7.
+    expect(record.usage).toMatchObject({ inputTokens: 8, outputTokens: 7 });
+    expect(record.estimated).toBe(true);
+    // gpt-4o: 8 × 2500 + 7 × 10,000 = 90,000 nano.
+    expect(record.cost.totalNano).toBe(90_000);
+    expect(record.responseModel).toBe("gpt-4o-2024-08-06");
+  });
+
+  it("an Anthropic stream aborted after message_start: reported input kept, placeholder output replaced by the count", async () => {
+    const meter = meterFor(true);
+    meter.attempting({ providerName: "anthropic", model: "claude-haiku-4-5" }, performance.now());
+    meter.observe({ type: "usage", usage: { inputTokens: 1500, cacheReadTokens: 0, cacheWrite5mTokens: 0, outputTokens: 1 } });
+    for (const part of answer) meter.observe(part);
+    const record = await meter.finish({ status: "aborted", httpStatus: 200 });
+    expect(record.usage).toMatchObject({ inputTokens: 1500, outputTokens: 7 });
+    expect(record.estimated).toBe(true);
+    // Haiku 4.5: 1500 × 1000 + 7 × 5000 = 1,535,000 nano.
+    expect(record.cost.totalNano).toBe(1_535_000);
+    expect(record.status).toBe("aborted");
+  });
+
+  it("a complete report is never second-guessed", async () => {
+    const meter = meterFor(true);
+    meter.attempting({ providerName: "openai", model: "gpt-4o" }, performance.now());
+    for (const part of answer) meter.observe(part);
+    meter.observe({ type: "usage", usage: { inputTokens: 20, cacheReadTokens: 0, outputTokens: 30 } });
+    const record = await meter.finish({ status: "ok", httpStatus: 200 });
+    expect(record.usage).toMatchObject({ inputTokens: 20, outputTokens: 30 });
+    expect(record.estimated).toBe(false);
+  });
+
+  it("a non-streamed answer without usage (some local servers) is counted from the request and the message", async () => {
+    const meter = meterFor(false);
+    meter.attempting({ providerName: "openai", model: "gpt-4o" }, performance.now());
+    meter.answered({ id: "x", model: "gpt-4o", content: [{ type: "text", text: "Hello from a real local decoder." }], finishReason: "stop" });
+    const record = await meter.finish({ status: "ok", httpStatus: 200 });
+    expect(record.usage).toMatchObject({ inputTokens: 8, outputTokens: 7 });
+    expect(record).toMatchObject({ estimated: true, outputTokensPerSecond: null });
+    expect(record.ttftMs).not.toBeNull();
+  });
+
+  it("a provider that failed before answering costs nothing and estimates nothing", async () => {
+    const meter = meterFor(false);
+    meter.attempting({ providerName: "openai", model: "gpt-4o" }, performance.now());
+    const record = await meter.finish({ status: "error", httpStatus: 503, errorType: "unavailable" });
+    expect(record).toMatchObject({ estimated: false, cost: { totalNano: 0 }, usage: { inputTokens: 0, outputTokens: 0 }, errorType: "unavailable" });
+  });
+});
