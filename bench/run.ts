@@ -8,7 +8,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { busiestOthers, foreignCores, snapshot } from "./lib/cpu.ts";
 import { checkOnce, sequential, throughput } from "./lib/load.ts";
+import { Redis } from "ioredis";
+import { startRedis, type RedisHandle } from "../test/support/redis-server.ts";
 import { startServer, type ServerProcess } from "./lib/processes.ts";
+import { BENCH_REDIS_VARIABLE } from "./lib/shared.ts";
 import { formatReport, summarize, type Measurement, type Mode, type RoundResult, type TargetName } from "./lib/report.ts";
 import { percentile, rotate } from "./lib/stats.ts";
 
@@ -101,12 +104,27 @@ async function runRound(r: number, targets: Map<TargetName, string>, pids: numbe
   return round;
 }
 
+/** Cost records tollgate wrote to the bench Redis today: proof that metering ran on every request. */
+async function meteredRecords(redis: RedisHandle): Promise<number> {
+  const client = new Redis(redis.url);
+  try {
+    const day = new Date().toISOString().slice(0, 10);
+    return await client.llen(`bench:{tollgate:${day}}:records`);
+  } finally {
+    client.disconnect();
+  }
+}
+
 async function main(): Promise<void> {
   const servers: ServerProcess[] = [];
+  // tollgate meters every request into this Redis, as a platform deployment would. A private
+  // server, even when REDIS_URL is set: a run writes hundreds of thousands of records.
+  const redis = await startRedis({ privateServer: true });
+  process.env[BENCH_REDIS_VARIABLE] = redis.url;
   try {
     const { targets, tollgateNote } = await startAll(servers);
     if (tollgateNote) log(`tollgate NOT measured: ${tollgateNote}`);
-    const pids = [process.pid, ...servers.map((s) => s.pid)];
+    const pids = [process.pid, ...servers.map((s) => s.pid), ...(redis.pid ? [redis.pid] : [])];
     const loadBefore = os.loadavg();
     log(`targets: ${[...targets.keys()].join(", ")}; ${settings.rounds} rounds, ${settings.seconds}s per throughput run, ` +
       `${settings.requests} sequential requests per latency run; ${os.cpus().length} CPUs, loadavg ${loadBefore.map((l) => l.toFixed(2)).join(" ")}`);
@@ -135,10 +153,16 @@ async function main(): Promise<void> {
       loadavg: { before: loadBefore, after: os.loadavg() },
       othersAtStart,
       settings,
-      tollgate: tollgateNote ? { measured: false, reason: tollgateNote } : { measured: true },
+      tollgate: tollgateNote ? { measured: false, reason: tollgateNote } : { measured: true, metering: "Redis", recordsWritten: 0 },
       summary: summarize(rounds, [...targets.keys()], settings.foreignLimit),
       rounds,
     };
+    if (result.tollgate.measured) {
+      // Stopping tollgate first flushes its ledger, so the count is complete.
+      await Promise.all(servers.filter((server) => server.name === "tollgate").map((server) => server.stop()));
+      result.tollgate = { measured: true, metering: "Redis", recordsWritten: await meteredRecords(redis) };
+      log(`metering: tollgate wrote ${result.tollgate.recordsWritten} cost records to Redis`);
+    }
     console.log(formatReport(result));
     const dir = fileURLToPath(new URL("./results/", import.meta.url));
     mkdirSync(dir, { recursive: true });
@@ -146,6 +170,7 @@ async function main(): Promise<void> {
     log("wrote bench/results/latest.json");
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
+    await redis.stop();
   }
 }
 

@@ -5,6 +5,10 @@ import { createGateway } from "./gateway/create-gateway.ts";
 // Cloudflare Workers entry. The config comes from the TOLLGATE_CONFIG variable (JSON text) or the
 // bundled example; provider keys are Worker secrets, read through the same {"env": NAME} names.
 // The gateway is built once per isolate, on the first request, because env arrives with it.
+// Costs reach clients here as everywhere (headers, the stream's final event), but the ledger is
+// the isolate's memory: ioredis and files do not exist on Workers, and a durable edge ledger
+// (Redis over HTTP, or a queue) is not built yet. Token estimates use the byte heuristic, since
+// bundling js-tiktoken's 2 MB of ranks into every Worker would cost more than it gives.
 
 type WorkerEnv = Environment & { TOLLGATE_CONFIG?: string };
 

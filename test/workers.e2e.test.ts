@@ -55,7 +55,7 @@ beforeAll(async () => {
     logLevel: "silent",
   });
   const config = {
-    providers: { local: { type: "openai-compatible", baseUrl: upstreamUrl } },
+    providers: { local: { type: "openai-compatible", baseUrl: upstreamUrl, pricing: { default: { inputPerMillion: 1, outputPerMillion: 4 } } } },
     routes: { local: { targets: [{ provider: "local", model: "edge-model" }] } },
     keys: [{ id: "edge", team: "edge", hash: sha256(EDGE_KEY) }],
   };
@@ -92,6 +92,8 @@ describe("the Workers entry on workerd", () => {
     });
     expect(response.status).toBe(200);
     expect(response.headers.get("x-tollgate-output-tokens")).toBe("3");
+    // $1 / $4 per 1M: 4 × 1000 + 3 × 4000 = 16,000 nano-dollars.
+    expect(response.headers.get("x-tollgate-cost-usd")).toBe("0.000016");
     const body = (await response.json()) as { choices: { message: { content: string } }[]; usage: { total_tokens: number } };
     expect(body.choices[0]!.message.content).toBe("from the edge");
     expect(body.usage.total_tokens).toBe(7);
@@ -111,5 +113,6 @@ describe("the Workers entry on workerd", () => {
     expect(text).toBe("streamed at the edge");
     expect(events.find((event) => event.event === "message_delta")!.data).toContain('"output_tokens":3');
     expect(events.at(-2)?.event).toBe("message_stop");
+    expect(JSON.parse(events.at(-1)!.data).tollgate).toMatchObject({ costUsd: "0.000016", inputTokens: 4, outputTokens: 3 });
   });
 });

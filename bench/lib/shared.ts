@@ -21,12 +21,23 @@ export const requestHeaders: Record<string, string> = {
 };
 
 /** The raw config object tollgate is started with. */
+/** The variable the tollgate child reads its Redis address from (metering writes there). */
+export const BENCH_REDIS_VARIABLE = "TOLLGATE_BENCH_REDIS_URL";
+
 export function tollgateConfig(upstreamPort: number): unknown {
   const hash = createHash("sha256").update(BENCH_KEY).digest("hex");
   return {
-    providers: { fake: { type: "openai-compatible", baseUrl: `http://127.0.0.1:${upstreamPort}/v1` } },
+    providers: {
+      fake: {
+        type: "openai-compatible",
+        baseUrl: `http://127.0.0.1:${upstreamPort}/v1`,
+        // Priced, so every request's record carries a real cost computation.
+        pricing: { default: { inputPerMillion: 0.1, outputPerMillion: 0.4 } },
+      },
+    },
     routes: { bench: { targets: [{ provider: "fake", model: "bench-model" }] } },
     keys: [{ id: "bench", team: "bench", hash: `sha256:${hash}` }],
+    store: { redisUrl: { env: BENCH_REDIS_VARIABLE }, keyPrefix: "bench:" },
   };
 }
 

@@ -9,6 +9,8 @@ import { gracefulStop, killOnProcessExit } from "./child-process.ts";
 
 export interface RedisHandle {
   url: string;
+  /** The spawned server's process id (absent when REDIS_URL's server is used). */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -16,9 +18,10 @@ const PORT_ATTEMPTS = 5;
 const READY_TIMEOUT_MS = 10_000;
 const STOP_GRACE_MS = 5_000;
 
-export async function startRedis(): Promise<RedisHandle> {
+/** @param privateServer always spawn one, even with REDIS_URL set (the benchmark fills it with records). */
+export async function startRedis({ privateServer = false } = {}): Promise<RedisHandle> {
   const shared = process.env.REDIS_URL;
-  if (shared) return { url: shared, stop: async () => {} };
+  if (shared && !privateServer) return { url: shared, stop: async () => {} };
 
   // The free port can be taken between probing and binding; then redis-server exits and we retry.
   let lastError: Error | undefined;
@@ -91,7 +94,7 @@ async function spawnRedis(port: number): Promise<RedisHandle> {
     // Wait for OUR server's own ready line first: a PING alone could reach another process that
     // grabbed the port in the meantime.
     if (/ready to accept connections/i.test(log) && (await answersPing(port))) {
-      return { url: `redis://127.0.0.1:${port}`, stop };
+      return { url: `redis://127.0.0.1:${port}`, ...(child.pid ? { pid: child.pid } : {}), stop };
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
