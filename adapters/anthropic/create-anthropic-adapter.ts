@@ -21,6 +21,8 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
     baseURL: options.baseUrl ?? "https://api.anthropic.com",
     timeout: options.timeoutMs ?? 600_000,
     maxRetries: options.maxRetries ?? 0,
+    // tollgate's own CLIENT span (src/telemetry) covers each call; the SDK's would count it twice.
+    openTelemetry: false,
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.fetchOptions ? { fetchOptions: options.fetchOptions as NonNullable<ConstructorParameters<typeof Anthropic>[0]>["fetchOptions"] } : {}),
   });

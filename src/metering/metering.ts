@@ -24,6 +24,12 @@ export type MeteringDeps = {
   log?: (line: string) => void;
 };
 
+/** Where the SDKs send requests when the config names no baseUrl (for server.address). */
+const DEFAULT_BASE_URLS: Record<string, string | undefined> = {
+  openai: "https://api.openai.com/v1",
+  anthropic: "https://api.anthropic.com",
+};
+
 export class Metering {
   readonly prices: PriceBook;
 
@@ -52,12 +58,12 @@ export class MeteredCall implements RouteObserver {
   attemptStarted(target: Target, startedAt: number): void {
     this.target = target;
     this.meter.attempting({ providerName: target.model.providerName, model: target.modelName }, startedAt);
-    const provider = this.deps.config.providers[target.model.providerName];
+    const baseUrl = this.deps.config.providers[target.model.providerName]?.baseUrl ?? DEFAULT_BASE_URLS[target.model.providerType];
     this.chatSpan = this.deps.telemetry.startChatSpan(this.requestSpan, this.start.request, {
       providerName: target.model.providerName,
       providerType: target.model.providerType,
       model: target.modelName,
-      ...(provider?.baseUrl ? { baseUrl: provider.baseUrl } : {}),
+      ...(baseUrl ? { baseUrl } : {}),
     });
   }
 
@@ -91,6 +97,7 @@ export class MeteredCall implements RouteObserver {
     if (this.chatSpan) {
       telemetry.endChatSpan(this.chatSpan, {
         usage: record.usage,
+        ...(this.meter.responseId ? { responseId: this.meter.responseId } : {}),
         ...(record.responseModel ? { responseModel: record.responseModel } : {}),
         ...(record.finishReason ? { finishReason: record.finishReason } : {}),
         ...(record.upstreamTtftMs !== null && record.stream ? { timeToFirstChunkSeconds: record.upstreamTtftMs / 1000 } : {}),

@@ -34,6 +34,8 @@ export class RequestMeter {
   private firstContentAt: number | undefined;
   private usage: Usage | undefined;
   private responseModel: string | undefined;
+  /** The provider's id of the answer (`chatcmpl-…`, `msg_…`), for telemetry. */
+  responseId: string | undefined;
   private finishReason: FinishReason | undefined;
   /** Output text as it came, kept only to be counted if the provider never reports usage. */
   private readonly outputText: string[] = [];
@@ -54,6 +56,7 @@ export class RequestMeter {
     switch (part.type) {
       case "start":
         this.responseModel = part.model;
+        this.responseId = part.id;
         break;
       case "text-delta":
         this.firstContentAt ??= performance.now();
@@ -81,6 +84,7 @@ export class RequestMeter {
   answered(response: ChatResponse): void {
     this.firstContentAt = performance.now();
     this.responseModel = response.model;
+    this.responseId = response.id;
     this.finishReason = response.finishReason;
     if (response.usage) this.usage = response.usage;
     for (const content of response.content) this.outputText.push(content.type === "text" ? content.text : content.name + content.arguments);

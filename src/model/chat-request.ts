@@ -20,6 +20,19 @@ export type ChatRequest = {
   responseFormat?: ResponseFormat;
   /** An end-user id for provider abuse tracking (OpenAI `user`, Anthropic `metadata.user_id`). */
   user?: string;
+  /** Text the assistant turn starts with (Anthropic prefill); the client sees it as part of the answer. */
+  prefill?: string;
+  /** Where the prompt-cache policy asks the provider to cache (each adapter uses what it supports). */
+  promptCache?: PromptCacheHints;
+};
+
+export type PromptCacheHints = {
+  /** Anthropic: breakpoints on the last tool, the end of the system prompt, and after this message. */
+  anthropic?: { ttl: "5m" | "1h"; tools: boolean; system: boolean; throughMessage?: number };
+  /** OpenAI: `prompt_cache_key`, so requests with one prefix meet the same cache. */
+  openAIKey?: string;
+  /** llama-server: `cache_prompt`, reuse the KV cache of a matching prefix. */
+  reusePrefix?: boolean;
 };
 
 export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage;

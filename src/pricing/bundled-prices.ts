@@ -17,18 +17,35 @@ export type BundledPrice = {
   source: string;
   /** When the figures were read at the source. */
   asOf: string;
+  limits?: ModelLimits;
+};
+
+/** What a model accepts, for the policies that must not send it what it would refuse. */
+export type ModelLimits = {
+  /** The most output tokens one answer may have. */
+  maxOutputTokens?: number;
+  /** Anthropic: the shortest prefix that can be cached; a breakpoint on less is ignored. */
+  minCacheTokens?: number;
+  /** How many stop sequences it takes (0: none at all). */
+  maxStopSequences?: number;
+  /** Rejects non-default temperature / top_p / top_k (OpenAI o-series, the newest Claude models). */
+  fixedSampling?: boolean;
 };
 
 const OPENAI_SOURCE = "https://openai.com/api/pricing/ (via the LiteLLM price map)";
 const ANTHROPIC_SOURCE = "https://platform.claude.com/docs/en/about-claude/pricing";
 
-const openai = (model: string, input: number, cachedInput: number, output: number): BundledPrice => ({
+const openai = (model: string, input: number, cachedInput: number, output: number, limits: ModelLimits): BundledPrice => ({
   provider: "openai",
   model,
   price: { input, cachedInput, cacheWrite5m: input, cacheWrite1h: input, output },
   source: OPENAI_SOURCE,
   asOf: "2026-07",
+  limits: { maxStopSequences: 4, ...limits },
 });
+
+/** o-series reasoning models: no stop sequences, only the default temperature. */
+const REASONING: ModelLimits = { maxOutputTokens: 100_000, maxStopSequences: 0, fixedSampling: true };
 
 /** Anthropic's cache prices are fixed multiples of input: writes 1.25x (5 min) and 2x (1 h), reads 0.1x. */
 const anthropicPrice = (input: number, output: number): Required<UsdPerMillion> => ({
@@ -39,12 +56,13 @@ const anthropicPrice = (input: number, output: number): Required<UsdPerMillion> 
   output,
 });
 
-const anthropic = (model: string, input: number, output: number, asOf = "2026-07"): BundledPrice => ({
+const anthropic = (model: string, input: number, output: number, limits: ModelLimits, asOf = "2026-07"): BundledPrice => ({
   provider: "anthropic",
   model,
   price: anthropicPrice(input, output),
   source: ANTHROPIC_SOURCE,
   asOf,
+  limits,
 });
 
 /**
@@ -54,24 +72,30 @@ const anthropic = (model: string, input: number, output: number, asOf = "2026-07
  */
 const sonnetLongContext = { aboveInputTokens: 200_000, price: anthropicPrice(6, 22.5) };
 
+// Limits from the providers' model pages. Minimum cacheable prefixes: 1024 tokens for Sonnet 4.x and
+// Opus 4/4.1, 2048 for Haiku 3.5, 4096 for Haiku 4.5 and Opus 4.5+ (reports for Sonnet 4.6 conflict:
+// 1024 is used, since a breakpoint below the real minimum costs nothing, it is simply not cached).
 export const BUNDLED_PRICES: readonly BundledPrice[] = [
-  openai("gpt-4o", 2.5, 1.25, 10),
-  openai("gpt-4o-mini", 0.15, 0.075, 0.6),
-  openai("gpt-4.1", 2, 0.5, 8),
-  openai("gpt-4.1-mini", 0.4, 0.1, 1.6),
-  openai("gpt-4.1-nano", 0.1, 0.025, 0.4),
-  openai("o3", 2, 0.5, 8),
-  openai("o4-mini", 1.1, 0.275, 4.4),
+  openai("gpt-4o", 2.5, 1.25, 10, { maxOutputTokens: 16_384 }),
+  openai("gpt-4o-mini", 0.15, 0.075, 0.6, { maxOutputTokens: 16_384 }),
+  openai("gpt-4.1", 2, 0.5, 8, { maxOutputTokens: 32_768 }),
+  openai("gpt-4.1-mini", 0.4, 0.1, 1.6, { maxOutputTokens: 32_768 }),
+  openai("gpt-4.1-nano", 0.1, 0.025, 0.4, { maxOutputTokens: 32_768 }),
+  openai("o3", 2, 0.5, 8, REASONING),
+  openai("o4-mini", 1.1, 0.275, 4.4, REASONING),
 
-  { ...anthropic("claude-sonnet-4", 3, 15), longContext: sonnetLongContext },
-  { ...anthropic("claude-sonnet-4-5", 3, 15), longContext: sonnetLongContext },
-  anthropic("claude-sonnet-4-6", 3, 15),
-  { ...anthropic("claude-sonnet-5", 2, 10, "2026-11"), source: "https://platform.claude.com/docs/en/models/sonnet-5/overview" },
-  anthropic("claude-haiku-4-5", 1, 5),
-  anthropic("claude-3-5-haiku", 0.8, 4),
-  anthropic("claude-opus-4", 15, 75),
-  anthropic("claude-opus-4-1", 15, 75),
-  anthropic("claude-opus-4-5", 5, 25),
-  anthropic("claude-opus-4-6", 5, 25),
-  anthropic("claude-opus-4-7", 5, 25),
+  { ...anthropic("claude-sonnet-4", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024 }), longContext: sonnetLongContext },
+  { ...anthropic("claude-sonnet-4-5", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024 }), longContext: sonnetLongContext },
+  anthropic("claude-sonnet-4-6", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024 }),
+  {
+    ...anthropic("claude-sonnet-5", 2, 10, { maxOutputTokens: 128_000, minCacheTokens: 1024, fixedSampling: true }, "2026-11"),
+    source: "https://platform.claude.com/docs/en/models/sonnet-5/overview",
+  },
+  anthropic("claude-haiku-4-5", 1, 5, { maxOutputTokens: 64_000, minCacheTokens: 4096 }),
+  anthropic("claude-3-5-haiku", 0.8, 4, { maxOutputTokens: 8192, minCacheTokens: 2048 }),
+  anthropic("claude-opus-4", 15, 75, { maxOutputTokens: 32_000, minCacheTokens: 1024 }),
+  anthropic("claude-opus-4-1", 15, 75, { maxOutputTokens: 32_000, minCacheTokens: 1024 }),
+  anthropic("claude-opus-4-5", 5, 25, { maxOutputTokens: 64_000, minCacheTokens: 4096 }),
+  anthropic("claude-opus-4-6", 5, 25, { maxOutputTokens: 128_000, minCacheTokens: 4096 }),
+  anthropic("claude-opus-4-7", 5, 25, { maxOutputTokens: 128_000, minCacheTokens: 4096, fixedSampling: true }),
 ];

@@ -1,4 +1,4 @@
-import type { BundledPrice } from "./bundled-prices.ts";
+import type { BundledPrice, ModelLimits } from "./bundled-prices.ts";
 import { BUNDLED_PRICES } from "./bundled-prices.ts";
 import { ratesFromGpuHour, ratesFromUsdPerMillion, type ModelPrice } from "./rates.ts";
 
@@ -89,4 +89,10 @@ export function findModelPrice(provider: PricedProvider, model: string, response
     if (entry) return fromBundled(entry);
   }
   return undefined;
+}
+
+/** What the bundled list knows of a model's limits; empty for local decoders and unknown models. */
+export function findModelLimits(providerType: PricedProvider["type"], model: string): ModelLimits {
+  if (providerType === "openai-compatible") return {};
+  return lookup(bundledByProvider.get(providerType), model)?.limits ?? {};
 }
