@@ -35,7 +35,11 @@ describe("OpenAI client → OpenAI provider", () => {
     expect(sent.headers.authorization).toBe("Bearer sk-test-openai");
     expect(sent.body).toMatchObject({
       model: "gpt-4o",
-      messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Capital of France?" }],
+      // The format instruction becomes the system prompt's first line; the schema goes natively.
+      messages: [
+        { role: "system", content: 'Respond with a single JSON object that conforms to the JSON Schema "answer", and nothing else.\nBe brief.' },
+        { role: "user", content: "Capital of France?" },
+      ],
       max_completion_tokens: 20,
       temperature: 0.3,
       top_p: 0.8,
@@ -144,8 +148,8 @@ describe("OpenAI client → Anthropic provider", () => {
       model: "claude-sonnet-4-6",
       max_tokens: 4096,
       system: [
-        { type: "text", text: "Respond with a single JSON object and nothing else." },
-        { type: "text", text: "You are a weather bot." },
+        // The format instruction is the system prompt's first line (the format policy).
+        { type: "text", text: "Respond with a single JSON object and nothing else.\nYou are a weather bot." },
       ],
       messages: [
         { role: "user", content: [{ type: "text", text: "Weather in Oslo?" }] },

@@ -30,7 +30,6 @@ describe("convertToAnthropicRequest", () => {
       max_tokens: DEFAULT_ANTHROPIC_MAX_TOKENS,
       // The format instruction comes FIRST: the first tokens commit the rest.
       system: [
-        { type: "text", text: "Respond with a single JSON object and nothing else." },
         { type: "text", text: "Be brief." },
       ],
       messages: [

@@ -1,5 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { ChatMessage, ChatRequest, ResponseFormat, ToolChoice } from "../../src/model/chat-request.ts";
+import type { ChatMessage, ChatRequest, ToolChoice } from "../../src/model/chat-request.ts";
 import { parseToolArguments } from "../../src/dialects/anthropic/render-anthropic-response.ts";
 
 // Neutral request → Messages body. Anthropic differs from the neutral model in three ways that
@@ -18,24 +18,35 @@ type ContentBlock = Anthropic.Messages.ContentBlockParam;
 
 export function convertToAnthropicRequest(request: ChatRequest, model: string): Body {
   const systemTexts: string[] = [];
-  const formatInstruction = responseFormatInstruction(request.responseFormat);
-  if (formatInstruction) systemTexts.push(formatInstruction);
   const messages: MessageParam[] = [];
+  // The format instruction (Anthropic has no response_format) is already the system prompt's
+  // first line: the format policy puts it there for every route.
+  const cache = request.promptCache?.anthropic;
+  const cacheControl = cache ? { type: "ephemeral" as const, ttl: cache.ttl } : undefined;
 
-  for (const message of request.messages) {
+  request.messages.forEach((message, index) => {
     if (message.role === "system") {
       systemTexts.push(message.content);
-      continue;
+      return;
     }
     const role = message.role === "assistant" ? "assistant" : "user";
     const blocks = convertContent(message);
+    const last = blocks.at(-1);
+    if (cacheControl && cache?.throughMessage === index && last && last.type !== "thinking" && last.type !== "redacted_thinking") {
+      last.cache_control = cacheControl;
+    }
     const previous = messages.at(-1);
     if (previous && previous.role === role) (previous.content as ContentBlock[]).push(...blocks);
     else messages.push({ role, content: blocks });
-  }
+  });
+  // Prefill: the answer continues from this text; the adapter gives it back to the client.
+  if (request.prefill) messages.push({ role: "assistant", content: request.prefill });
 
   const body: Body = { model, max_tokens: request.maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS, messages };
-  if (systemTexts.length > 0) body.system = systemTexts.map((text) => ({ type: "text" as const, text }));
+  if (systemTexts.length > 0) {
+    body.system = systemTexts.map((text) => ({ type: "text" as const, text }));
+    if (cacheControl && cache?.system) body.system.at(-1)!.cache_control = cacheControl;
+  }
   // OpenAI allows temperature up to 2; Anthropic up to 1.
   if (request.temperature !== undefined) body.temperature = Math.min(request.temperature, 1);
   if (request.topP !== undefined) body.top_p = request.topP;
@@ -48,6 +59,7 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
       input_schema: { type: "object", ...tool.parameters } as Anthropic.Messages.Tool.InputSchema,
     }));
   }
+  if (cacheControl && cache?.tools && body.tools?.length) body.tools.at(-1)!.cache_control = cacheControl;
   if (request.toolChoice) body.tool_choice = convertToolChoice(request.toolChoice);
   if (request.user) body.metadata = { user_id: request.user };
   return body;
@@ -79,14 +91,4 @@ function convertToolChoice(choice: ToolChoice): Anthropic.Messages.ToolChoice {
   if (choice.type === "required") return { type: "any" };
   if (choice.type === "tool") return { type: "tool", name: choice.name };
   return { type: choice.type };
-}
-
-/**
- * Anthropic has no response_format; the instruction goes FIRST in the system prompt, because
- * the first tokens commit the rest of the answer. (The format policy refines this per route.)
- */
-function responseFormatInstruction(format: ResponseFormat | undefined): string | undefined {
-  if (!format || format.type === "text") return undefined;
-  if (format.type === "json") return "Respond with a single JSON object and nothing else.";
-  return `Respond with a single JSON object that conforms to this JSON Schema, and nothing else: ${JSON.stringify(format.schema)}`;
 }

@@ -4,6 +4,7 @@ import type { StreamPart } from "../../src/model/stream-part.ts";
 import { isAbortError, mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { convertToAnthropicRequest } from "./convert-to-anthropic-request.ts";
 import { mapAnthropicResponse } from "./map-anthropic-response.ts";
+import { streamWithPrefill, withPrefill } from "./prefill.ts";
 import { mapAnthropicStream } from "./map-anthropic-stream.ts";
 
 export type AnthropicAdapterOptions = TransportOptions & {
@@ -36,7 +37,8 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
       const body = convertToAnthropicRequest(request, model);
       try {
         const message = await client.messages.create({ ...body, stream: false }, { signal });
-        return mapAnthropicResponse(message);
+        const response = mapAnthropicResponse(message);
+        return request.prefill ? withPrefill(response, request.prefill) : response;
       } catch (error) {
         throw mapProviderError(error, errorContext);
       }
@@ -46,7 +48,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
       const body = convertToAnthropicRequest(request, model);
       try {
         const events = await client.messages.create({ ...body, stream: true }, { signal });
-        yield* mapAnthropicStream(events);
+        yield* request.prefill ? streamWithPrefill(mapAnthropicStream(events), request.prefill) : mapAnthropicStream(events);
       } catch (error) {
         if (signal.aborted && isAbortError(error)) return;
         yield { type: "error", error: mapProviderError(error, errorContext) };

@@ -8,7 +8,7 @@ import type { ChatMessage, ChatRequest, ResponseFormat, ToolChoice } from "../..
 export type OpenAIFlavor = "openai" | "compatible";
 
 /** The body without `stream`, which the adapter sets as a literal so the SDK picks its return type. */
-export type OpenAIRequestBody = Omit<ChatCompletionCreateParamsBase, "stream"> & { top_k?: number; min_p?: number };
+export type OpenAIRequestBody = Omit<ChatCompletionCreateParamsBase, "stream"> & { top_k?: number; min_p?: number; cache_prompt?: boolean };
 
 export function convertToOpenAIRequest(request: ChatRequest, model: string, flavor: OpenAIFlavor): OpenAIRequestBody {
   const body: OpenAIRequestBody = { model, messages: request.messages.map(convertMessage) };
@@ -34,6 +34,9 @@ export function convertToOpenAIRequest(request: ChatRequest, model: string, flav
   if (request.toolChoice) body.tool_choice = convertToolChoice(request.toolChoice);
   if (request.responseFormat) body.response_format = convertResponseFormat(request.responseFormat);
   if (request.user) body.user = request.user;
+  if (flavor === "openai" && request.promptCache?.openAIKey) body.prompt_cache_key = request.promptCache.openAIKey;
+  // llama-server's prefix (KV) reuse; vLLM and SGLang cache prefixes on their own.
+  if (flavor === "compatible" && request.promptCache?.reusePrefix) body.cache_prompt = true;
   // Always ask for the usage chunk, even when the client did not: it is what the request costs.
   if (request.stream) body.stream_options = { include_usage: true };
   return body;

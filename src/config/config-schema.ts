@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { routePoliciesSchema } from "../../policies/policy-chain.ts";
 
 // The config file's contract. Every message here is written for the person editing the file:
 // it says what is wrong and what to write instead. `formatConfigIssues` adds the path.
@@ -102,7 +103,8 @@ const routeSchema = z.strictObject({
   targets: z.array(targetSchema).min(1, { error: 'a route needs at least one target: [{"provider": "...", "model": "..."}]' }),
   /** `fallback`: try targets in order, moving on when one fails before its first token. */
   strategy: z.enum(["fallback"]).default("fallback"),
-  policies: z.record(z.string(), z.unknown()).optional(),
+  /** The levers of policies/, applied in the order written here. */
+  policies: routePoliciesSchema.optional(),
   budget: z.unknown().optional(),
 });
 

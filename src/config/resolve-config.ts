@@ -24,6 +24,8 @@ export type ResolvedConfig = Omit<Config, "providers"> & {
   redisUrl?: string;
   /** Start-up notes for the log (e.g. an optional provider without its key). */
   warnings: string[];
+  /** Each route's policy names in the order the file lists them (validation does not keep order). */
+  policyOrder: Record<string, string[]>;
 };
 
 export type Environment = Record<string, string | undefined>;
@@ -59,5 +61,7 @@ export function resolveConfig(raw: unknown, env: Environment): ResolvedConfig {
   }
 
   if (problems.length > 0) throw new ConfigError(problems);
-  return { ...config, providers, redisUrl, warnings };
+  const rawRoutes = (raw as { routes?: Record<string, { policies?: object }> }).routes ?? {};
+  const policyOrder = Object.fromEntries(Object.keys(config.routes).map((name) => [name, Object.keys(rawRoutes[name]?.policies ?? {})]));
+  return { ...config, providers, redisUrl, warnings, policyOrder };
 }

@@ -15,6 +15,10 @@ export type StreamSummary = {
   cachedTokens: number;
   /** Exact decimal USD. */
   costUsd: string;
+  /** What caching saved (prompt-cache reads, or a whole answer from the response cache), USD. */
+  cacheSavingsUsd: string;
+  /** What the route's policies changed (as x-tollgate-policies). */
+  policies: string[];
   ttftMs: number | null;
   /** Counts came from tollgate's tokenizer, not the provider. */
   estimated: boolean;
@@ -33,6 +37,8 @@ export function summarizeRecord(record: CostRecord): StreamSummary {
     outputTokens: usage.outputTokens,
     cachedTokens: usage.cacheReadTokens,
     costUsd: formatUsd(record.cost.totalNano),
+    cacheSavingsUsd: formatUsd(record.cost.cacheSavingsNano),
+    policies: record.policies,
     ttftMs: record.ttftMs,
     estimated: record.estimated,
     unpriced: record.unpriced,
@@ -50,6 +56,8 @@ export function summaryHeaders(summary: StreamSummary): Record<string, string> {
     "x-tollgate-cached-tokens": String(summary.cachedTokens),
     "x-tollgate-ttft-ms": summary.ttftMs === null ? "" : String(summary.ttftMs),
   };
+  if (summary.cacheSavingsUsd !== "0") headers["x-tollgate-cache-savings-usd"] = summary.cacheSavingsUsd;
+  if (summary.policies.length > 0) headers["x-tollgate-policies"] = summary.policies.join("; ");
   const flags = [summary.estimated ? "estimated" : "", summary.unpriced ? "unpriced" : ""].filter(Boolean);
   if (flags.length > 0) headers["x-tollgate-cost-flags"] = flags.join(",");
   return headers;

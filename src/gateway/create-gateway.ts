@@ -8,6 +8,9 @@ import { MemoryLedgerStore } from "../ledger/memory-ledger-store.ts";
 import { Metering } from "../metering/metering.ts";
 import { approximateTokenCounter, type TokenCounter } from "../metering/token-counter.ts";
 import type { TransportOptions } from "../model/chat-model.ts";
+import { MemoryKeyValueStore } from "../store/memory-key-value-store.ts";
+import type { KeyValueStore } from "../store/key-value-store.ts";
+import { PolicyChain } from "../../policies/policy-chain.ts";
 import { createGatewayTelemetry, type GatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
 import { createChatModels } from "../routing/create-chat-models.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
@@ -25,6 +28,8 @@ export type GatewayOptions = {
   counter?: TokenCounter;
   /** Spans and metrics; create it after any OpenTelemetry SDK is registered. */
   telemetry?: GatewayTelemetry;
+  /** Shared short-lived state of the policies (prefix sightings, cached answers). Default: memory. */
+  store?: KeyValueStore;
 };
 
 /** Endpoints named in span names; anything else is named by its method only (bounded cardinality). */
@@ -38,12 +43,16 @@ export function createGateway({
   ledger = new Ledger({ store: new MemoryLedgerStore(), log }),
   counter = approximateTokenCounter,
   telemetry = createGatewayTelemetry({ captureContent: config.telemetry?.captureContent ?? false }),
+  store = new MemoryKeyValueStore(),
 }: GatewayOptions) {
   const app = new Hono<GatewayEnv>();
   const authenticate = createAuthenticator(config.keys, config.admin?.keyHash);
   const slots = createChatModels(config.providers, transport);
   const metering = new Metering({ config, ledger, counter, telemetry, log });
-  const handleChat = createChatHandler({ config, slots, metering });
+  const policies = new Map(
+    Object.entries(config.routes).map(([name, route]) => [name, PolicyChain.forRoute(route.policies, config.policyOrder?.[name] ?? [], store)]),
+  );
+  const handleChat = createChatHandler({ config, slots, metering, policies, store, counter });
 
   app.use(async function requestContext(c, next) {
     // Always tollgate's own id: a client-chosen id could collide in the cost ledger.

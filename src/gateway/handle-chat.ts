@@ -1,36 +1,71 @@
 import type { Context } from "hono";
+import type { PolicyChain } from "../../policies/policy-chain.ts";
+import type { PolicyContext } from "../../policies/policy.ts";
+import { isDeterministic, type ResponseCache } from "../../policies/response-cache/response-cache.ts";
 import { mayUseRoute, type Caller } from "../auth/authenticate.ts";
 import type { RouteConfig } from "../config/config-schema.ts";
 import type { ResolvedConfig } from "../config/resolve-config.ts";
 import { summarizeRecord, summaryHeaders } from "../dialects/stream-summary.ts";
 import { GatewayError, toGatewayError } from "../errors/gateway-error.ts";
 import type { MeteredCall, Metering } from "../metering/metering.ts";
+import type { TokenCounter } from "../metering/token-counter.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
+import { ResponseCollector } from "../model/collect-response.ts";
 import type { ProviderSlot } from "../routing/create-chat-models.ts";
-import { generateOnRoute, streamOnRoute } from "../routing/route-chat.ts";
+import { generateOnRoute, streamOnRoute, type AdaptToTarget } from "../routing/route-chat.ts";
+import type { KeyValueStore } from "../store/key-value-store.ts";
+import { answerFromCache } from "./answer-from-cache.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
 import { readJsonBody } from "./read-json-body.ts";
+import { sseResponse } from "./sse-response.ts";
 import { streamPartsToSse } from "./stream-parts-to-sse.ts";
 
 // The request path, in the order a reader follows it:
-// dialect parser → route lookup → meter → router (→ adapter) → stream parts → dialect renderer.
-// Policies join this path in a later step, as one call here. A request that fails before the
-// meter starts (bad JSON, unknown route, a key without access) leaves no cost record.
+// dialect parser → route lookup → policies → meter → response cache → router (→ policies per
+// target → adapter) → stream parts → dialect renderer → cost record.
+// A request refused before any upstream call (bad JSON, unknown route, a key without access, a
+// policy's 400) leaves no cost record.
 
-export type ChatHandlerDeps = { config: ResolvedConfig; slots: Map<string, ProviderSlot>; metering: Metering };
+export type ChatHandlerDeps = {
+  config: ResolvedConfig;
+  slots: Map<string, ProviderSlot>;
+  metering: Metering;
+  policies: Map<string, PolicyChain>;
+  store: KeyValueStore;
+  counter: TokenCounter;
+};
 
 /** nginx's "client closed request": the status a record gets when the client left before the answer. */
 const CLIENT_CLOSED = 499;
 
-export function createChatHandler({ config, slots, metering }: ChatHandlerDeps) {
+/** Where a cacheable request's answer would be kept. */
+type CacheSlot = { cache: ResponseCache; key: string };
+
+export function createChatHandler({ config, slots, metering, policies, store, counter }: ChatHandlerDeps) {
   return async function handleChat(c: Context<GatewayEnv>): Promise<Response> {
-    const request = c.get("dialect").parseRequest(await readJsonBody(c.req.raw, config.server.maxBodyBytes));
-    const route = findRoute(config, c.get("caller"), request.route);
+    const parsed = c.get("dialect").parseRequest(await readJsonBody(c.req.raw, config.server.maxBodyBytes));
+    const route = findRoute(config, c.get("caller"), parsed.route);
+    const chain = policies.get(parsed.route)!;
+    const context: PolicyContext = { route: parsed.route, store, counter };
+    const { request, log } = await chain.apply(parsed, context);
+
     const call = metering.start(
       { requestId: c.get("requestId"), caller: c.get("caller"), request, dialect: c.get("dialect").name, receivedAt: c.get("receivedAt") },
       takeRequestSpan(c),
     );
-    return request.stream ? streamAnswer(c, request, route, slots, call) : answer(c, request, route, slots, call);
+    call.notePolicies("route", log.notes, log.warnings);
+
+    const slot = chain.responseCache && isDeterministic(request) ? { cache: chain.responseCache, key: await chain.responseCache.keyFor(parsed.route, request) } : undefined;
+    const hit = slot && (await slot.cache.lookup(slot.key).catch(() => undefined));
+    if (hit) return answerFromCache(c, request, call, hit);
+
+    const adapt: AdaptToTarget = async (toAdapt, target) => {
+      const target_ = { providerName: target.model.providerName, providerType: target.model.providerType, model: target.modelName };
+      const adapted = await chain.adaptToTarget(toAdapt, target_, context);
+      call.notePolicies("target", adapted.log.notes, adapted.log.warnings);
+      return adapted.request;
+    };
+    return request.stream ? streamAnswer(c, request, route, slots, call, adapt, slot) : answer(c, request, route, slots, call, adapt, slot);
   };
 }
 
@@ -48,31 +83,55 @@ function findRoute(config: ResolvedConfig, caller: Caller, name: string): RouteC
   throw new GatewayError("not_found", `unknown route "${name}": set model to one of ${allowed.join(", ") || "(no routes)"}`, { param: "model" });
 }
 
-async function answer(c: Context<GatewayEnv>, request: ChatRequest, route: RouteConfig, slots: Map<string, ProviderSlot>, call: MeteredCall): Promise<Response> {
+/** Records how a request that never got an answer ended; a policy's 400 before any call leaves nothing. */
+async function recordFailure(call: MeteredCall, error: unknown, clientSignal: AbortSignal): Promise<GatewayError> {
+  const failure = toGatewayError(error);
+  if (clientSignal.aborted) await call.commit({ status: "aborted", httpStatus: CLIENT_CLOSED });
+  else if (!call.attempted && failure.status < 500) call.discard(failure.status);
+  else await call.commit({ status: "error", httpStatus: failure.status, errorType: failure.code ?? failure.kind });
+  return failure;
+}
+
+async function answer(
+  c: Context<GatewayEnv>,
+  request: ChatRequest,
+  route: RouteConfig,
+  slots: Map<string, ProviderSlot>,
+  call: MeteredCall,
+  adapt: AdaptToTarget,
+  slot: CacheSlot | undefined,
+): Promise<Response> {
   // node-server aborts the request's signal when the client goes away; the upstream call follows.
   const clientSignal = c.req.raw.signal;
   let routed;
   try {
-    routed = await generateOnRoute(request, route, slots, clientSignal, call);
+    routed = await generateOnRoute(request, route, slots, clientSignal, call, adapt);
   } catch (error) {
-    const failure = toGatewayError(error);
-    await call.commit(
-      clientSignal.aborted
-        ? { status: "aborted", httpStatus: CLIENT_CLOSED }
-        : { status: "error", httpStatus: failure.status, errorType: failure.code ?? failure.kind },
-    );
-    throw failure;
+    throw await recordFailure(call, error, clientSignal);
   }
   call.answered(routed.response);
   // Settled now for the headers; handed to the ledger once the body is on its way.
-  const record = await call.settle({ status: "ok", httpStatus: 200 });
-  const body = c.get("dialect").renderResponse(routed.response) as object;
-  const response = c.json(body, 200, summaryHeaders(summarizeRecord(record)));
-  void call.commit({ status: "ok", httpStatus: 200 });
+  const outcome = { status: "ok", httpStatus: 200 } as const;
+  const record = await call.settle(outcome);
+  const headers = summaryHeaders(summarizeRecord(record));
+  if (slot) {
+    headers["x-tollgate-cache"] = "miss";
+    void slot.cache.save(slot.key, { response: routed.response, provider: record.provider, model: record.model, costNano: record.cost.totalNano }).catch(() => undefined);
+  }
+  const response = c.json(c.get("dialect").renderResponse(routed.response) as object, 200, headers);
+  void call.commit(outcome);
   return response;
 }
 
-async function streamAnswer(c: Context<GatewayEnv>, request: ChatRequest, route: RouteConfig, slots: Map<string, ProviderSlot>, call: MeteredCall): Promise<Response> {
+async function streamAnswer(
+  c: Context<GatewayEnv>,
+  request: ChatRequest,
+  route: RouteConfig,
+  slots: Map<string, ProviderSlot>,
+  call: MeteredCall,
+  adapt: AdaptToTarget,
+  slot: CacheSlot | undefined,
+): Promise<Response> {
   // A stream's upstream stops on either sign that the client is gone: the request's signal, or
   // the response body being cancelled when a write to the client fails.
   const upstream = new AbortController();
@@ -83,19 +142,15 @@ async function streamAnswer(c: Context<GatewayEnv>, request: ChatRequest, route:
 
   let routed;
   try {
-    routed = await streamOnRoute(request, route, slots, upstream.signal, call);
+    routed = await streamOnRoute(request, route, slots, upstream.signal, call, adapt);
   } catch (error) {
     forgetClient();
-    const failure = toGatewayError(error);
-    await call.commit(
-      clientSignal.aborted
-        ? { status: "aborted", httpStatus: CLIENT_CLOSED }
-        : { status: "error", httpStatus: failure.status, errorType: failure.code ?? failure.kind },
-    );
-    throw failure;
+    throw await recordFailure(call, error, clientSignal);
   }
   const { target, first, rest } = routed;
   let failure: string | undefined;
+  // A cacheable stream is kept whole once it completes, so the next identical request is a hit.
+  const collector = slot ? new ResponseCollector() : undefined;
 
   const body = streamPartsToSse({
     first,
@@ -103,10 +158,17 @@ async function streamAnswer(c: Context<GatewayEnv>, request: ChatRequest, route:
     renderer: c.get("dialect").createStreamRenderer(request),
     observe(part) {
       call.observe(part);
+      collector?.add(part);
       if (part.type === "error") failure = part.error.code ?? part.error.kind;
     },
     // An upstream stopped because the client left ends like a finished one: the abort tells them apart.
-    summary: async () => summarizeRecord(await call.settle({ status: upstream.signal.aborted ? "aborted" : "ok", httpStatus: 200 })),
+    async summary() {
+      const record = await call.settle({ status: upstream.signal.aborted ? "aborted" : "ok", httpStatus: 200 });
+      if (slot && collector && record.status === "ok") {
+        void slot.cache.save(slot.key, { response: collector.response(), provider: record.provider, model: record.model, costNano: record.cost.totalNano }).catch(() => undefined);
+      }
+      return summarizeRecord(record);
+    },
     abortUpstream: stopUpstream,
     onClose(outcome) {
       forgetClient();
@@ -117,19 +179,12 @@ async function streamAnswer(c: Context<GatewayEnv>, request: ChatRequest, route:
     },
   });
 
-  return new Response(body, {
-    headers: {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache",
-      connection: "keep-alive",
-      // Tell nginx-style proxies in front of tollgate not to buffer the stream either.
-      "x-accel-buffering": "no",
-      // Without it @hono/node-server waits for a second chunk, up to a timer turn (~1 ms), to see
-      // whether the whole body fits a Content-Length; a stream must go out as it comes.
-      "transfer-encoding": "chunked",
-      "x-tollgate-request-id": c.get("requestId"),
-      "x-tollgate-route": request.route,
-      "x-tollgate-provider": target.model.providerName,
-    },
+  const notes = call.policyNotes();
+  return sseResponse(body, {
+    "x-tollgate-request-id": c.get("requestId"),
+    "x-tollgate-route": request.route,
+    "x-tollgate-provider": target.model.providerName,
+    ...(notes.length > 0 ? { "x-tollgate-policies": notes.join("; ") } : {}),
+    ...(slot ? { "x-tollgate-cache": "miss" } : {}),
   });
 }

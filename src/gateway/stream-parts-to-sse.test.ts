@@ -5,7 +5,7 @@ import type { StreamPart } from "../model/stream-part.ts";
 import { MAX_WRITE_BYTES, streamPartsToSse, type SseStreamOptions } from "./stream-parts-to-sse.ts";
 
 const summary = async () => ({
-  requestId: "r", route: "gpt", provider: "p", model: "m", inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: "0", ttftMs: null, estimated: false, unpriced: false,
+  requestId: "r", route: "gpt", provider: "p", model: "m", inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: "0", cacheSavingsUsd: "0", policies: [], ttftMs: null, estimated: false, unpriced: false,
 });
 
 /** The stream under test, with no-op hooks unless a test overrides them. */

@@ -8,7 +8,7 @@ import type { RouteObserver, Target } from "../routing/route-chat.ts";
 import type { GatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
 import type { CostRecord } from "./cost-record.ts";
 import { PriceBook } from "./price-book.ts";
-import { RequestMeter, type MeterOutcome, type MeterStart } from "./request-meter.ts";
+import { RequestMeter, type CacheHit, type MeterOutcome, type MeterStart } from "./request-meter.ts";
 import type { TokenCounter } from "./token-counter.ts";
 
 // One metered call per routed request: the meter, the telemetry spans and the ledger, joined so
@@ -47,6 +47,7 @@ export class MeteredCall implements RouteObserver {
   private target: Target | undefined;
   private settled: Promise<CostRecord> | undefined;
   private committed = false;
+  private discarded = false;
 
   constructor(
     private readonly meter: RequestMeter,
@@ -77,6 +78,33 @@ export class MeteredCall implements RouteObserver {
     this.meter.observe(part);
   }
 
+  notePolicies(moment: "route" | "target", notes: string[], warnings: string[]): void {
+    this.meter.notePolicies(moment, notes, warnings);
+  }
+
+  policyNotes(): string[] {
+    return this.meter.policyNotes();
+  }
+
+  servedFromCache(hit: CacheHit): void {
+    this.meter.servedFromCache(hit);
+  }
+
+  /** True once an upstream call began (from then on the request is billed and recorded). */
+  get attempted(): boolean {
+    return this.target !== undefined;
+  }
+
+  /**
+   * The request was refused (a 400 from a policy) before any upstream call: no record, no
+   * metrics, only the span closed. Bad input leaves no partial state.
+   */
+  discard(httpStatus: number): void {
+    if (this.committed || this.discarded) return;
+    this.discarded = true;
+    this.deps.telemetry.endRequestSpan(this.requestSpan, { httpStatus });
+  }
+
   answered(response: ChatResponse): void {
     this.meter.answered(response);
   }
@@ -90,7 +118,7 @@ export class MeteredCall implements RouteObserver {
   /** Settles (if not yet) and hands the record to the ledger and telemetry, once. */
   async commit(outcome: MeterOutcome): Promise<CostRecord> {
     const record = await this.settle(outcome);
-    if (this.committed) return record;
+    if (this.committed || this.discarded) return record;
     this.committed = true;
     this.deps.ledger.record(record);
     const telemetry = this.deps.telemetry;

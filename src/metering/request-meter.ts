@@ -27,6 +27,9 @@ export type MeterStart = {
 
 export type MeterOutcome = { status: RecordStatus; httpStatus: number; errorType?: string };
 
+/** An answer given from the response cache: billed nothing, saving what it cost when made. */
+export type CacheHit = { provider: string; model: string; response: ChatResponse; savingsNano: number };
+
 export class RequestMeter {
   private readonly arrivedAtWall = Date.now();
   private target: MeteredTarget | undefined;
@@ -39,6 +42,11 @@ export class RequestMeter {
   private finishReason: FinishReason | undefined;
   /** Output text as it came, kept only to be counted if the provider never reports usage. */
   private readonly outputText: string[] = [];
+  private cacheHit: CacheHit | undefined;
+  /** What the policies changed, before routing and for the attempt that answered. */
+  private routeNotes: string[] = [];
+  private targetNotes: string[] = [];
+  private readonly warnings: string[] = [];
 
   constructor(
     private readonly start: MeterStart,
@@ -90,6 +98,25 @@ export class RequestMeter {
     for (const content of response.content) this.outputText.push(content.type === "text" ? content.text : content.name + content.arguments);
   }
 
+  notePolicies(moment: "route" | "target", notes: string[], warnings: string[]): void {
+    if (moment === "route") this.routeNotes = notes;
+    else this.targetNotes = notes; // a fallback target replaces the failed one's notes
+    this.warnings.push(...warnings);
+  }
+
+  /** Every note so far, as the record and the x-tollgate-policies header give them. */
+  policyNotes(): string[] {
+    return [...this.routeNotes, ...this.targetNotes];
+  }
+
+  servedFromCache(hit: CacheHit): void {
+    this.cacheHit = hit;
+    this.firstContentAt = performance.now();
+    this.responseModel = hit.response.model;
+    this.responseId = hit.response.id;
+    this.finishReason = hit.response.finishReason;
+  }
+
   /** Milliseconds from arrival to first content, as the client saw it. */
   ttftMs(): number | null {
     return this.firstContentAt === undefined ? null : round1(this.firstContentAt - this.start.receivedAt);
@@ -97,12 +124,13 @@ export class RequestMeter {
 
   async finish(outcome: MeterOutcome): Promise<CostRecord> {
     const finishedAt = performance.now();
-    const { usage, estimated } = await this.settleUsage(outcome.status);
-    const target = this.target;
-    const warnings: string[] = [];
-    let cost = ZERO_COST;
+    const hit = this.cacheHit;
+    const { usage, estimated } = hit ? { usage: NO_USAGE, estimated: false } : await this.settleUsage(outcome.status);
+    const target = this.target ?? (hit ? { providerName: hit.provider, model: hit.model } : undefined);
+    const warnings: string[] = [...this.warnings];
+    let cost = hit ? { ...ZERO_COST, cacheSavingsNano: hit.savingsNano } : ZERO_COST;
     let unpriced = false;
-    if (target) {
+    if (target && !hit) {
       const price = this.deps.prices.priceOf(target.providerName, target.model, this.responseModel);
       if (price) cost = computeCost(usage, price);
       else {
@@ -132,7 +160,7 @@ export class RequestMeter {
       outputTokensPerSecond: this.outputSpeed(usage.outputTokens, finishedAt),
       estimated,
       unpriced,
-      policies: [],
+      policies: hit ? [...this.policyNotes(), "response_cache=hit"] : this.policyNotes(),
       warnings,
     };
     if (this.responseModel) record.responseModel = this.responseModel;
@@ -183,5 +211,7 @@ export class RequestMeter {
     return seconds > 0 ? Math.round(((outputTokens - 1) / seconds) * 10) / 10 : null;
   }
 }
+
+const NO_USAGE: Required<Usage> = { inputTokens: 0, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0, reasoningTokens: 0 };
 
 const round1 = (ms: number) => Math.round(ms * 10) / 10;

@@ -7,7 +7,7 @@ import type { LedgerStore } from "../ledger/ledger-store.ts";
 import { createTiktokenCounter } from "../metering/tiktoken-counter.ts";
 import type { TokenCounter } from "../metering/token-counter.ts";
 import { createGatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
-import { openLedger } from "./open-ledger.ts";
+import { openStores } from "./open-stores.ts";
 import { setupTelemetry } from "./setup-telemetry.ts";
 import { createUndiciFetch } from "./undici-fetch.ts";
 
@@ -61,11 +61,11 @@ export async function startGateway({
 
   const dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 300_000, connections: 256 });
   const transport = upstreamTransport === "undici" ? { fetch: createUndiciFetch(dispatcher) } : { fetchOptions: { dispatcher } };
-  const { ledger, store, describe } = await openLedger(resolved, log);
+  const { ledger, ledgerStore: store, keyValues, describe } = await openStores(resolved, log);
   // The SDK first: telemetry takes its tracer and meter when it is created.
   const otel = await setupTelemetry(env);
   const telemetry = createGatewayTelemetry({ captureContent: resolved.telemetry?.captureContent ?? false });
-  const app = createGateway({ config: resolved, transport, log, ledger, counter: tokenCounter(), telemetry });
+  const app = createGateway({ config: resolved, transport, log, ledger, counter: tokenCounter(), telemetry, store: keyValues });
   log(`[tollgate] cost records go to ${describe}${otel ? "; OpenTelemetry export is on" : ""}`);
 
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {

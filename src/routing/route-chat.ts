@@ -21,6 +21,10 @@ export interface RouteObserver {
 
 const NO_OBSERVER: RouteObserver = { attemptStarted() {}, attemptFailed() {} };
 
+/** Shapes the request for one target (the policies' per-target step); may throw a 400. */
+export type AdaptToTarget = (request: ChatRequest, target: Target) => Promise<ChatRequest>;
+const AS_IS: AdaptToTarget = async (request) => request;
+
 export type RoutedResponse = { target: Target; response: ChatResponse; upstreamTtftMs: number };
 export type RoutedStream = { target: Target; first: StreamPart; rest: AsyncGenerator<StreamPart>; upstreamTtftMs: number };
 
@@ -30,13 +34,15 @@ export async function generateOnRoute(
   slots: Map<string, ProviderSlot>,
   signal: AbortSignal,
   observer: RouteObserver = NO_OBSERVER,
+  adapt: AdaptToTarget = AS_IS,
 ): Promise<RoutedResponse> {
   let lastError: GatewayError | undefined;
   for (const target of usableTargets(route, slots)) {
+    const adapted = await adapt(request, target);
     const started = performance.now();
     observer.attemptStarted(target, started);
     try {
-      const response = await target.model.generate(request, target.modelName, signal);
+      const response = await target.model.generate(adapted, target.modelName, signal);
       return { target, response, upstreamTtftMs: performance.now() - started };
     } catch (error) {
       const gatewayError = toGatewayError(error);
@@ -54,12 +60,14 @@ export async function streamOnRoute(
   slots: Map<string, ProviderSlot>,
   signal: AbortSignal,
   observer: RouteObserver = NO_OBSERVER,
+  adapt: AdaptToTarget = AS_IS,
 ): Promise<RoutedStream> {
   let lastError: GatewayError | undefined;
   for (const target of usableTargets(route, slots)) {
+    const adapted = await adapt(request, target);
     const started = performance.now();
     observer.attemptStarted(target, started);
-    const parts = target.model.stream(request, target.modelName, signal);
+    const parts = target.model.stream(adapted, target.modelName, signal);
     const first = await parts.next();
     const failure = first.done
       ? new GatewayError("upstream", `provider "${target.model.providerName}" closed the stream without answering`, { retryable: true })

@@ -1,0 +1,38 @@
+import { z } from "zod";
+import type { Policy } from "../policy.ts";
+
+// Asking for short answers is the bluntest output lever, and on routes where short answers serve
+// (classification, extraction, chat snippets) one of the cheapest. The instruction goes at the END
+// of the system prompt (the first line is the format's), and the record says it was there, so
+// reports can compare output tokens with and without it.
+
+export const brevityOptionsSchema = z
+  .strictObject({
+    maxSentences: z.number().int().positive().optional(),
+    /** Your own wording instead of "Answer in at most N sentences." */
+    instruction: z.string().min(1).optional(),
+  })
+  .refine((options) => options.maxSentences !== undefined || options.instruction !== undefined, {
+    error: 'give maxSentences (e.g. 3) or an instruction (e.g. "Answer in one line.")',
+  });
+
+export type BrevityOptions = z.output<typeof brevityOptionsSchema>;
+
+export function brevityPolicy(options: BrevityOptions): Policy {
+  const sentences = options.maxSentences === 1 ? "one sentence" : `at most ${options.maxSentences} sentences`;
+  const line = options.instruction ?? `Answer in ${sentences}.`;
+  return {
+    name: "brevity",
+    apply(request, log) {
+      log.notes.push(`brevity=${options.maxSentences ?? "custom"}`);
+      const systemAt = request.messages.findIndex((message) => message.role === "system");
+      const messages = [...request.messages];
+      if (systemAt === -1) messages.unshift({ role: "system", content: line });
+      else {
+        const system = messages[systemAt] as { role: "system"; content: string };
+        messages[systemAt] = { role: "system", content: `${system.content}\n${line}` };
+      }
+      return { ...request, messages };
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import { z } from "zod";
+import type { ChatRequest, ResponseFormat } from "../../src/model/chat-request.ts";
+import type { Policy } from "../policy.ts";
+
+// The first token commits the rest: a model that starts with "Sure! Here is" will not produce
+// clean JSON. So the format instruction goes FIRST — the first line of the system prompt, which is
+// created if there is none — whenever the route or the request (response_format) asks for a
+// format. On Anthropic targets the answer can also be prefilled with "{", and the client still
+// gets the whole JSON object.
+
+export const formatOptionsSchema = z.strictObject({
+  /** `json`: every answer on this route is one JSON object (OpenAI targets also get response_format). */
+  type: z.enum(["json", "text"], { error: 'write "json", or "text" with an instruction' }).default("json"),
+  /** Your own first line instead of the built-in one, e.g. "Answer in Markdown with one table." */
+  instruction: z.string().min(1).optional(),
+  /** Anthropic targets: start the answer with "{" (JSON only). */
+  prefill: z.boolean().default(false),
+});
+
+export type FormatOptions = z.output<typeof formatOptionsSchema>;
+
+export const JSON_INSTRUCTION = "Respond with a single JSON object and nothing else.";
+
+/**
+ * The first line for a response format. A schema is named, not spelled out: OpenAI-style targets
+ * get it natively in response_format; Anthropic, which has none, gets it written into the line
+ * per target (`schemaInstruction`).
+ */
+export function formatInstruction(format: ResponseFormat): string | undefined {
+  if (format.type === "text") return undefined;
+  if (format.type === "json") return JSON_INSTRUCTION;
+  return `Respond with a single JSON object that conforms to the JSON Schema "${format.name}", and nothing else.`;
+}
+
+function schemaInstruction(format: Extract<ResponseFormat, { type: "json-schema" }>): string {
+  return `Respond with a single JSON object that conforms to this JSON Schema, and nothing else: ${JSON.stringify(format.schema)}`;
+}
+
+/** The request with `line` as the first line of its system prompt. */
+export function withFirstSystemLine(request: ChatRequest, line: string): ChatRequest {
+  const [first, ...rest] = request.messages;
+  if (first?.role === "system") {
+    if (first.content === line || first.content.startsWith(`${line}\n`)) return request;
+    return { ...request, messages: [{ role: "system", content: `${line}\n${first.content}` }, ...rest] };
+  }
+  return { ...request, messages: [{ role: "system", content: line }, ...request.messages] };
+}
+
+/** Runs on every route; options come from the route's `format` policy, if it has one. */
+export function formatPolicy(options?: FormatOptions): Policy {
+  return {
+    name: "format",
+    apply(request, log) {
+      let responseFormat = request.responseFormat;
+      // A route that wants JSON asks for it natively too, unless the client asked for a schema (stricter).
+      if (options?.type === "json" && responseFormat?.type !== "json-schema") responseFormat = { type: "json" };
+      const line = options?.instruction ?? (responseFormat ? formatInstruction(responseFormat) : undefined);
+      if (!line) return request;
+      log.notes.push(`format=${responseFormat?.type ?? options?.type ?? "text"}`);
+      return withFirstSystemLine({ ...request, ...(responseFormat ? { responseFormat } : {}) }, line);
+    },
+    adaptToTarget(request, target, log) {
+      if (target.providerType !== "anthropic") return request;
+      const format = request.responseFormat;
+      if (format?.type === "json-schema" && !options?.instruction) {
+        const named = formatInstruction(format)!;
+        const first = request.messages[0];
+        if (first?.role === "system" && first.content.startsWith(named)) {
+          request = { ...request, messages: [{ role: "system", content: schemaInstruction(format) + first.content.slice(named.length) }, ...request.messages.slice(1)] };
+        }
+      }
+      if (!options?.prefill) return request;
+      if (request.responseFormat?.type !== "json" && request.responseFormat?.type !== "json-schema") return request;
+      // Prefill cannot follow a trailing assistant turn (the client's own prefill) or go with tools.
+      if (request.messages.at(-1)?.role === "assistant" || request.tools?.length) return request;
+      log.notes.push("format=prefill");
+      return { ...request, prefill: "{" };
+    },
+  };
+}

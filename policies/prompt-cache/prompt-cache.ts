@@ -1,0 +1,131 @@
+import { z } from "zod";
+import { sha256Hex } from "../../src/auth/key-hash.ts";
+import type { ChatMessage, ChatRequest } from "../../src/model/chat-request.ts";
+import { findModelLimits } from "../../src/pricing/find-model-price.ts";
+import type { Policy, PolicyContext, PolicyLog, PolicyTarget } from "../policy.ts";
+
+// Cached input is billed at a tenth of the input price, but Anthropic charges 1.25x (5 min) or 2x
+// (1 h) to WRITE the cache. Writing pays off only for a prefix that will be read again, so by
+// default ("auto") a breakpoint is placed only on a prefix seen before within the TTL, counted by
+// prefix hash in the shared store: the system prompt (with the tools before it) once it repeats,
+// and the conversation up to the latest user turn once it repeats or once the conversation it
+// continues was seen. Below the model's minimum cacheable length nothing is placed.
+// OpenAI caches prefixes on its own; `prompt_cache_key` sends requests with one prefix to the
+// same cache. llama-server reuses its KV cache with `cache_prompt`.
+
+export const promptCacheOptionsSchema = z.strictObject({
+  /** `auto`: write only prefixes seen before; `always`: whenever long enough; `off`. */
+  mode: z.enum(["auto", "always", "off"], { error: 'write "auto", "always" or "off"' }).default("auto"),
+  ttl: z.enum(["5m", "1h"], { error: 'write "5m" or "1h"' }).default("5m"),
+  /** Sightings within the TTL (this one included) before a prefix is written in `auto` mode. */
+  minRepeats: z.number().int().min(1).default(2),
+});
+
+export type PromptCacheOptions = z.output<typeof promptCacheOptionsSchema>;
+
+const TTL_SECONDS = { "5m": 300, "1h": 3600 } as const;
+/** Used for Anthropic models the price list has no minimum for. */
+const DEFAULT_MIN_CACHE_TOKENS = 1024;
+
+export function promptCachePolicy(options: PromptCacheOptions): Policy {
+  return {
+    name: "promptCache",
+    async adaptToTarget(request, target, log, context) {
+      if (options.mode === "off") return request;
+      if (target.providerType === "openai-compatible") {
+        log.notes.push("prompt_cache=reuse-prefix");
+        return { ...request, promptCache: { reusePrefix: true } };
+      }
+      const prefix = splitPrefix(request);
+      if (target.providerType === "openai") {
+        // Routing hint only: OpenAI caches on its own; the request's order stays as it is.
+        const key = `tg-${(await sha256Hex(`${context.route}\u0000${prefix.stable}`)).slice(0, 32)}`;
+        log.notes.push("prompt_cache=key");
+        return { ...request, promptCache: { openAIKey: key } };
+      }
+      return placeAnthropicBreakpoints(request, target, prefix, options, log, context);
+    },
+  };
+}
+
+type Prefix = {
+  /** Tools and system prompt: what every request of an app shares. */
+  stable: string;
+  /** Index of the latest user (or tool result) turn, or -1. */
+  latestUserTurn: number;
+  /** Index of the user turn before it, or -1. */
+  previousUserTurn: number;
+};
+
+function splitPrefix(request: ChatRequest): Prefix {
+  const system = request.messages.filter((message) => message.role === "system").map((message) => message.content);
+  const userTurns = request.messages.flatMap((message, index) => (message.role === "user" || message.role === "tool" ? [index] : []));
+  return {
+    stable: JSON.stringify([request.tools ?? [], system]),
+    latestUserTurn: userTurns.at(-1) ?? -1,
+    previousUserTurn: userTurns.at(-2) ?? -1,
+  };
+}
+
+async function placeAnthropicBreakpoints(
+  request: ChatRequest,
+  target: PolicyTarget,
+  prefix: Prefix,
+  options: PromptCacheOptions,
+  log: PolicyLog,
+  context: PolicyContext,
+): Promise<ChatRequest> {
+  const minimum = findModelLimits("anthropic", target.model).minCacheTokens ?? DEFAULT_MIN_CACHE_TOKENS;
+  const hasSystem = request.messages.some((message) => message.role === "system");
+  const stableTokens = await context.counter.count(prefix.stable);
+  const conversation = request.messages.slice(0, prefix.latestUserTurn + 1);
+  const conversationTokens = stableTokens + (await context.counter.count(textOf(conversation.filter((message) => message.role !== "system"))));
+  if (conversationTokens < minimum) {
+    log.notes.push(`prompt_cache=below-min:${conversationTokens}<${minimum}`);
+    return request;
+  }
+
+  let cacheStable = stableTokens >= minimum && (hasSystem || Boolean(request.tools?.length));
+  let cacheConversation = prefix.latestUserTurn >= 0;
+  if (options.mode === "auto") {
+    const hash = async (messages: ChatMessage[]) => sha256Hex(JSON.stringify([target.model, prefix.stable, messages]));
+    const [stableSeen, conversationSeen, continuedSeen] = await context.store.countSightings(
+      [
+        `prefix:${await hash([])}`,
+        `prefix:${await hash(conversation)}`,
+        // The conversation up to the previous user turn is the prefix an earlier request of this
+        // conversation sent whole: seeing it again means the conversation goes on.
+        `prefix:${await hash(prefix.previousUserTurn >= 0 ? request.messages.slice(0, prefix.previousUserTurn + 1) : [])}`,
+      ],
+      TTL_SECONDS[options.ttl],
+    );
+    cacheStable &&= stableSeen! >= options.minRepeats;
+    cacheConversation &&= conversationSeen! >= options.minRepeats || (prefix.previousUserTurn >= 0 && continuedSeen! >= options.minRepeats);
+  }
+  if (!cacheStable && !cacheConversation) {
+    log.notes.push("prompt_cache=first-sighting");
+    return request;
+  }
+  const places = [cacheStable ? "system" : "", cacheConversation ? "conversation" : ""].filter(Boolean).join("+");
+  log.notes.push(`prompt_cache=${places}:${options.ttl}`);
+  return {
+    ...request,
+    promptCache: {
+      anthropic: {
+        ttl: options.ttl,
+        tools: cacheStable && Boolean(request.tools?.length),
+        system: cacheStable && hasSystem,
+        ...(cacheConversation ? { throughMessage: prefix.latestUserTurn } : {}),
+      },
+    },
+  };
+}
+
+function textOf(messages: ChatMessage[]): string {
+  return messages
+    .map((message) => {
+      if (message.role === "system" || message.role === "tool") return message.content;
+      return message.content.map((part) => (part.type === "text" ? part.text : part.type === "tool-call" ? part.arguments : "")).join("");
+    })
+    .join("\n");
+}

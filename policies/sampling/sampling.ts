@@ -1,0 +1,91 @@
+import { z } from "zod";
+import { GatewayError } from "../../src/errors/gateway-error.ts";
+import type { ChatRequest } from "../../src/model/chat-request.ts";
+import { findModelLimits } from "../../src/pricing/find-model-price.ts";
+import type { Policy, PolicyTarget } from "../policy.ts";
+
+// Decoding parameters shape the sample step, and providers differ in which they take: OpenAI has
+// no top_k or min_p, the o-series and the newest Claude models accept only default sampling.
+// A route sets defaults and allowed ranges; a parameter the target does not take is dropped with
+// a warning in the record (or, when the route says so, rejected) instead of becoming a
+// provider 400 that the client cannot read.
+
+const range = z.strictObject({
+  default: z.number().optional(),
+  min: z.number().optional(),
+  max: z.number().optional(),
+});
+
+export const samplingOptionsSchema = z.strictObject({
+  temperature: range.optional(),
+  topP: range.optional(),
+  topK: range.optional(),
+  seed: z.strictObject({ default: z.number().int() }).optional(),
+  /** A parameter the target does not take: `drop` it with a warning, or `reject` the request (400). */
+  onUnsupported: z.enum(["drop", "reject"], { error: 'write "drop" or "reject"' }).default("drop"),
+});
+
+export type SamplingOptions = z.output<typeof samplingOptionsSchema>;
+
+type Parameter = "temperature" | "topP" | "topK" | "minP";
+const WIRE_NAMES: Record<Parameter, string> = { temperature: "temperature", topP: "top_p", topK: "top_k", minP: "min_p" };
+
+export function samplingPolicy(options?: SamplingOptions): Policy {
+  return {
+    name: "sampling",
+    apply(request, log) {
+      let next = request;
+      for (const parameter of ["temperature", "topP", "topK"] as const) {
+        const bounds = options?.[parameter];
+        if (!bounds) continue;
+        let value = next[parameter];
+        if (value === undefined && bounds.default !== undefined) {
+          value = bounds.default;
+          log.notes.push(`${WIRE_NAMES[parameter]}=default:${value}`);
+        }
+        if (value === undefined) continue;
+        const clamped = Math.min(Math.max(value, bounds.min ?? -Infinity), bounds.max ?? Infinity);
+        if (clamped !== value) log.notes.push(`${WIRE_NAMES[parameter]}=clamped:${value}->${clamped}`);
+        if (clamped !== next[parameter]) next = { ...next, [parameter]: clamped };
+      }
+      if (next.seed === undefined && options?.seed) {
+        log.notes.push(`seed=default:${options.seed.default}`);
+        next = { ...next, seed: options.seed.default };
+      }
+      return next;
+    },
+    adaptToTarget(request, target, log) {
+      let next = request;
+      // Anthropic's temperature range is 0–1, OpenAI's 0–2: the same intent at the top of the scale.
+      if (target.providerType === "anthropic" && next.temperature !== undefined && next.temperature > 1) {
+        log.notes.push(`temperature=clamped:${next.temperature}->1`);
+        next = { ...next, temperature: 1 };
+      }
+      for (const parameter of unsupported(request, target)) {
+        const wire = WIRE_NAMES[parameter];
+        if (options?.onUnsupported === "reject") {
+          throw new GatewayError("invalid_request", `${wire} is not accepted by ${target.model} (${target.providerName}): remove ${wire}`, {
+            param: wire,
+            code: "unsupported_parameter",
+          });
+        }
+        log.notes.push(`${wire}=dropped`);
+        log.warnings.push(`${wire} ${String(next[parameter])} was not sent: ${target.model} does not accept it`);
+        next = { ...next, [parameter]: undefined };
+      }
+      return next;
+    },
+  };
+}
+
+/** The parameters set on the request that this target would refuse. */
+function unsupported(request: ChatRequest, target: PolicyTarget): Parameter[] {
+  const found: Parameter[] = [];
+  const fixed = findModelLimits(target.providerType, target.model).fixedSampling === true;
+  // o-series and the newest Claude models: defaults only (temperature 1, top_p ≥ 0.99).
+  if (fixed && request.temperature !== undefined && request.temperature !== 1) found.push("temperature");
+  if (fixed && request.topP !== undefined && request.topP < 0.99) found.push("topP");
+  if (request.topK !== undefined && (target.providerType === "openai" || fixed)) found.push("topK");
+  if (request.minP !== undefined && target.providerType !== "openai-compatible") found.push("minP");
+  return found;
+}

@@ -1,0 +1,43 @@
+import type { Context } from "hono";
+import type { CachedAnswer } from "../../policies/response-cache/response-cache.ts";
+import { summarizeRecord, summaryHeaders } from "../dialects/stream-summary.ts";
+import type { MeteredCall } from "../metering/metering.ts";
+import type { ChatRequest } from "../model/chat-request.ts";
+import { responseToParts } from "../model/collect-response.ts";
+import type { StreamPart } from "../model/stream-part.ts";
+import type { GatewayEnv } from "./gateway-context.ts";
+import { sseResponse } from "./sse-response.ts";
+import { streamPartsToSse } from "./stream-parts-to-sse.ts";
+
+// A response-cache hit, answered in the client's dialect and in the form it asked for: the kept
+// answer as one body, or replayed as a stream. Recorded at $0, saving what the answer first cost.
+
+export async function answerFromCache(c: Context<GatewayEnv>, request: ChatRequest, call: MeteredCall, hit: CachedAnswer): Promise<Response> {
+  call.servedFromCache({ provider: hit.provider, model: hit.model, response: hit.response, savingsNano: hit.costNano });
+  const outcome = { status: "ok", httpStatus: 200 } as const;
+  if (!request.stream) {
+    const record = await call.settle(outcome);
+    const response = c.json(c.get("dialect").renderResponse(hit.response) as object, 200, { ...summaryHeaders(summarizeRecord(record)), "x-tollgate-cache": "hit" });
+    void call.commit(outcome);
+    return response;
+  }
+  const [first, ...rest] = responseToParts(hit.response);
+  async function* replay(): AsyncGenerator<StreamPart> {
+    yield* rest;
+  }
+  const body = streamPartsToSse({
+    first: first!,
+    rest: replay(),
+    renderer: c.get("dialect").createStreamRenderer(request),
+    observe: (part) => call.observe(part),
+    summary: async () => summarizeRecord(await call.settle(outcome)),
+    abortUpstream: () => {},
+    onClose: () => void call.commit(outcome),
+  });
+  return sseResponse(body, {
+    "x-tollgate-request-id": c.get("requestId"),
+    "x-tollgate-route": request.route,
+    "x-tollgate-provider": hit.provider,
+    "x-tollgate-cache": "hit",
+  });
+}
