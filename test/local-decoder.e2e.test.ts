@@ -27,7 +27,11 @@ describe.skipIf("skipped" in decoder).each(["undici", "fetch"] as const)("local 
     mocks.server.events.on("request:start", async ({ request }) => {
       if (request.url.startsWith(decoder.baseUrl)) sentToDecoder.push(await request.clone().json());
     });
-    gateway = await startTestGateway(testConfig(decoder.baseUrl), transport);
+    const config = testConfig(decoder.baseUrl);
+    gateway = await startTestGateway(
+      { ...config, routes: { ...config.routes, "local-cached": { targets: [{ provider: "local", model: "tiny-local" }], policies: { promptCache: { mode: "auto" } } } } },
+      transport,
+    );
   });
   afterAll(async () => {
     await gateway?.close();
@@ -115,6 +119,17 @@ describe.skipIf("skipped" in decoder).each(["undici", "fetch"] as const)("local 
     expect(record.cost.totalNano).toBe(record.cost.inputNano + 44_444);
     expect(record.upstreamTtftMs).toBeGreaterThan(0);
     expect(record.outputTokensPerSecond).toBeGreaterThan(0);
+  });
+
+  it("asks llama-server to reuse its prefix cache on a route with prompt caching", async () => {
+    const { data, response } = await gateway.openai.chat.completions
+      .create({ model: "local-cached", messages: [{ role: "user", content: "hi" }], max_tokens: 32 })
+      .withResponse();
+    expect(data.choices[0]?.message.content).toBe(TINY_LOCAL_ANSWER);
+    expect(response.headers.get("x-tollgate-policies")).toContain("prompt_cache=reuse-prefix");
+    if (transport === "fetch") expect(sentToDecoder.at(-1)).toMatchObject({ cache_prompt: true });
+    const record = await waitForRecord(gateway, response.headers.get("x-tollgate-request-id")!);
+    expect(record.policies).toContain("prompt_cache=reuse-prefix");
   });
 
   it("answers the Anthropic SDK non-streaming with end_turn", async () => {

@@ -1,0 +1,100 @@
+import { describe, expect, it } from "vitest";
+import { GatewayError } from "../src/errors/gateway-error.ts";
+import { approximateTokenCounter } from "../src/metering/token-counter.ts";
+import type { ChatRequest } from "../src/model/chat-request.ts";
+import { MemoryKeyValueStore } from "../src/store/memory-key-value-store.ts";
+import { PolicyChain, routePoliciesSchema } from "./policy-chain.ts";
+import type { PolicyTarget } from "./policy.ts";
+
+// The chain on its own: order, no mutation of the client's request, and each policy's notes.
+
+const store = new MemoryKeyValueStore();
+const context = { route: "r", store, counter: approximateTokenCounter };
+const request: ChatRequest = {
+  route: "r",
+  stream: false,
+  streamUsage: false,
+  messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
+};
+const gpt4o: PolicyTarget = { providerName: "openai", providerType: "openai", model: "gpt-4o" };
+const sonnet: PolicyTarget = { providerName: "anthropic", providerType: "anthropic", model: "claude-sonnet-4-6" };
+
+function chain(policies: unknown, order = Object.keys(policies as object)) {
+  return PolicyChain.forRoute(routePoliciesSchema.parse(policies), order, store);
+}
+
+describe("PolicyChain", () => {
+  it("leaves the client's request untouched and returns a new one", async () => {
+    const frozen = structuredClone(request);
+    const { request: shaped } = await chain({ maxTokens: { default: 100 }, brevity: { maxSentences: 1 } }).apply(request, context);
+    expect(request).toEqual(frozen);
+    expect(shaped.maxTokens).toBe(100);
+    expect(shaped.messages[0]).toEqual({ role: "system", content: "Answer in one sentence." });
+  });
+
+  it("format goes first and brevity last in the system prompt, whatever the config's order", async () => {
+    for (const order of [["format", "brevity"], ["brevity", "format"]]) {
+      const { request: shaped } = await chain({ format: { type: "json" }, brevity: { maxSentences: 2 } }, order).apply(
+        { ...request, messages: [{ role: "system", content: "Be kind." }, ...request.messages] },
+        context,
+      );
+      expect(shaped.messages[0]).toEqual({
+        role: "system",
+        content: "Respond with a single JSON object and nothing else.\nBe kind.\nAnswer in at most 2 sentences.",
+      });
+    }
+  });
+
+  it("guards every route: a model's maximum output and OpenAI's stop limit apply without any policy configured", async () => {
+    const { request: adapted, log } = await chain({}).adaptToTarget({ ...request, maxTokens: 99_999, stop: ["1", "2", "3", "4", "5"] }, gpt4o, context);
+    expect(adapted.maxTokens).toBe(16_384);
+    expect(adapted.stop).toEqual(["1", "2", "3", "4"]);
+    expect(log.notes).toEqual(["max_tokens=model-max:99999->16384", "stop=trimmed:5->4"]);
+  });
+
+  it("a JSON-schema request names its schema on the first line, and Anthropic gets the schema itself", async () => {
+    const withSchema: ChatRequest = { ...request, responseFormat: { type: "json-schema", name: "city", schema: { type: "object", required: ["name"] } } };
+    const { request: shaped } = await chain({}).apply(withSchema, context);
+    expect(shaped.messages[0]).toEqual({ role: "system", content: 'Respond with a single JSON object that conforms to the JSON Schema "city", and nothing else.' });
+    const { request: forClaude } = await chain({}).adaptToTarget(shaped, sonnet, context);
+    expect(forClaude.messages[0]).toEqual({
+      role: "system",
+      content: 'Respond with a single JSON object that conforms to this JSON Schema, and nothing else: {"type":"object","required":["name"]}',
+    });
+  });
+
+  it("max_tokens reject is a 400 that names the cap", async () => {
+    const error = await chain({ maxTokens: { cap: 10, onExceed: "reject" } })
+      .apply({ ...request, maxTokens: 11 }, context)
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(error).toMatchObject({ status: 400, param: "max_tokens", message: expect.stringContaining("at most 10") });
+  });
+
+  it("config errors name the fix", () => {
+    const result = routePoliciesSchema.safeParse({ maxTokens: { default: 2000, cap: 1000 }, promptCache: { ttl: "2h" } });
+    expect(result.success).toBe(false);
+    const messages = result.error!.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+    expect(messages).toEqual(expect.arrayContaining(["maxTokens.default: default is above cap: lower default to at most cap", 'promptCache.ttl: write "5m" or "1h"']));
+  });
+});
+
+describe("MemoryKeyValueStore", () => {
+  it("counts sightings within a sliding TTL and forgets after it", async () => {
+    let now = 0;
+    const memory = new MemoryKeyValueStore(10, () => now);
+    expect(await memory.countSightings(["a", "b"], 10)).toEqual([1, 1]);
+    now = 9_000;
+    expect(await memory.countSightings(["a"], 10)).toEqual([2]);
+    now = 18_000; // 9 s after a's last sighting, 18 s after b's
+    expect(await memory.countSightings(["a", "b"], 10)).toEqual([3, 1]);
+  });
+
+  it("stays bounded, dropping the oldest entries first", async () => {
+    const memory = new MemoryKeyValueStore(2);
+    await memory.set("one", "1", 60);
+    await memory.set("two", "2", 60);
+    await memory.set("three", "3", 60);
+    expect([await memory.get("one"), await memory.get("two"), await memory.get("three")]).toEqual([undefined, "2", "3"]);
+  });
+});

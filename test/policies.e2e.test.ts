@@ -1,0 +1,294 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { APP_KEY, readSseEvents, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
+import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
+
+// Each policy through a running gateway: what the provider received (the msw handler's record of
+// the request), what the client got, and what the cost record says.
+
+let mocks: MockProviders;
+let gateway: TestGateway;
+
+const openaiTarget = [{ provider: "openai", model: "gpt-4o" }];
+const claudeTarget = [{ provider: "anthropic", model: "claude-sonnet-4-6" }];
+
+beforeAll(async () => {
+  mocks = startMockProviders();
+  const base = testConfig();
+  gateway = await startTestGateway({
+    ...base,
+    routes: {
+      ...base.routes,
+      capped: {
+        targets: openaiTarget,
+        policies: { maxTokens: { default: 512, cap: 1024, onExceed: "clamp" }, stop: { sequences: ["\n\nUser:"] }, brevity: { maxSentences: 3 } },
+      },
+      strict: { targets: openaiTarget, policies: { maxTokens: { cap: 100, onExceed: "reject" }, sampling: { onUnsupported: "reject" } } },
+      "json-gpt": { targets: openaiTarget, policies: { format: { type: "json" } } },
+      "json-claude": { targets: claudeTarget, policies: { format: { type: "json", prefill: true } } },
+      sampled: { targets: openaiTarget, policies: { sampling: { temperature: { default: 0.7, min: 0, max: 1 } } } },
+      fixed: { targets: [{ provider: "anthropic", model: "claude-sonnet-5" }] },
+      reasoning: { targets: [{ provider: "openai", model: "o3" }], policies: { stop: { sequences: ["END"] } } },
+      "cached-claude": { targets: claudeTarget, policies: { promptCache: { mode: "auto", ttl: "5m", minRepeats: 2 } } },
+      "cached-claude-always": { targets: claudeTarget, policies: { promptCache: { mode: "always", ttl: "1h" } } },
+      "cached-gpt": { targets: openaiTarget, policies: { promptCache: { mode: "auto" } } },
+      answers: { targets: openaiTarget, policies: { responseCache: { ttlSeconds: 60 } } },
+    },
+  });
+});
+afterAll(async () => {
+  await gateway?.close();
+  mocks?.close();
+});
+beforeEach(() => {
+  mocks.openai.reset();
+  mocks.anthropic.reset();
+});
+
+function post(path: string, body: object) {
+  return fetch(`${gateway.url}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+const chat = (body: object) => post("/v1/chat/completions", body);
+const user = (content: string) => [{ role: "user", content }];
+const recordOf = (response: Response) => waitForRecord(gateway, response.headers.get("x-tollgate-request-id")!);
+
+describe("maxTokens", () => {
+  it("fills in the route's default and clamps to its cap, and says so", async () => {
+    const defaulted = await chat({ model: "capped", messages: user("hi") });
+    expect(mocks.openai.requests.at(-1)!.body.max_completion_tokens).toBe(512);
+    expect(defaulted.headers.get("x-tollgate-policies")).toContain("max_tokens=default:512");
+
+    const clamped = await chat({ model: "capped", messages: user("hi"), max_tokens: 8000 });
+    expect(clamped.status).toBe(200);
+    expect(mocks.openai.requests.at(-1)!.body.max_completion_tokens).toBe(1024);
+    expect(clamped.headers.get("x-tollgate-policies")).toContain("max_tokens=clamped:8000->1024");
+    expect((await recordOf(clamped)).policies).toContain("max_tokens=clamped:8000->1024");
+  });
+
+  it("rejects above the cap when the route says so, naming the cap, and leaves no record", async () => {
+    const rejected = await chat({ model: "strict", messages: user("hi"), max_completion_tokens: 4000 });
+    expect(rejected.status).toBe(400);
+    expect(await rejected.json()).toMatchObject({ error: { param: "max_tokens", message: expect.stringContaining("cap of 100") } });
+    expect(mocks.openai.requests).toHaveLength(0);
+    await expect(waitForRecord(gateway, rejected.headers.get("x-tollgate-request-id")!, 300)).rejects.toThrow(/no cost record/);
+  });
+
+  it("never asks a model for more than its own maximum output (Anthropic dialect, required max_tokens)", async () => {
+    const response = await post("/v1/messages", { model: "gpt", max_tokens: 50_000, messages: user("hi") });
+    expect(response.status).toBe(200);
+    // gpt-4o answers at most 16,384 tokens.
+    expect(mocks.openai.requests.at(-1)!.body.max_completion_tokens).toBe(16_384);
+    expect((await recordOf(response)).policies).toContain("max_tokens=model-max:50000->16384");
+  });
+});
+
+describe("stop", () => {
+  it("merges the route's sequences after the client's, without duplicates", async () => {
+    const response = await chat({ model: "capped", messages: user("hi"), stop: ["END", "\n\nUser:"] });
+    expect(mocks.openai.requests.at(-1)!.body.stop).toEqual(["END", "\n\nUser:"]);
+    expect(response.headers.get("x-tollgate-policies") ?? "").not.toContain("stop=merged");
+    await chat({ model: "capped", messages: user("hi"), stop: "END" });
+    expect(mocks.openai.requests.at(-1)!.body.stop).toEqual(["END", "\n\nUser:"]);
+  });
+
+  it("trims to what the model takes (OpenAI: 4; o3: none), with a warning in the record instead of a 400", async () => {
+    const many = await chat({ model: "gpt", messages: user("hi"), stop: ["a", "b", "c", "d", "e"] });
+    expect(many.status).toBe(200);
+    expect(mocks.openai.requests.at(-1)!.body.stop).toEqual(["a", "b", "c", "d"]);
+    const record = await recordOf(many);
+    expect(record.policies).toContain("stop=trimmed:5->4");
+    expect(record.warnings.join()).toContain('not sent: "e"');
+
+    const reasoning = await chat({ model: "reasoning", messages: user("hi") });
+    expect(mocks.openai.requests.at(-1)!.body).not.toHaveProperty("stop");
+    expect((await recordOf(reasoning)).policies).toEqual(expect.arrayContaining(["stop=merged:1", "stop=trimmed:1->0"]));
+  });
+});
+
+describe("format-first", () => {
+  it("OpenAI: the JSON instruction is the system prompt's first line (created), and json_object goes natively", async () => {
+    const response = await chat({ model: "json-gpt", messages: user("List three colours") });
+    const sent = mocks.openai.requests.at(-1)!.body;
+    expect(sent.messages[0]).toEqual({ role: "system", content: "Respond with a single JSON object and nothing else." });
+    expect(sent.response_format).toEqual({ type: "json_object" });
+    expect((await recordOf(response)).policies).toContain("format=json");
+  });
+
+  it("Anthropic: the instruction is the first line of the system prompt, and a prefilled { comes back to the client", async () => {
+    mocks.anthropic.enqueue({ kind: "text", text: '"colours": ["red"]}' });
+    const response = await gateway.openai.chat.completions.create({
+      model: "json-claude",
+      messages: [{ role: "system", content: "You name colours." }, ...user("List a colour")] as never,
+    });
+    const sent = mocks.anthropic.requests.at(-1)!.body;
+    expect(sent.system[0].text.split("\n")[0]).toBe("Respond with a single JSON object and nothing else.");
+    expect(sent.system[0].text.split("\n")[1]).toBe("You name colours.");
+    expect(sent.messages.at(-1)).toEqual({ role: "assistant", content: "{" });
+    expect(JSON.parse(response.choices[0]!.message.content!)).toEqual({ colours: ["red"] });
+
+    mocks.anthropic.enqueue({ kind: "text", chunks: ['"ok"', ": true}"] });
+    const stream = await gateway.openai.chat.completions.create({ model: "json-claude", messages: user("ok?") as never, stream: true });
+    let text = "";
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+    expect(JSON.parse(text)).toEqual({ ok: true });
+  });
+});
+
+describe("brevity", () => {
+  it("adds the instruction at the end of the system prompt and records it", async () => {
+    const response = await chat({ model: "capped", messages: [{ role: "system", content: "You help." }, ...user("hi")] });
+    expect(mocks.openai.requests.at(-1)!.body.messages[0]).toEqual({ role: "system", content: "You help.\nAnswer in at most 3 sentences." });
+    expect((await recordOf(response)).policies).toContain("brevity=3");
+  });
+});
+
+describe("sampling", () => {
+  it("applies the route's default and range, and drops what the target does not take", async () => {
+    const defaulted = await chat({ model: "sampled", messages: user("hi") });
+    expect(mocks.openai.requests.at(-1)!.body.temperature).toBe(0.7);
+    expect((await recordOf(defaulted)).policies).toContain("temperature=default:0.7");
+
+    const clamped = await chat({ model: "sampled", messages: user("hi"), temperature: 1.8, top_k: 40 });
+    const sent = mocks.openai.requests.at(-1)!.body;
+    expect(sent.temperature).toBe(1);
+    expect(sent).not.toHaveProperty("top_k"); // OpenAI has no top_k
+    const record = await recordOf(clamped);
+    expect(record.policies).toEqual(expect.arrayContaining(["temperature=clamped:1.8->1", "top_k=dropped"]));
+    expect(record.warnings.join()).toContain("top_k 40 was not sent");
+  });
+
+  it("drops non-default sampling for the newest Claude models, or rejects it when the route says so", async () => {
+    const dropped = await post("/v1/messages", { model: "fixed", max_tokens: 50, temperature: 0.2, messages: user("hi") });
+    expect(dropped.status).toBe(200);
+    expect(mocks.anthropic.requests.at(-1)!.body).not.toHaveProperty("temperature");
+    expect((await recordOf(dropped)).policies).toContain("temperature=dropped");
+
+    const rejected = await chat({ model: "strict", messages: user("hi"), top_k: 5 });
+    expect(rejected.status).toBe(400);
+    expect(await rejected.json()).toMatchObject({ error: { param: "top_k", code: "unsupported_parameter" } });
+    expect(mocks.openai.requests).toHaveLength(0);
+  });
+});
+
+describe("prompt caching", () => {
+  // About 1,500 tokens: above claude-sonnet-4-6's 1,024-token minimum.
+  const longSystem = "You are a meticulous support agent. ".repeat(250);
+
+  it("Anthropic: no breakpoints on the first sighting, system and conversation breakpoints on the second", async () => {
+    const body = { model: "cached-claude", max_tokens: 50, system: longSystem, messages: user("Where is my order 4412?") };
+    const first = await post("/v1/messages", body);
+    const firstSent = mocks.anthropic.requests.at(-1)!.body;
+    expect(JSON.stringify(firstSent)).not.toContain("cache_control");
+    expect((await recordOf(first)).policies).toContain("prompt_cache=first-sighting");
+
+    mocks.anthropic.enqueue({ kind: "text", text: "On its way.", usage: { input_tokens: 12, output_tokens: 4, cache_read_input_tokens: 1500 } });
+    const second = await post("/v1/messages", body);
+    const sent = mocks.anthropic.requests.at(-1)!.body;
+    expect(sent.system.at(-1).cache_control).toEqual({ type: "ephemeral", ttl: "5m" });
+    expect(sent.messages[0].content.at(-1).cache_control).toEqual({ type: "ephemeral", ttl: "5m" });
+    expect(second.headers.get("x-tollgate-policies")).toContain("prompt_cache=system+conversation:5m");
+    // 1500 cache reads at $0.30 instead of $3 per 1M: 1500 × 2700 = 4,050,000 nano saved.
+    expect(second.headers.get("x-tollgate-cache-savings-usd")).toBe("0.00405");
+    expect((await recordOf(second)).cost.cacheSavingsNano).toBe(4_050_000);
+  });
+
+  it("Anthropic: a continuing conversation caches through its latest user turn", async () => {
+    const system = longSystem + " Conversation test.";
+    const turn1 = user("First question");
+    await post("/v1/messages", { model: "cached-claude", max_tokens: 50, system, messages: turn1 });
+    await post("/v1/messages", {
+      model: "cached-claude",
+      max_tokens: 50,
+      system,
+      messages: [...turn1, { role: "assistant", content: "First answer" }, ...user("Second question")],
+    });
+    const sent = mocks.anthropic.requests.at(-1)!.body;
+    expect(sent.messages).toHaveLength(3);
+    expect(sent.messages[2].content.at(-1).cache_control).toEqual({ type: "ephemeral", ttl: "5m" });
+    expect(sent.messages[0].content.at(-1)).not.toHaveProperty("cache_control");
+  });
+
+  it("Anthropic: nothing is placed below the model's minimum cacheable length, however often it repeats", async () => {
+    const body = { model: "cached-claude-always", max_tokens: 50, system: "Short system prompt.", messages: user("hi") };
+    await post("/v1/messages", body);
+    const again = await post("/v1/messages", body);
+    expect(JSON.stringify(mocks.anthropic.requests.at(-1)!.body)).not.toContain("cache_control");
+    expect((await recordOf(again)).policies.join()).toMatch(/prompt_cache=below-min:\d+<1024/);
+  });
+
+  it("Anthropic `always` mode with a 1 h TTL writes on the first sighting", async () => {
+    await post("/v1/messages", { model: "cached-claude-always", max_tokens: 50, system: longSystem, messages: user("hi") });
+    expect(mocks.anthropic.requests.at(-1)!.body.system.at(-1).cache_control).toEqual({ type: "ephemeral", ttl: "1h" });
+  });
+
+  it("OpenAI: one prompt_cache_key per route and prefix, and the request's order untouched", async () => {
+    const messages = [{ role: "system", content: "Stable instructions." }, ...user("one")];
+    await chat({ model: "cached-gpt", messages });
+    const firstKey = mocks.openai.requests.at(-1)!.body.prompt_cache_key;
+    await chat({ model: "cached-gpt", messages: [messages[0], ...user("two")] });
+    const sent = mocks.openai.requests.at(-1)!.body;
+    expect(firstKey).toMatch(/^tg-[0-9a-f]{32}$/);
+    expect(sent.prompt_cache_key).toBe(firstKey);
+    expect(sent.messages).toEqual([{ role: "system", content: "Stable instructions." }, { role: "user", content: "two" }]);
+    await chat({ model: "cached-gpt", messages: [{ role: "system", content: "Other instructions." }, ...user("two")] });
+    expect(mocks.openai.requests.at(-1)!.body.prompt_cache_key).not.toBe(firstKey);
+  });
+});
+
+describe("response cache", () => {
+  it("serves a second identical deterministic request without calling upstream, at $0 with the savings", async () => {
+    mocks.openai.enqueue({ kind: "text", text: "Forty-two.", usage: { prompt_tokens: 100, completion_tokens: 10 } });
+    const body = { model: "answers", temperature: 0, messages: user("Meaning of life?") };
+    const miss = await chat(body);
+    expect(miss.headers.get("x-tollgate-cache")).toBe("miss");
+    const missRecord = await recordOf(miss);
+    // 100 × 2500 + 10 × 10,000 = 350,000 nano.
+    expect(missRecord.cost.totalNano).toBe(350_000);
+    expect(mocks.openai.requests).toHaveLength(1);
+
+    const hit = await chat(body);
+    expect(mocks.openai.requests).toHaveLength(1);
+    expect(hit.headers.get("x-tollgate-cache")).toBe("hit");
+    expect(hit.headers.get("x-tollgate-cost-usd")).toBe("0");
+    expect(((await hit.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toBe("Forty-two.");
+    const hitRecord = await recordOf(hit);
+    expect(hitRecord).toMatchObject({ status: "ok", provider: "openai", model: "gpt-4o", cost: { totalNano: 0, cacheSavingsNano: 350_000 } });
+    expect(hitRecord.policies).toContain("response_cache=hit");
+
+    // The same answer, streamed, still without calling upstream.
+    const streamed = await chat({ ...body, stream: true });
+    expect(streamed.headers.get("x-tollgate-cache")).toBe("hit");
+    const events = await readSseEvents(streamed);
+    const text = events
+      .filter((event) => event.data.startsWith("{") && event.data.includes('"choices"'))
+      .map((event) => JSON.parse(event.data).choices[0]?.delta?.content ?? "")
+      .join("");
+    expect(text).toBe("Forty-two.");
+    expect(mocks.openai.requests).toHaveLength(1);
+  });
+
+  it("keeps a streamed answer too, and leaves sampled requests alone", async () => {
+    mocks.openai.enqueue({ kind: "text", chunks: ["Blue", " sky."] });
+    // The Anthropic dialect has no seed: temperature 0 makes it deterministic.
+    const body = { model: "answers", temperature: 0, messages: user("Sky colour?") };
+    const anthropicStream = await gateway.anthropic.messages
+      .create({ ...body, max_tokens: 20, stream: true } as never)
+      .withResponse();
+    for await (const _event of anthropicStream.data as AsyncIterable<unknown>) {
+      // drain
+    }
+    expect(anthropicStream.response.headers.get("x-tollgate-cache")).toBe("miss");
+    const hit = await post("/v1/messages", { ...body, max_tokens: 20 });
+    expect(hit.headers.get("x-tollgate-cache")).toBe("hit");
+    expect(await hit.json()).toMatchObject({ content: [{ type: "text", text: "Blue sky." }] });
+    expect(mocks.openai.requests).toHaveLength(1);
+
+    const sampled = await chat({ model: "answers", temperature: 0.8, messages: user("Sky colour?") });
+    expect(sampled.headers.get("x-tollgate-cache")).toBeNull();
+    expect(mocks.openai.requests).toHaveLength(2);
+  });
+});
