@@ -278,7 +278,7 @@ describe("response cache", () => {
     const anthropicStream = await gateway.anthropic.messages
       .create({ ...body, max_tokens: 20, stream: true } as never)
       .withResponse();
-    for await (const _event of anthropicStream.data as AsyncIterable<unknown>) {
+    for await (const _event of anthropicStream.data as unknown as AsyncIterable<unknown>) {
       // drain
     }
     expect(anthropicStream.response.headers.get("x-tollgate-cache")).toBe("miss");
