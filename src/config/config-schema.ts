@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { routePoliciesSchema } from "../../policies/policy-chain.ts";
+import { budgetSchema, rateLimitSchema, teamSchema } from "../budgets/budget-config.ts";
 
 // The config file's contract. Every message here is written for the person editing the file:
 // it says what is wrong and what to write instead. `formatConfigIssues` adds the path.
@@ -105,7 +106,10 @@ const routeSchema = z.strictObject({
   strategy: z.enum(["fallback"]).default("fallback"),
   /** The levers of policies/, applied in the order written here. */
   policies: routePoliciesSchema.optional(),
-  budget: z.unknown().optional(),
+  budget: budgetSchema.optional(),
+  /** Rejects (400) a request whose worst-case cost is above this, naming the max_tokens that fits. */
+  maxCostPerRequestUsd: z.number().positive().optional(),
+  rateLimit: rateLimitSchema.optional(),
 });
 
 const keyHash = z
@@ -118,18 +122,25 @@ const virtualKeySchema = z.strictObject({
   hash: keyHash,
   /** Routes this key may use; absent means every route. */
   routes: z.array(z.string()).optional(),
-  budget: z.unknown().optional(),
+  budget: budgetSchema.optional(),
+  rateLimit: rateLimitSchema.optional(),
 });
 
 export const configSchema = z
   .strictObject({
     $schema: z.string().optional(),
     server: z
-      .strictObject({ maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024) })
+      .strictObject({
+        maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024),
+        /** How long a budget reservation lives if its request never settles (default: the longest provider timeout + 60 s). */
+        reservationTtlSeconds: z.number().int().positive().optional(),
+      })
       .default({ maxBodyBytes: 4 * 1024 * 1024 }),
     providers: z.record(z.string(), providerSchema),
     routes: z.record(z.string(), routeSchema),
     keys: z.array(virtualKeySchema).default([]),
+    /** Per-team settings; a key's `team` names its entry here. */
+    teams: z.record(z.string(), teamSchema).optional(),
     admin: z.strictObject({ keyHash }).optional(),
     /**
      * Where cost records go: Redis when `redisUrl` names a set variable, otherwise an append-only

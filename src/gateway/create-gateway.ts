@@ -11,6 +11,10 @@ import type { TransportOptions } from "../model/chat-model.ts";
 import { MemoryKeyValueStore } from "../store/memory-key-value-store.ts";
 import type { KeyValueStore } from "../store/key-value-store.ts";
 import { PolicyChain } from "../../policies/policy-chain.ts";
+import { Admission } from "../budgets/admission.ts";
+import type { AdmissionStore } from "../budgets/admission-store.ts";
+import { MemoryAdmissionStore } from "../budgets/memory-admission-store.ts";
+import { renderBudgets } from "./render-budgets.ts";
 import { createGatewayTelemetry, type GatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
 import { createChatModels } from "../routing/create-chat-models.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
@@ -30,6 +34,10 @@ export type GatewayOptions = {
   telemetry?: GatewayTelemetry;
   /** Shared short-lived state of the policies (prefix sightings, cached answers). Default: memory. */
   store?: KeyValueStore;
+  /** Budgets' and rate limits' state. Default: this process's memory. */
+  admissionStore?: AdmissionStore;
+  /** The clock budgets' windows and rate limits read (tests inject one). */
+  now?: () => number;
 };
 
 /** Endpoints named in span names; anything else is named by its method only (bounded cardinality). */
@@ -44,6 +52,8 @@ export function createGateway({
   counter = approximateTokenCounter,
   telemetry = createGatewayTelemetry({ captureContent: config.telemetry?.captureContent ?? false }),
   store = new MemoryKeyValueStore(),
+  admissionStore = new MemoryAdmissionStore(),
+  now = Date.now,
 }: GatewayOptions) {
   const app = new Hono<GatewayEnv>();
   const authenticate = createAuthenticator(config.keys, config.admin?.keyHash);
@@ -52,7 +62,15 @@ export function createGateway({
   const policies = new Map(
     Object.entries(config.routes).map(([name, route]) => [name, PolicyChain.forRoute(route.policies, config.policyOrder?.[name] ?? [], store)]),
   );
-  const handleChat = createChatHandler({ config, slots, metering, policies, store, counter });
+  const admission = new Admission({
+    config,
+    store: admissionStore,
+    prices: metering.prices,
+    now,
+    log,
+    onSoftExceeded: (scope) => telemetry.recordSoftBudgetExceeded(scope),
+  });
+  const handleChat = createChatHandler({ config, admission, log, slots, metering, policies, store, counter });
 
   app.use(async function requestContext(c, next) {
     // Always tollgate's own id: a client-chosen id could collide in the cost ledger.
@@ -102,6 +120,7 @@ export function createGateway({
     const caller = c.get("caller");
     return c.json(renderModelList(Object.keys(config.routes).filter((route) => mayUseRoute(caller, route))));
   });
+  app.get("/v1/budgets", async (c) => c.json(await renderBudgets(config, admission, admissionStore, c.get("caller"), now())));
   app.post("/v1/chat/completions", handleChat);
   app.post("/v1/messages", handleChat);
 

@@ -1,5 +1,6 @@
 import type { Span } from "@opentelemetry/api";
 import type { Caller } from "../auth/authenticate.ts";
+import type { Ticket } from "../budgets/admission.ts";
 import type { Dialect } from "../dialects/dialect.ts";
 
 // Per-request state shared by the middleware and handlers, typed through Hono's variable map.
@@ -14,6 +15,8 @@ export type GatewayVariables = {
    * call took it over (a stream's span must stay open until its last byte).
    */
   requestSpan: { span: Span; handedOff: boolean };
+  /** The request's admission (budgets, rate limits), once it was let through. */
+  ticket?: Ticket;
 };
 
 export type GatewayEnv = { Variables: GatewayVariables };

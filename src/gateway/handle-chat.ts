@@ -10,6 +10,8 @@ import { GatewayError, toGatewayError } from "../errors/gateway-error.ts";
 import type { MeteredCall, Metering } from "../metering/metering.ts";
 import type { TokenCounter } from "../metering/token-counter.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
+import type { Admission } from "../budgets/admission.ts";
+import { formatUsd } from "../pricing/format-usd.ts";
 import { ResponseCollector } from "../model/collect-response.ts";
 import type { ProviderSlot } from "../routing/create-chat-models.ts";
 import { generateOnRoute, streamOnRoute, type AdaptToTarget } from "../routing/route-chat.ts";
@@ -28,6 +30,8 @@ import { streamPartsToSse } from "./stream-parts-to-sse.ts";
 
 export type ChatHandlerDeps = {
   config: ResolvedConfig;
+  admission: Admission;
+  log: (line: string) => void;
   slots: Map<string, ProviderSlot>;
   metering: Metering;
   policies: Map<string, PolicyChain>;
@@ -41,19 +45,26 @@ const CLIENT_CLOSED = 499;
 /** Where a cacheable request's answer would be kept. */
 type CacheSlot = { cache: ResponseCache; key: string };
 
-export function createChatHandler({ config, slots, metering, policies, store, counter }: ChatHandlerDeps) {
+export function createChatHandler({ config, admission, log: logLine, slots, metering, policies, store, counter }: ChatHandlerDeps) {
   return async function handleChat(c: Context<GatewayEnv>): Promise<Response> {
     const parsed = c.get("dialect").parseRequest(await readJsonBody(c.req.raw, config.server.maxBodyBytes));
     const route = findRoute(config, c.get("caller"), parsed.route);
     const chain = policies.get(parsed.route)!;
     const context: PolicyContext = { route: parsed.route, store, counter };
     const { request, log } = await chain.apply(parsed, context);
+    // Budgets and rate limits: a 402 / 429 / 400 here reserves nothing and records nothing.
+    const requestId = c.get("requestId");
+    const ticket = await admission.admit({ requestId, caller: c.get("caller"), routeName: parsed.route, route, request });
 
     const call = metering.start(
-      { requestId: c.get("requestId"), caller: c.get("caller"), request, dialect: c.get("dialect").name, receivedAt: c.get("receivedAt") },
+      { requestId, caller: c.get("caller"), request, dialect: c.get("dialect").name, receivedAt: c.get("receivedAt") },
       takeRequestSpan(c),
     );
     call.notePolicies("route", log.notes, log.warnings);
+    call.noteSoftBudgets(ticket.softExceeded);
+    // The reservation gives way to the actual cost once the record is made (or to nothing).
+    call.onFinished((record) => void ticket.settle(record).catch((error: Error) => logLine(`[tollgate] error: settling ${requestId} failed: ${error.message}`)));
+    c.set("ticket", ticket);
 
     const slot = chain.responseCache && isDeterministic(request) ? { cache: chain.responseCache, key: await chain.responseCache.keyFor(parsed.route, request) } : undefined;
     const hit = slot && (await slot.cache.lookup(slot.key).catch(() => undefined));
@@ -114,6 +125,8 @@ async function answer(
   const outcome = { status: "ok", httpStatus: 200 } as const;
   const record = await call.settle(outcome);
   const headers = summaryHeaders(summarizeRecord(record));
+  const remaining = c.get("ticket")?.remainingNano(record.cost.totalNano);
+  if (remaining !== undefined) headers["x-tollgate-budget-remaining-usd"] = formatUsd(remaining);
   if (slot) {
     headers["x-tollgate-cache"] = "miss";
     void slot.cache.save(slot.key, { response: routed.response, provider: record.provider, model: record.model, costNano: record.cost.totalNano }).catch(() => undefined);

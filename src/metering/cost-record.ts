@@ -61,6 +61,8 @@ export type CostRecord = {
   unpriced: boolean;
   /** What policies changed on the way (filled in by the policies). */
   policies: string[];
+  /** Soft budgets that were already exhausted when this request was served anyway. */
+  softBudgetsExceeded?: string[];
   /** Non-fatal notes (e.g. an unpriced model). */
   warnings: string[];
 };

@@ -48,6 +48,7 @@ export class MeteredCall implements RouteObserver {
   private settled: Promise<CostRecord> | undefined;
   private committed = false;
   private discarded = false;
+  private readonly settledListeners: ((record: CostRecord | undefined) => void)[] = [];
 
   constructor(
     private readonly meter: RequestMeter,
@@ -90,6 +91,15 @@ export class MeteredCall implements RouteObserver {
     this.meter.servedFromCache(hit);
   }
 
+  noteSoftBudgets(scopes: string[]): void {
+    this.meter.noteSoftBudgets(scopes);
+  }
+
+  /** Called once, with the record when one is made, or with nothing when the request is discarded. */
+  onFinished(listener: (record: CostRecord | undefined) => void): void {
+    this.settledListeners.push(listener);
+  }
+
   /** True once an upstream call began (from then on the request is billed and recorded). */
   get attempted(): boolean {
     return this.target !== undefined;
@@ -103,6 +113,7 @@ export class MeteredCall implements RouteObserver {
     if (this.committed || this.discarded) return;
     this.discarded = true;
     this.deps.telemetry.endRequestSpan(this.requestSpan, { httpStatus });
+    for (const listener of this.settledListeners) listener(undefined);
   }
 
   answered(response: ChatResponse): void {
@@ -121,6 +132,7 @@ export class MeteredCall implements RouteObserver {
     if (this.committed || this.discarded) return record;
     this.committed = true;
     this.deps.ledger.record(record);
+    for (const listener of this.settledListeners) listener(record);
     const telemetry = this.deps.telemetry;
     if (this.chatSpan) {
       telemetry.endChatSpan(this.chatSpan, {

@@ -47,6 +47,7 @@ export class RequestMeter {
   private routeNotes: string[] = [];
   private targetNotes: string[] = [];
   private readonly warnings: string[] = [];
+  private softBudgets: string[] = [];
 
   constructor(
     private readonly start: MeterStart,
@@ -102,6 +103,11 @@ export class RequestMeter {
     if (moment === "route") this.routeNotes = notes;
     else this.targetNotes = notes; // a fallback target replaces the failed one's notes
     this.warnings.push(...warnings);
+  }
+
+  noteSoftBudgets(scopes: string[]): void {
+    this.softBudgets = scopes;
+    for (const scope of scopes) this.warnings.push(`soft budget ${scope} was exhausted; served anyway`);
   }
 
   /** Every note so far, as the record and the x-tollgate-policies header give them. */
@@ -166,6 +172,7 @@ export class RequestMeter {
     if (this.responseModel) record.responseModel = this.responseModel;
     if (outcome.errorType) record.errorType = outcome.errorType;
     if (this.finishReason) record.finishReason = this.finishReason;
+    if (this.softBudgets.length > 0) record.softBudgetsExceeded = this.softBudgets;
     return record;
   }
 

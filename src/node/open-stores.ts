@@ -5,6 +5,11 @@ import { FileLedgerStore } from "../ledger/file-ledger-store.ts";
 import { Ledger } from "../ledger/ledger.ts";
 import type { LedgerStore } from "../ledger/ledger-store.ts";
 import { RedisLedgerStore } from "../ledger/redis-ledger-store.ts";
+import type { AdmissionStore } from "../budgets/admission-store.ts";
+import { MemoryAdmissionStore } from "../budgets/memory-admission-store.ts";
+import { RedisAdmissionStore } from "../budgets/redis-admission-store.ts";
+import { spendFromRecords } from "../budgets/seed-from-records.ts";
+import { readLedgerFile } from "../ledger/file-ledger-store.ts";
 import type { KeyValueStore } from "../store/key-value-store.ts";
 import { MemoryKeyValueStore } from "../store/memory-key-value-store.ts";
 import { RedisKeyValueStore } from "../store/redis-key-value-store.ts";
@@ -12,7 +17,7 @@ import { RedisKeyValueStore } from "../store/redis-key-value-store.ts";
 /** Where the embedded store keeps records when the config names no path. */
 export const DEFAULT_LEDGER_PATH = ".tollgate/ledger.jsonl";
 
-export type OpenedStores = { ledger: Ledger; ledgerStore: LedgerStore; keyValues: KeyValueStore; describe: string };
+export type OpenedStores = { ledger: Ledger; ledgerStore: LedgerStore; keyValues: KeyValueStore; admissionStore: AdmissionStore; describe: string };
 
 /**
  * Redis when the config's store names a set variable (one connection for the ledger and the
@@ -25,9 +30,21 @@ export async function openStores(config: ResolvedConfig, log: (line: string) => 
     redis.on("error", (error: Error) => log(`[tollgate] redis: ${error.message}`));
     const prefix = config.store?.keyPrefix ?? "";
     const ledgerStore = new RedisLedgerStore(redis, prefix);
-    return { ledger: new Ledger({ store: ledgerStore, log }), ledgerStore, keyValues: new RedisKeyValueStore(redis, prefix), describe: "Redis" };
+    return {
+      ledger: new Ledger({ store: ledgerStore, log }),
+      ledgerStore,
+      keyValues: new RedisKeyValueStore(redis, prefix),
+      admissionStore: new RedisAdmissionStore(redis, prefix),
+      describe: "Redis",
+    };
   }
   const path = resolve(config.store?.path ?? DEFAULT_LEDGER_PATH);
   const ledgerStore = await FileLedgerStore.open(path);
-  return { ledger: new Ledger({ store: ledgerStore, log }), ledgerStore, keyValues: new MemoryKeyValueStore(), describe: path };
+  const admissionStore = new MemoryAdmissionStore();
+  const hasBudgets = Object.values(config.routes).some((route) => route.budget) || config.keys.some((key) => key.budget) || Object.keys(config.teams ?? {}).length > 0;
+  if (hasBudgets) {
+    const records = await readLedgerFile(path).catch(() => []);
+    for (const [scopeKey, nano] of spendFromRecords(config, records)) admissionStore.addSpent(scopeKey, nano);
+  }
+  return { ledger: new Ledger({ store: ledgerStore, log }), ledgerStore, keyValues: new MemoryKeyValueStore(), admissionStore, describe: path };
 }

@@ -61,11 +61,11 @@ export async function startGateway({
 
   const dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 300_000, connections: 256 });
   const transport = upstreamTransport === "undici" ? { fetch: createUndiciFetch(dispatcher) } : { fetchOptions: { dispatcher } };
-  const { ledger, ledgerStore: store, keyValues, describe } = await openStores(resolved, log);
+  const { ledger, ledgerStore: store, keyValues, admissionStore, describe } = await openStores(resolved, log);
   // The SDK first: telemetry takes its tracer and meter when it is created.
   const otel = await setupTelemetry(env);
   const telemetry = createGatewayTelemetry({ captureContent: resolved.telemetry?.captureContent ?? false });
-  const app = createGateway({ config: resolved, transport, log, ledger, counter: tokenCounter(), telemetry, store: keyValues });
+  const app = createGateway({ config: resolved, transport, log, ledger, counter: tokenCounter(), telemetry, store: keyValues, admissionStore });
   log(`[tollgate] cost records go to ${describe}${otel ? "; OpenTelemetry export is on" : ""}`);
 
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {

@@ -56,6 +56,8 @@ export type GatewayTelemetry = {
   endChatSpan(span: Span, outcome: ChatOutcome): void;
   endRequestSpan(span: Span, outcome: RequestOutcome): void;
   recordMetrics(record: CostRecord, target: MetricsTarget): void;
+  /** A request was served although a soft budget of its scope was exhausted. */
+  recordSoftBudgetExceeded(scope: string): void;
 };
 
 export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): GatewayTelemetry {
@@ -77,6 +79,10 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
     description: "Time to receive the first chunk of a streamed answer",
     unit: "s",
     advice: { explicitBucketBoundaries: DURATION_SECONDS_BUCKETS },
+  });
+  const softBudgetExceeded = meter.createCounter("tollgate.budget.soft_exceeded", {
+    description: "Requests served although a soft budget of their scope was exhausted",
+    unit: "{request}",
   });
   const cost = meter.createCounter("tollgate.cost", {
     description: "Cost of answered requests at the configured prices",
@@ -133,6 +139,10 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
         }
       }
       span.end();
+    },
+
+    recordSoftBudgetExceeded(scope) {
+      softBudgetExceeded.add(1, { "tollgate.budget.scope": scope });
     },
 
     recordMetrics(record, target) {

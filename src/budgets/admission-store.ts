@@ -1,0 +1,70 @@
+// The state behind budgets and rate limits, and the two operations that change it. Each is
+// atomic over every scope a request touches: `admit` checks all of them and reserves in all of
+// them, or in none (no check-then-increment race between instances); `settle` replaces the
+// reservation with what the request actually cost. Reservations expire on their own, so a
+// gateway that dies mid-request cannot hold budget forever.
+
+export type ScopeCharge = {
+  /** The scope's store key for the current window, e.g. `route:support|2026-11-22`. */
+  key: string;
+  /** For messages: `route:support`. */
+  scope: string;
+  limitNano: number;
+  mode: "hard" | "soft";
+  /** When the window ends (ms); its state may be dropped some time after. 0 for `total`. */
+  windowEndsAt: number;
+};
+
+export type RateCheck = {
+  /** For messages and keys: `key:search-app`. */
+  scope: string;
+  rpm?: number;
+  tpm?: number;
+};
+
+export type AdmitPlan = {
+  requestId: string;
+  now: number;
+  /** The reservation frees itself at this time if the request never settles. */
+  reservationExpiresAt: number;
+  amountNano: number;
+  scopes: ScopeCharge[];
+  rates: RateCheck[];
+};
+
+export type ScopeLevel = { spentNano: number; reservedNano: number };
+
+export type AdmitResult =
+  | { admitted: true; levels: ScopeLevel[]; softExceeded: string[] }
+  | { admitted: false; reason: "budget"; scope: ScopeCharge; level: ScopeLevel }
+  | { admitted: false; reason: "rate"; rate: RateCheck; kind: "rpm" | "tpm"; retryAfterSeconds: number };
+
+export type SettlePlan = {
+  requestId: string;
+  now: number;
+  /** The same scope keys the admission charged. */
+  scopeKeys: string[];
+  actualNano: number;
+  /** Tokens the request used, input and output, for tokens-per-minute limits. */
+  tokens: number;
+  rateScopes: string[];
+};
+
+export interface AdmissionStore {
+  admit(plan: AdmitPlan): Promise<AdmitResult>;
+  /** Idempotent by request id: a retried settle never counts twice. */
+  settle(plan: SettlePlan): Promise<void>;
+  levels(scopeKeys: string[], now: number): Promise<ScopeLevel[]>;
+}
+
+/** Sliding-window counter over one-minute buckets: the previous minute weighs what is left of it. */
+export const MINUTE_MS = 60_000;
+
+export function slidingEstimate(previous: number, current: number, now: number): number {
+  const elapsed = (now % MINUTE_MS) / MINUTE_MS;
+  return previous * (1 - elapsed) + current;
+}
+
+export function secondsToNextMinute(now: number): number {
+  return Math.max(1, Math.ceil((MINUTE_MS - (now % MINUTE_MS)) / 1000));
+}

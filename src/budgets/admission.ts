@@ -1,0 +1,173 @@
+import type { Caller } from "../auth/authenticate.ts";
+import type { RouteConfig } from "../config/config-schema.ts";
+import type { ResolvedConfig } from "../config/resolve-config.ts";
+import { GatewayError } from "../errors/gateway-error.ts";
+import type { CostRecord } from "../metering/cost-record.ts";
+import type { PriceBook } from "../metering/price-book.ts";
+import type { ChatRequest } from "../model/chat-request.ts";
+import { totalInputTokens } from "../model/usage.ts";
+import { findModelLimits } from "../pricing/find-model-price.ts";
+import { formatUsd } from "../pricing/format-usd.ts";
+import type { AdmissionStore, RateCheck, ScopeCharge, ScopeLevel } from "./admission-store.ts";
+import type { BudgetConfig } from "./budget-config.ts";
+import { windowOf } from "./budget-window.ts";
+import { DEFAULT_OUTPUT_BOUND, worstCaseCost } from "./worst-case-cost.ts";
+
+// Admission, between the policies and the router: the per-request cap, the rate limits, and the
+// budgets of every scope that applies (route, key, team) in one atomic store operation. The
+// ticket it returns settles the reservation with the actual cost once the record is known.
+
+const NANO_PER_USD = 1_000_000_000;
+const toNano = (usd: number) => Math.round(usd * NANO_PER_USD);
+
+export type BudgetScope = { scope: string; budget: BudgetConfig };
+
+export type AdmissionDeps = {
+  config: ResolvedConfig;
+  store: AdmissionStore;
+  prices: PriceBook;
+  now?: () => number;
+  log?: (line: string) => void;
+  onSoftExceeded?: (scope: string) => void;
+};
+
+export type Ticket = {
+  /** Scopes a soft budget was over when this request was let through. */
+  softExceeded: string[];
+  /** The least budget left among this request's scopes once it costs `actualNano` (undefined: no budget applies). */
+  remainingNano(actualNano: number): number | undefined;
+  /** Replaces the reservation with the actual cost (none when no record was made). */
+  settle(record: CostRecord | undefined): Promise<void>;
+};
+
+export type AdmitInput = { requestId: string; caller: Caller; routeName: string; route: RouteConfig; request: ChatRequest };
+
+export class Admission {
+  private readonly now: () => number;
+
+  constructor(private readonly deps: AdmissionDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** Every budget scope a caller may see on this route (for GET /v1/budgets as well). */
+  scopesFor(caller: Caller, routeName: string): BudgetScope[] {
+    const scopes: BudgetScope[] = [];
+    const routeBudget = this.deps.config.routes[routeName]?.budget;
+    if (routeBudget) scopes.push({ scope: `route:${routeName}`, budget: routeBudget });
+    if (caller.kind === "key") {
+      if (caller.key.budget) scopes.push({ scope: `key:${caller.key.id}`, budget: caller.key.budget });
+      const teamBudget = this.deps.config.teams?.[caller.key.team]?.budget;
+      if (teamBudget) scopes.push({ scope: `team:${caller.key.team}`, budget: teamBudget });
+    }
+    return scopes;
+  }
+
+  async admit({ requestId, caller, routeName, route, request }: AdmitInput): Promise<Ticket> {
+    const now = this.now();
+    const worst = worstCaseCost(
+      request,
+      route.targets.map((target) => {
+        const provider = this.deps.config.providers[target.provider];
+        const limits = provider ? findModelLimits(provider.type, target.model) : {};
+        const fallback = provider?.type === "anthropic" ? DEFAULT_OUTPUT_BOUND : limits.maxOutputTokens ?? DEFAULT_OUTPUT_BOUND;
+        return { price: this.deps.prices.priceOf(target.provider, target.model), outputBound: Math.min(request.maxTokens ?? fallback, limits.maxOutputTokens ?? Infinity) };
+      }),
+      route.policies?.promptCache !== undefined && route.policies.promptCache.mode !== "off",
+    );
+
+    if (route.maxCostPerRequestUsd !== undefined && worst.amountNano > toNano(route.maxCostPerRequestUsd)) {
+      throw perRequestCapError(route.maxCostPerRequestUsd, worst.amountNano, worst.fittingMaxTokens(toNano(route.maxCostPerRequestUsd)));
+    }
+
+    const budgets = this.scopesFor(caller, routeName);
+    const scopes: ScopeCharge[] = budgets.map(({ scope, budget }) => {
+      const window = windowOf(budget, now);
+      return { key: `${scope}|${window.id}`, scope, limitNano: toNano(budget.usd), mode: budget.mode, windowEndsAt: window.resetsAt?.getTime() ?? 0 };
+    });
+    const rates: RateCheck[] = [];
+    if (route.rateLimit) rates.push({ scope: `route:${routeName}`, ...route.rateLimit });
+    if (caller.kind === "key" && caller.key.rateLimit) rates.push({ scope: `key:${caller.key.id}`, ...caller.key.rateLimit });
+    if (scopes.length === 0 && rates.length === 0) return FREE_PASS;
+
+    const result = await this.deps.store.admit({
+      requestId,
+      now,
+      reservationExpiresAt: now + this.reservationTtlMs(route),
+      amountNano: worst.amountNano,
+      scopes,
+      rates,
+    });
+    if (!result.admitted && result.reason === "rate") {
+      const unit = result.kind === "rpm" ? "requests" : "tokens";
+      const limit = result.kind === "rpm" ? result.rate.rpm : result.rate.tpm;
+      throw new GatewayError("rate_limit", `rate limit of ${limit} ${unit} per minute reached for ${result.rate.scope}; retry after ${result.retryAfterSeconds} s`, {
+        code: "rate_limit_exceeded",
+        retryAfterSeconds: result.retryAfterSeconds,
+      });
+    }
+    if (!result.admitted) throw budgetError(result.scope, result.level, worst.amountNano, budgets.find((entry) => entry.scope === result.scope.scope)!.budget, now);
+
+    for (const scope of result.softExceeded) {
+      this.deps.log?.(`[tollgate] warning: soft budget ${scope} is exhausted; request ${requestId} served anyway`);
+      this.deps.onSoftExceeded?.(scope);
+    }
+    const store = this.deps.store;
+    const clock = this.now;
+    let settled = false;
+    return {
+      softExceeded: result.softExceeded,
+      remainingNano(actualNano) {
+        if (scopes.length === 0) return undefined;
+        return Math.min(...scopes.map((scope, index) => scope.limitNano - levelTotal(result.levels[index]!) - actualNano));
+      },
+      async settle(record) {
+        if (settled) return;
+        settled = true;
+        await store.settle({
+          requestId,
+          now: clock(),
+          scopeKeys: scopes.map((scope) => scope.key),
+          actualNano: record?.cost.totalNano ?? 0,
+          tokens: record ? totalInputTokens(record.usage) + record.usage.outputTokens : 0,
+          rateScopes: rates.filter((rate) => rate.tpm !== undefined).map((rate) => rate.scope),
+        });
+      },
+    };
+  }
+
+  /** A reservation outlives the longest upstream call the route can make, then frees itself. */
+  private reservationTtlMs(route: RouteConfig): number {
+    const configured = this.deps.config.server.reservationTtlSeconds;
+    if (configured !== undefined) return configured * 1000;
+    const longest = Math.max(...route.targets.map((target) => this.deps.config.providers[target.provider]?.timeoutMs ?? 600_000));
+    return longest + 60_000;
+  }
+}
+
+const FREE_PASS: Ticket = { softExceeded: [], remainingNano: () => undefined, settle: async () => {} };
+
+const levelTotal = (level: ScopeLevel) => level.spentNano + level.reservedNano;
+
+function budgetError(scope: ScopeCharge, level: ScopeLevel, amountNano: number, budget: BudgetConfig, now: number): GatewayError {
+  const resets = windowOf(budget, now).resetsAt;
+  const inFlight = level.reservedNano > 0 ? ` (and $${formatUsd(level.reservedNano)} held by requests in flight)` : "";
+  return new GatewayError(
+    "budget_exceeded",
+    `budget exceeded for ${scope.scope}: limit $${formatUsd(scope.limitNano)} per ${budget.window}, spent $${formatUsd(level.spentNano)}${inFlight}; ` +
+      `this request could cost up to $${formatUsd(amountNano)}; ${resets ? `resets at ${resets.toISOString()}` : "a total budget does not reset"}`,
+    { code: "budget_exceeded" },
+  );
+}
+
+function perRequestCapError(capUsd: number, amountNano: number, fittingMaxTokens: number): GatewayError {
+  const fix =
+    fittingMaxTokens < 0
+      ? "the prompt alone could cost more than that: shorten it"
+      : fittingMaxTokens === 0
+        ? "no max_tokens fits with this prompt: shorten it"
+        : `send max_tokens of at most ${fittingMaxTokens}`;
+  return new GatewayError("invalid_request", `this request could cost up to $${formatUsd(amountNano)}, over this route's $${capUsd} per-request cap: ${fix}`, {
+    param: "max_tokens",
+    code: "max_cost_per_request_exceeded",
+  });
+}

@@ -1,0 +1,96 @@
+import {
+  MINUTE_MS,
+  secondsToNextMinute,
+  slidingEstimate,
+  type AdmissionStore,
+  type AdmitPlan,
+  type AdmitResult,
+  type ScopeLevel,
+  type SettlePlan,
+} from "./admission-store.ts";
+
+// The embedded store: the same guarantees as the Redis script within one process. Each operation
+// runs to completion without awaiting anything, so JavaScript's single thread makes it atomic.
+
+type Reservation = { keys: string[]; amountNano: number; expiresAt: number };
+
+export class MemoryAdmissionStore implements AdmissionStore {
+  private readonly scopes = new Map<string, ScopeLevel>();
+  private readonly reservations = new Map<string, Reservation>();
+  private readonly settled = new Set<string>();
+  private readonly counters = new Map<string, number>();
+
+  /** Spend already on record (from the ledger file at start-up), so a restart does not reset budgets. */
+  addSpent(scopeKey: string, nano: number): void {
+    this.level(scopeKey).spentNano += nano;
+  }
+
+  async admit(plan: AdmitPlan): Promise<AdmitResult> {
+    this.sweep(plan.now);
+    const bucket = Math.floor(plan.now / MINUTE_MS);
+    for (const rate of plan.rates) {
+      const requests = slidingEstimate(this.count(`${rate.scope}|rpm|${bucket - 1}`), this.count(`${rate.scope}|rpm|${bucket}`), plan.now);
+      if (rate.rpm !== undefined && requests + 1 > rate.rpm) return { admitted: false, reason: "rate", rate, kind: "rpm", retryAfterSeconds: secondsToNextMinute(plan.now) };
+      const tokens = slidingEstimate(this.count(`${rate.scope}|tpm|${bucket - 1}`), this.count(`${rate.scope}|tpm|${bucket}`), plan.now);
+      if (rate.tpm !== undefined && tokens >= rate.tpm) return { admitted: false, reason: "rate", rate, kind: "tpm", retryAfterSeconds: secondsToNextMinute(plan.now) };
+    }
+    const levels = plan.scopes.map((scope) => ({ ...this.level(scope.key) }));
+    const softExceeded: string[] = [];
+    for (const [index, scope] of plan.scopes.entries()) {
+      const level = levels[index]!;
+      if (level.spentNano + level.reservedNano + plan.amountNano <= scope.limitNano) continue;
+      if (scope.mode === "hard") return { admitted: false, reason: "budget", scope, level };
+      softExceeded.push(scope.scope);
+    }
+    for (const scope of plan.scopes) this.level(scope.key).reservedNano += plan.amountNano;
+    this.reservations.set(plan.requestId, { keys: plan.scopes.map((scope) => scope.key), amountNano: plan.amountNano, expiresAt: plan.reservationExpiresAt });
+    for (const rate of plan.rates) this.bump(`${rate.scope}|rpm|${bucket}`, 1);
+    return { admitted: true, levels, softExceeded };
+  }
+
+  async settle(plan: SettlePlan): Promise<void> {
+    if (this.settled.has(plan.requestId)) return;
+    this.settled.add(plan.requestId);
+    this.sweep(plan.now);
+    this.release(plan.requestId);
+    for (const key of plan.scopeKeys) this.level(key).spentNano += plan.actualNano;
+    const bucket = Math.floor(plan.now / MINUTE_MS);
+    for (const scope of plan.rateScopes) this.bump(`${scope}|tpm|${bucket}`, plan.tokens);
+  }
+
+  async levels(scopeKeys: string[], now: number): Promise<ScopeLevel[]> {
+    this.sweep(now);
+    return scopeKeys.map((key) => ({ ...this.level(key) }));
+  }
+
+  private sweep(now: number): void {
+    for (const [requestId, reservation] of this.reservations) if (reservation.expiresAt <= now) this.release(requestId);
+    if (this.settled.size > 100_000) this.settled.clear(); // ids are unique; this only bounds memory
+  }
+
+  private release(requestId: string): void {
+    const reservation = this.reservations.get(requestId);
+    if (!reservation) return;
+    for (const key of reservation.keys) this.level(key).reservedNano -= reservation.amountNano;
+    this.reservations.delete(requestId);
+  }
+
+  private level(key: string): ScopeLevel {
+    let level = this.scopes.get(key);
+    if (!level) this.scopes.set(key, (level = { spentNano: 0, reservedNano: 0 }));
+    return level;
+  }
+
+  private count(key: string): number {
+    return this.counters.get(key) ?? 0;
+  }
+
+  private bump(key: string, by: number): void {
+    this.counters.set(key, this.count(key) + by);
+    // Buckets older than the previous minute no longer count anywhere.
+    if (this.counters.size > 10_000) {
+      const oldest = Math.floor(Date.now() / MINUTE_MS) - 2;
+      for (const counterKey of this.counters.keys()) if (Number(counterKey.split("|").at(-1)) < oldest) this.counters.delete(counterKey);
+    }
+  }
+}

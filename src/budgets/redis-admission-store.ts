@@ -1,0 +1,202 @@
+import type { Redis } from "ioredis";
+import {
+  MINUTE_MS,
+  type AdmissionStore,
+  type AdmitPlan,
+  type AdmitResult,
+  type ScopeLevel,
+  type SettlePlan,
+} from "./admission-store.ts";
+
+// Budgets and rate limits on Redis: admission is ONE script (every rate limit and every budget
+// scope checked, then all reserved, or nothing written), settlement another. Every key carries
+// the hash tag {tollgate:budgets}, so both scripts stay within one Redis Cluster slot; the cost
+// is that all budget state lives on one shard, which a budget's few keys per request can afford.
+//
+//   P{tollgate:budgets}:scope:<scope>|<window>    hash   spent, reserved (nano-dollars)
+//   P{tollgate:budgets}:reservations              hash   request id → {"keys": [...], "amount": n}
+//   P{tollgate:budgets}:expiries                  zset   request id, scored by when it frees itself
+//   P{tollgate:budgets}:settled:<request id>      string marks a settled request for a day
+//   P{tollgate:budgets}:rate:<scope>|rpm|<minute> string requests in that minute (tpm: tokens)
+
+/** Frees reservations whose time is up (a bounded batch each call; any call sweeps). */
+const SWEEP = `
+local function sweep(now)
+  local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 100)
+  for _, id in ipairs(expired) do
+    local held = redis.call('HGET', KEYS[2], id)
+    if held then
+      local reservation = cjson.decode(held)
+      for _, key in ipairs(reservation.keys) do redis.call('HINCRBY', key, 'reserved', -reservation.amount) end
+      redis.call('HDEL', KEYS[2], id)
+    end
+    redis.call('ZREM', KEYS[1], id)
+  end
+end
+`;
+
+// KEYS: expiries, reservations, then n scope keys, then 4 per rate (rpm now, rpm before, tpm now, tpm before).
+// ARGV: now, request id, expires at, amount, n, m, then per scope: limit, mode, window end;
+//       per rate: rpm limit (0: none), tpm limit (0: none).
+const ADMIT = `${SWEEP}
+local now = tonumber(ARGV[1])
+local amount = tonumber(ARGV[4])
+local n, m = tonumber(ARGV[5]), tonumber(ARGV[6])
+local elapsed = (now % ${MINUTE_MS}) / ${MINUTE_MS}
+sweep(now)
+for j = 1, m do
+  local base = 2 + n + (j - 1) * 4
+  local rpm, tpm = tonumber(ARGV[6 + n * 3 + (j - 1) * 2 + 1]), tonumber(ARGV[6 + n * 3 + (j - 1) * 2 + 2])
+  local function estimate(current, previous)
+    return tonumber(redis.call('GET', KEYS[previous]) or '0') * (1 - elapsed) + tonumber(redis.call('GET', KEYS[current]) or '0')
+  end
+  if rpm > 0 and estimate(base + 1, base + 2) + 1 > rpm then return {'rate', j, 'rpm'} end
+  if tpm > 0 and estimate(base + 3, base + 4) >= tpm then return {'rate', j, 'tpm'} end
+end
+local levels = {}
+local soft = {}
+for i = 1, n do
+  local key = KEYS[2 + i]
+  local spent = tonumber(redis.call('HGET', key, 'spent') or '0')
+  local reserved = tonumber(redis.call('HGET', key, 'reserved') or '0')
+  local limit, mode = tonumber(ARGV[6 + (i - 1) * 3 + 1]), ARGV[6 + (i - 1) * 3 + 2]
+  if spent + reserved + amount > limit then
+    if mode == 'hard' then return {'budget', i, spent, reserved} end
+    table.insert(soft, i)
+  end
+  table.insert(levels, spent)
+  table.insert(levels, reserved)
+end
+local keys = {}
+for i = 1, n do
+  local key = KEYS[2 + i]
+  table.insert(keys, key)
+  redis.call('HINCRBY', key, 'reserved', amount)
+  local ends = tonumber(ARGV[6 + (i - 1) * 3 + 3])
+  -- A closed window is kept 40 days for reports, then dropped.
+  if ends > 0 then redis.call('PEXPIREAT', key, ends + 3456000000) end
+end
+if n > 0 then
+  redis.call('HSET', KEYS[2], ARGV[2], cjson.encode({keys = keys, amount = amount}))
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
+end
+for j = 1, m do
+  local key = KEYS[2 + n + (j - 1) * 4 + 1]
+  redis.call('INCR', key)
+  redis.call('PEXPIRE', key, ${3 * MINUTE_MS})
+end
+return {'ok', levels, soft}
+`;
+
+// KEYS: expiries, reservations, settled marker, then n scope keys, then m tpm keys.
+// ARGV: now, request id, actual, tokens, n, m.
+const SETTLE = `${SWEEP}
+if not redis.call('SET', KEYS[3], '1', 'NX', 'PX', 86400000) then return 0 end
+local now = tonumber(ARGV[1])
+sweep(now)
+local held = redis.call('HGET', KEYS[2], ARGV[2])
+if held then
+  local reservation = cjson.decode(held)
+  for _, key in ipairs(reservation.keys) do redis.call('HINCRBY', key, 'reserved', -reservation.amount) end
+  redis.call('HDEL', KEYS[2], ARGV[2])
+  redis.call('ZREM', KEYS[1], ARGV[2])
+end
+local n, m = tonumber(ARGV[5]), tonumber(ARGV[6])
+for i = 1, n do redis.call('HINCRBY', KEYS[3 + i], 'spent', ARGV[3]) end
+for j = 1, m do
+  redis.call('INCRBY', KEYS[3 + n + j], ARGV[4])
+  redis.call('PEXPIRE', KEYS[3 + n + j], ${3 * MINUTE_MS})
+end
+return 1
+`;
+
+// KEYS: expiries, reservations, then scope keys. ARGV: now.
+const LEVELS = `${SWEEP}
+sweep(tonumber(ARGV[1]))
+local out = {}
+for i = 3, #KEYS do
+  table.insert(out, tonumber(redis.call('HGET', KEYS[i], 'spent') or '0'))
+  table.insert(out, tonumber(redis.call('HGET', KEYS[i], 'reserved') or '0'))
+end
+return out
+`;
+
+type Scripts = {
+  tollgateAdmit(...args: (string | number)[]): Promise<[string, ...unknown[]]>;
+  tollgateSettle(...args: (string | number)[]): Promise<number>;
+  tollgateLevels(...args: (string | number)[]): Promise<number[]>;
+};
+
+export class RedisAdmissionStore implements AdmissionStore {
+  private readonly redis: Redis & Scripts;
+  private readonly base: string;
+
+  constructor(redis: Redis, prefix = "") {
+    redis.defineCommand("tollgateAdmit", { lua: ADMIT });
+    redis.defineCommand("tollgateSettle", { lua: SETTLE });
+    redis.defineCommand("tollgateLevels", { lua: LEVELS });
+    this.redis = redis as Redis & Scripts;
+    this.base = `${prefix}{tollgate:budgets}`;
+  }
+
+  private scopeKey = (key: string) => `${this.base}:scope:${key}`;
+  private rateKey = (scope: string, kind: "rpm" | "tpm", minute: number) => `${this.base}:rate:${scope}|${kind}|${minute}`;
+  private get fixedKeys() {
+    return [`${this.base}:expiries`, `${this.base}:reservations`];
+  }
+
+  async admit(plan: AdmitPlan): Promise<AdmitResult> {
+    const minute = Math.floor(plan.now / MINUTE_MS);
+    const keys = [
+      ...this.fixedKeys,
+      ...plan.scopes.map((scope) => this.scopeKey(scope.key)),
+      ...plan.rates.flatMap((rate) => [
+        this.rateKey(rate.scope, "rpm", minute),
+        this.rateKey(rate.scope, "rpm", minute - 1),
+        this.rateKey(rate.scope, "tpm", minute),
+        this.rateKey(rate.scope, "tpm", minute - 1),
+      ]),
+    ];
+    const args = [
+      plan.now,
+      plan.requestId,
+      plan.reservationExpiresAt,
+      plan.amountNano,
+      plan.scopes.length,
+      plan.rates.length,
+      ...plan.scopes.flatMap((scope) => [scope.limitNano, scope.mode, scope.windowEndsAt]),
+      ...plan.rates.flatMap((rate) => [rate.rpm ?? 0, rate.tpm ?? 0]),
+    ];
+    const [outcome, ...rest] = await this.redis.tollgateAdmit(keys.length, ...keys, ...args);
+    if (outcome === "rate") {
+      const rate = plan.rates[Number(rest[0]) - 1]!;
+      const retryAfterSeconds = Math.max(1, Math.ceil((MINUTE_MS - (plan.now % MINUTE_MS)) / 1000));
+      return { admitted: false, reason: "rate", rate, kind: rest[1] as "rpm" | "tpm", retryAfterSeconds };
+    }
+    if (outcome === "budget") {
+      const scope = plan.scopes[Number(rest[0]) - 1]!;
+      return { admitted: false, reason: "budget", scope, level: { spentNano: Number(rest[1]), reservedNano: Number(rest[2]) } };
+    }
+    const flat = rest[0] as number[];
+    const soft = (rest[1] as number[]).map((index) => plan.scopes[index - 1]!.scope);
+    const levels = plan.scopes.map((_, index) => ({ spentNano: Number(flat[index * 2]), reservedNano: Number(flat[index * 2 + 1]) }));
+    return { admitted: true, levels, softExceeded: soft };
+  }
+
+  async settle(plan: SettlePlan): Promise<void> {
+    const minute = Math.floor(plan.now / MINUTE_MS);
+    const keys = [
+      ...this.fixedKeys,
+      `${this.base}:settled:${plan.requestId}`,
+      ...plan.scopeKeys.map(this.scopeKey),
+      ...plan.rateScopes.map((scope) => this.rateKey(scope, "tpm", minute)),
+    ];
+    await this.redis.tollgateSettle(keys.length, ...keys, plan.now, plan.requestId, plan.actualNano, plan.tokens, plan.scopeKeys.length, plan.rateScopes.length);
+  }
+
+  async levels(scopeKeys: string[], now: number): Promise<ScopeLevel[]> {
+    const keys = [...this.fixedKeys, ...scopeKeys.map(this.scopeKey)];
+    const flat = await this.redis.tollgateLevels(keys.length, ...keys, now);
+    return scopeKeys.map((_, index) => ({ spentNano: Number(flat[index * 2]), reservedNano: Number(flat[index * 2 + 1]) }));
+  }
+}

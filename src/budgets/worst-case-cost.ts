@@ -1,0 +1,85 @@
+import type { ChatRequest } from "../model/chat-request.ts";
+import { computeCost } from "../pricing/compute-cost.ts";
+import type { ModelPrice } from "../pricing/rates.ts";
+
+// What a request can cost at most, before it is sent. Input is bounded by its UTF-8 byte count:
+// a byte-level BPE token is at least one byte, so no tokenizer can count more tokens than bytes,
+// and counting bytes takes microseconds where tokenizing a huge prompt takes milliseconds. Output
+// is bounded by the effective max_tokens. The route's most expensive target sets the bound.
+
+/** When neither the request nor the model says how long an answer may be (a local decoder). */
+export const DEFAULT_OUTPUT_BOUND = 4096;
+
+export type PricedTarget = {
+  price: ModelPrice | undefined;
+  /** The most tokens this target would generate for the request. */
+  outputBound: number;
+};
+
+export type WorstCase = {
+  amountNano: number;
+  inputBound: number;
+  /** The largest max_tokens whose worst case stays within `capNano` on every target (or -1: the prompt alone is over). */
+  fittingMaxTokens(capNano: number): number;
+};
+
+export function worstCaseCost(request: ChatRequest, targets: PricedTarget[], cacheWrites: boolean): WorstCase {
+  const inputBound = promptBytes(request);
+  const inputCost = (price: ModelPrice) =>
+    // With prompt caching on, input may be billed as a 1-hour cache write (2x input): bound that.
+    computeCost(cacheWrites ? { cacheWrite1hTokens: inputBound } : { inputTokens: inputBound }, price).totalNano;
+  let amountNano = 0;
+  for (const target of targets) {
+    if (!target.price) continue; // unpriced: recorded as such; a budget cannot weigh it
+    const cost = inputCost(target.price) + computeCost({ inputTokens: inputBound, outputTokens: target.outputBound }, target.price).outputNano;
+    amountNano = Math.max(amountNano, cost);
+  }
+  return {
+    amountNano,
+    inputBound,
+    fittingMaxTokens(capNano) {
+      let fit = Number.MAX_SAFE_INTEGER;
+      for (const target of targets) {
+        if (!target.price) continue;
+        const left = capNano - inputCost(target.price);
+        if (left < 0) return -1;
+        const outputNanoPerToken = computeCost({ inputTokens: inputBound, outputTokens: 1_000_000 }, target.price).outputNano / 1_000_000;
+        if (outputNanoPerToken > 0) fit = Math.min(fit, Math.floor(left / outputNanoPerToken));
+      }
+      return fit;
+    },
+  };
+}
+
+const IMAGE_TOKEN_BOUND = 6000;
+
+/** UTF-8 bytes of every text the request sends (no allocation: counted from UTF-16 code units). */
+export function promptBytes(request: ChatRequest): number {
+  let bytes = 0;
+  const add = (text: string) => {
+    for (let i = 0; i < text.length; i++) {
+      const code = text.charCodeAt(i);
+      if (code < 0x80) bytes += 1;
+      else if (code < 0x800) bytes += 2;
+      else if (code >= 0xd800 && code <= 0xdbff) {
+        bytes += 4; // a surrogate pair is one 4-byte character
+        i++;
+      } else bytes += 3;
+    }
+  };
+  for (const message of request.messages) {
+    if (message.role === "system" || message.role === "tool") add(message.content);
+    else {
+      for (const part of message.content) {
+        if (part.type === "text") add(part.text);
+        else if (part.type === "tool-call") add(part.name + part.arguments);
+        // Images are billed by their pixels, not their bytes: a large image is at most a few
+        // thousand tokens on either provider.
+        else bytes += IMAGE_TOKEN_BOUND;
+      }
+    }
+  }
+  if (request.tools?.length) add(JSON.stringify(request.tools));
+  // Chat framing adds a few tokens per message; a byte-per-token bound leaves room, this is margin.
+  return bytes + 8 * request.messages.length + 8;
+}
