@@ -1,0 +1,147 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeCostRecord } from "../../test/support/cost-records.ts";
+import { startRedis, uniquePrefix, type RedisHandle } from "../../test/support/redis-server.ts";
+import { resolveConfig } from "../config/resolve-config.ts";
+import { GatewayError } from "../errors/gateway-error.ts";
+import { PriceBook } from "../metering/price-book.ts";
+import type { ChatRequest } from "../model/chat-request.ts";
+import { Admission } from "./admission.ts";
+import type { AdmissionStore } from "./admission-store.ts";
+import { MemoryAdmissionStore } from "./memory-admission-store.ts";
+import { RedisAdmissionStore } from "./redis-admission-store.ts";
+
+// Admission on its own, with an injected clock, against both stores: what the embedded store
+// guarantees in one process, the Redis scripts guarantee across instances.
+
+// gpt-4o: $2.50 input, $10 output per 1M = 2500 / 10,000 nano per token.
+// "hi" is 2 bytes; with 8 bytes of margin per message and 8 per request: 18 input tokens at most.
+// max_tokens 100: worst case 18 × 2500 + 100 × 10,000 = 1,045,000 nano.
+const WORST = 1_045_000;
+
+const config = resolveConfig(
+  {
+    providers: { openai: { type: "openai", apiKey: { env: "K" } } },
+    routes: {
+      daily: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 0.003, window: "day" } },
+      soft: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 0.0015, window: "day", mode: "soft" } },
+      capped: { targets: [{ provider: "openai", model: "gpt-4o" }], maxCostPerRequestUsd: 0.0005 },
+      limited: { targets: [{ provider: "openai", model: "gpt-4o" }], rateLimit: { rpm: 3 } },
+      tokens: { targets: [{ provider: "openai", model: "gpt-4o" }], rateLimit: { tpm: 1000 } },
+      berlin: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 0.002, window: "day", timeZone: "Europe/Berlin" } },
+    },
+    keys: [{ id: "app", team: "search", hash: `sha256:${"a".repeat(64)}`, budget: { usd: 1, window: "month" } }],
+    teams: { search: { budget: { usd: 0.005, window: "week" } } },
+  },
+  { K: "sk" },
+);
+const caller = { kind: "key" as const, key: config.keys[0]! };
+const request = (maxTokens = 100): ChatRequest => ({
+  route: "daily",
+  stream: false,
+  streamUsage: false,
+  maxTokens,
+  messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
+});
+
+let redisServer: RedisHandle;
+let redis: Redis;
+beforeAll(async () => {
+  redisServer = await startRedis();
+  redis = new Redis(redisServer.url);
+});
+afterAll(async () => {
+  redis?.disconnect();
+  await redisServer?.stop();
+});
+
+describe.each([
+  { name: "memory", store: (): AdmissionStore => new MemoryAdmissionStore() },
+  { name: "Redis", store: (): AdmissionStore => new RedisAdmissionStore(redis, uniquePrefix("admission")) },
+])("admission on the $name store", ({ store: makeStore }) => {
+  function setup(start = Date.parse("2026-11-22T12:00:00Z")) {
+    const clock = { now: start };
+    const store = makeStore();
+    const admission = new Admission({ config, store, prices: new PriceBook(config.providers), now: () => clock.now });
+    let id = 0;
+    const admit = (routeName: string, maxTokens?: number) =>
+      admission.admit({ requestId: `req_${++id}`, caller, routeName, route: config.routes[routeName]!, request: request(maxTokens) });
+    return { clock, store, admission, admit };
+  }
+
+  it("reserves the worst case in every scope, rejects with 402 naming scope, limit, spend and reset, and settles to the actual cost", async () => {
+    const { admit, store } = setup();
+    const first = await admit("daily");
+    const second = await admit("daily");
+    // 3,000,000 nano: two worst cases (2,090,000) fit, a third does not.
+    const refused = await admit("daily").catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(GatewayError);
+    expect(refused).toMatchObject({ status: 402, code: "budget_exceeded" });
+    expect((refused as Error).message).toBe(
+      "budget exceeded for route:daily: limit $0.003 per day, spent $0 (and $0.00209 held by requests in flight); " +
+        "this request could cost up to $0.001045; resets at 2026-11-23T00:00:00.000Z",
+    );
+    const keys = ["route:daily|2026-11-22", "key:app|2026-11", "team:search|week-2026-11-16"];
+    expect(await store.levels(keys, Date.now())).toEqual(keys.map(() => ({ spentNano: 0, reservedNano: 2 * WORST })));
+
+    await first.settle(makeCostRecord({ cost: { inputNano: 5000, cacheReadNano: 0, cacheWriteNano: 0, outputNano: 40_000, totalNano: 45_000, cacheSavingsNano: 0 } }));
+    await first.settle(undefined); // a second settle changes nothing
+    expect(await store.levels(keys, Date.now())).toEqual(keys.map(() => ({ spentNano: 45_000, reservedNano: WORST })));
+    expect(second.remainingNano(45_000)).toBe(3_000_000 - WORST - 45_000); // the tightest scope: the route
+    await second.settle(undefined);
+    expect((await store.levels(keys, Date.now()))[0]).toEqual({ spentNano: 45_000, reservedNano: 0 });
+  });
+
+  it("a reservation that is never settled frees itself; settling late still records the cost", async () => {
+    const { admit, store, clock } = setup();
+    const ticket = await admit("daily");
+    await admit("daily");
+    await expect(admit("daily")).rejects.toMatchObject({ status: 402 });
+    // Reservations live the longest provider timeout (600 s) + 60 s.
+    clock.now += 661_000;
+    expect((await store.levels(["route:daily|2026-11-22"], clock.now))[0]).toEqual({ spentNano: 0, reservedNano: 0 });
+    await admit("daily");
+    await ticket.settle(makeCostRecord({ cost: { inputNano: 0, cacheReadNano: 0, cacheWriteNano: 0, outputNano: 70_000, totalNano: 70_000, cacheSavingsNano: 0 } }));
+    expect((await store.levels(["route:daily|2026-11-22"], clock.now))[0]).toEqual({ spentNano: 70_000, reservedNano: WORST });
+  });
+
+  it("a day window rolls over at midnight in its time zone", async () => {
+    const { admit, clock } = setup(Date.parse("2026-11-22T22:59:59Z")); // 23:59:59 in Berlin
+    const spend = async () => (await admit("berlin")).settle(makeCostRecord({ cost: { inputNano: 0, cacheReadNano: 0, cacheWriteNano: 0, outputNano: 0, totalNano: 1_900_000, cacheSavingsNano: 0 } }));
+    await spend();
+    await expect(admit("berlin")).rejects.toThrow(/resets at 2026-11-22T23:00:00.000Z/);
+    clock.now = Date.parse("2026-11-22T23:00:00Z"); // midnight in Berlin: a new day
+    await spend();
+  });
+
+  it("a soft budget serves past its limit and says which scope it was", async () => {
+    const { admit } = setup();
+    expect((await admit("soft")).softExceeded).toEqual([]);
+    const over = await admit("soft"); // 2 × 1,045,000 > 1,500,000
+    expect(over.softExceeded).toEqual(["route:soft"]);
+  });
+
+  it("the per-request cap rejects with the max_tokens that would fit", async () => {
+    const { admit } = setup();
+    // $0.0005 = 500,000 nano; input 18 × 2500 = 45,000; (500,000 − 45,000) / 10,000 = 45 tokens.
+    await expect(admit("capped", 100)).rejects.toMatchObject({ status: 400, param: "max_tokens", message: expect.stringContaining("send max_tokens of at most 45") });
+    await admit("capped", 45);
+  });
+
+  it("requests per minute: a sliding window with retry-after", async () => {
+    const { admit, clock } = setup(Date.parse("2026-11-22T12:00:10Z"));
+    for (let i = 0; i < 3; i++) await admit("limited");
+    await expect(admit("limited")).rejects.toMatchObject({ status: 429, code: "rate_limit_exceeded", retryAfterSeconds: 50 });
+    // Half-way through the next minute the previous minute's 3 count as 1.5: one more fits.
+    clock.now = Date.parse("2026-11-22T12:01:30Z");
+    await admit("limited");
+    await expect(admit("limited")).rejects.toMatchObject({ status: 429 });
+  });
+
+  it("tokens per minute count the tokens requests actually used", async () => {
+    const { admit } = setup();
+    const first = await admit("tokens");
+    await first.settle(makeCostRecord({ usage: { inputTokens: 600, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 400, reasoningTokens: 0 } }));
+    await expect(admit("tokens")).rejects.toMatchObject({ status: 429, message: expect.stringContaining("1000 tokens per minute") });
+  });
+});
