@@ -2,6 +2,7 @@ import { serve } from "@hono/node-server";
 import { Agent } from "undici";
 import { resolveConfig, type Environment } from "../config/resolve-config.ts";
 import { createGateway } from "../gateway/create-gateway.ts";
+import type { AdmissionStore } from "../budgets/admission-store.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { LedgerStore } from "../ledger/ledger-store.ts";
 import { createTiktokenCounter } from "../metering/tiktoken-counter.ts";
@@ -32,6 +33,8 @@ export type RunningGateway = {
   /** The cost ledger and the store behind it (a file, or Redis when the config names one). */
   ledger: Ledger;
   store: LedgerStore;
+  /** Budgets' and rate limits' state (Redis, or this process's memory). */
+  admissionStore: AdmissionStore;
   close(): Promise<void>;
 };
 
@@ -79,6 +82,7 @@ export async function startGateway({
     port: actualPort,
     ledger,
     store,
+    admissionStore,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await ledger.close();

@@ -1,0 +1,113 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RedisAdmissionStore } from "../src/budgets/redis-admission-store.ts";
+import { sha256 } from "./support/gateway.ts";
+import { startRedis, uniquePrefix, type RedisHandle } from "./support/redis-server.ts";
+
+// A gateway process killed (SIGKILL: no shutdown hook runs) while its requests wait on the
+// provider. Their reservations sit in Redis with nobody left to settle them; they must free
+// themselves, so the budget is whole again without any operator action.
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const KEY = "tg_crash_test_key_0123456789";
+const today = () => new Date().toISOString().slice(0, 10);
+
+let redisServer: RedisHandle;
+let redis: Redis;
+let upstream: Server;
+const waiting: ServerResponse[] = [];
+const prefix = uniquePrefix("crash");
+let dir: string;
+let gateway: ChildProcess | undefined;
+
+beforeAll(async () => {
+  redisServer = await startRedis();
+  redis = new Redis(redisServer.url);
+  // A provider that never answers: requests stay in flight until the gateway dies.
+  upstream = createServer((request: IncomingMessage, response: ServerResponse) => {
+    request.resume();
+    waiting.push(response);
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+  dir = mkdtempSync(join(tmpdir(), "tollgate-crash-"));
+});
+afterAll(async () => {
+  gateway?.kill("SIGKILL");
+  for (const response of waiting) response.destroy();
+  upstream?.close();
+  const keys = await redis.keys(`${prefix}*`);
+  if (keys.length > 0) await redis.del(...keys);
+  redis?.disconnect();
+  await redisServer?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function startGatewayProcess(configPath: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn("node", ["bin/tollgate.mjs", "--config", configPath], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", PORT: "0", HOST: "127.0.0.1", CRASH_TEST_REDIS: redisServer.url },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let log = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${log}`)), 20_000);
+    child.stderr!.on("data", (chunk) => {
+      log += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(log);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    child.on("exit", (code) => reject(new Error(`gateway exited ${code}:\n${log}`)));
+  });
+  return { child, url };
+}
+
+describe("a gateway killed with requests in flight", () => {
+  it("leaves reservations that expire on their own: the budget is whole again", async () => {
+    const configPath = join(dir, "tollgate.json");
+    const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        providers: { gpu: { type: "openai-compatible", baseUrl: upstreamUrl, pricing: { default: { inputPerMillion: 1, outputPerMillion: 4 } } } },
+        routes: { chat: { targets: [{ provider: "gpu", model: "m" }], budget: { usd: 1, window: "day" } } },
+        keys: [{ id: "app", team: "t", hash: sha256(KEY) }],
+        store: { redisUrl: { env: "CRASH_TEST_REDIS" }, keyPrefix: prefix },
+        server: { reservationTtlSeconds: 2 },
+      }),
+    );
+    const started = await startGatewayProcess(configPath);
+    gateway = started.child;
+    const inFlight = Array.from({ length: 3 }, () =>
+      fetch(`${started.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "chat", max_tokens: 1000, messages: [{ role: "user", content: "hi" }] }),
+      }).catch((error: unknown) => error),
+    );
+    const deadline = Date.now() + 10_000;
+    while (waiting.length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(waiting).toHaveLength(3);
+
+    const store = new RedisAdmissionStore(redis, prefix);
+    const scope = `route:chat|${today()}`;
+    // Worst case each: (2 bytes + 16 framing) × 1000 + 1000 × 4000 = 4,018,000 nano.
+    expect(await store.levels([scope], Date.now())).toEqual([{ spentNano: 0, reservedNano: 3 * 4_018_000 }]);
+
+    gateway.kill("SIGKILL");
+    await Promise.all(inFlight); // the clients see their connections drop
+    expect(await store.levels([scope], Date.now())).toEqual([{ spentNano: 0, reservedNano: 3 * 4_018_000 }]);
+
+    await new Promise((resolve) => setTimeout(resolve, 2_200)); // past the 2 s reservation TTL
+    expect(await store.levels([scope], Date.now())).toEqual([{ spentNano: 0, reservedNano: 0 }]);
+  });
+});
