@@ -35,7 +35,9 @@ export function tollgateConfig(upstreamPort: number): unknown {
         pricing: { default: { inputPerMillion: 0.1, outputPerMillion: 0.4 } },
       },
     },
-    routes: { bench: { targets: [{ provider: "fake", model: "bench-model" }] } },
+    // A budget on the route (never reached): every request is admitted through the atomic
+    // reserve script and settled after, as on a production route.
+    routes: { bench: { targets: [{ provider: "fake", model: "bench-model" }], budget: { usd: 1_000_000, window: "day" } } },
     keys: [{ id: "bench", team: "bench", hash: `sha256:${hash}` }],
     store: { redisUrl: { env: BENCH_REDIS_VARIABLE }, keyPrefix: "bench:" },
   };
