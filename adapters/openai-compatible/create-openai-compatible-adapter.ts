@@ -1,8 +1,18 @@
+import type OpenAI from "openai";
 import type { ChatModel, TransportOptions } from "../../src/model/chat-model.ts";
-import { createOpenAIAdapter } from "../openai/create-openai-adapter.ts";
+import type { StreamPart } from "../../src/model/stream-part.ts";
+import { convertToOpenAIRequest } from "../openai/convert-to-openai-request.ts";
+import { mapOpenAIResponse } from "../openai/map-openai-response.ts";
+import { mapOpenAIStream } from "../openai/map-openai-stream.ts";
+import { isAbortError, mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
+import { postChatCompletions } from "./post-chat-completions.ts";
+import { readSseData } from "./read-sse-data.ts";
 
 // vLLM, SGLang, llama.cpp's llama-server and Ollama all speak Chat Completions. They share the
-// OpenAI adapter, configured for what they add (top_k, min_p) and lack (max_completion_tokens).
+// OpenAI adapter's request conversion and answer mapping, configured for what they add (top_k,
+// min_p, cache_prompt, timings) and lack (max_completion_tokens). The call itself is made
+// directly, not through the OpenAI SDK: a local decoder answers within milliseconds, so the
+// SDK's per-call overhead would be a large share of each request (see docs/benchmarks.md).
 
 export type OpenAICompatibleAdapterOptions = TransportOptions & {
   name: string;
@@ -10,9 +20,49 @@ export type OpenAICompatibleAdapterOptions = TransportOptions & {
   apiKey?: string;
   keyVariable?: string;
   timeoutMs?: number;
-  maxRetries?: number;
 };
 
+type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
+
 export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOptions): ChatModel {
-  return createOpenAIAdapter({ ...options, flavor: "compatible" });
+  const url = `${options.baseUrl.replace(/\/+$/, "")}/chat/completions`;
+  const transport: TransportOptions = { ...(options.fetch ? { fetch: options.fetch } : {}), ...(options.fetchOptions ? { fetchOptions: options.fetchOptions } : {}) };
+  const timeoutMs = options.timeoutMs ?? 600_000;
+  const errorContext: ProviderErrorContext = { provider: options.name, apiKey: options.apiKey, keyVariable: options.keyVariable };
+  const call = (body: unknown, signal: AbortSignal) => postChatCompletions({ url, body, signal, timeoutMs, transport, ...(options.apiKey ? { apiKey: options.apiKey } : {}) });
+
+  return {
+    providerName: options.name,
+    providerType: "openai-compatible",
+
+    async generate(request, model, signal) {
+      const body = convertToOpenAIRequest({ ...request, stream: false }, model, "compatible");
+      try {
+        const response = await call(body, signal);
+        return mapOpenAIResponse((await response.json()) as OpenAI.Chat.Completions.ChatCompletion);
+      } catch (error) {
+        throw mapProviderError(error, errorContext);
+      }
+    },
+
+    async *stream(request, model, signal): AsyncGenerator<StreamPart> {
+      const body = convertToOpenAIRequest({ ...request, stream: true }, model, "compatible");
+      try {
+        const response = await call({ ...body, stream: true }, signal);
+        yield* mapOpenAIStream(parseChunks(readSseData(response.body!)));
+      } catch (error) {
+        if (signal.aborted && (isAbortError(error) || (error as Error)?.name === "AbortError")) return;
+        yield { type: "error", error: mapProviderError(error, errorContext) };
+      }
+    },
+  };
+}
+
+/** Each event's JSON; an `{"error": …}` event (vLLM, llama-server mid-stream) is thrown as the SDKs would. */
+async function* parseChunks(data: AsyncGenerator<string>): AsyncGenerator<Chunk> {
+  for await (const text of data) {
+    const chunk = JSON.parse(text) as Chunk & { error?: unknown };
+    if (chunk.error) throw Object.assign(new Error("error event in stream"), { error: chunk });
+    yield chunk;
+  }
 }

@@ -89,14 +89,17 @@ export class Admission {
     if (caller.kind === "key" && caller.key.rateLimit) rates.push({ scope: `key:${caller.key.id}`, ...caller.key.rateLimit });
     if (scopes.length === 0 && rates.length === 0) return FREE_PASS;
 
-    const result = await this.deps.store.admit({
-      requestId,
-      now,
-      reservationExpiresAt: now + this.reservationTtlMs(route),
-      amountNano: worst.amountNano,
-      scopes,
-      rates,
-    });
+    const result = await this.deps.store
+      .admit({ requestId, now, reservationExpiresAt: now + this.reservationTtlMs(route), amountNano: worst.amountNano, scopes, rates })
+      .catch((error: Error) => {
+        // Fail closed: a budget that cannot be checked is not spent blindly.
+        this.deps.log?.(`[tollgate] error: budget store unreachable (${error.message}); refusing ${requestId}`);
+        throw new GatewayError("unavailable", "the budget store is unreachable; requests on budgeted or rate-limited routes are refused until it is back", {
+          code: "budget_store_unavailable",
+          retryAfterSeconds: 1,
+          cause: error,
+        });
+      });
     if (!result.admitted && result.reason === "rate") {
       const unit = result.kind === "rpm" ? "requests" : "tokens";
       const limit = result.kind === "rpm" ? result.rate.rpm : result.rate.tpm;

@@ -8,8 +8,19 @@ export type BudgetWindow = { id: string; resetsAt: Date | null };
 
 type LocalDate = { year: number; month: number; day: number; weekday: number };
 
+// Building an Intl.DateTimeFormat costs ~100 µs; one per zone is kept. And a window, once
+// computed, is reused until it ends: admission asks for it on every request.
+const dateFormats = new Map<string, Intl.DateTimeFormat>();
+const clockFormats = new Map<string, Intl.DateTimeFormat>();
+
+function format(cache: Map<string, Intl.DateTimeFormat>, timeZone: string, options: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
+  let formatter = cache.get(timeZone);
+  if (!formatter) cache.set(timeZone, (formatter = new Intl.DateTimeFormat("en-US", { timeZone, ...options })));
+  return formatter;
+}
+
 function localDate(instant: number, timeZone: string): LocalDate {
-  const parts = new Intl.DateTimeFormat("en-US", { timeZone, year: "numeric", month: "numeric", day: "numeric", weekday: "short" }).formatToParts(instant);
+  const parts = format(dateFormats, timeZone, { year: "numeric", month: "numeric", day: "numeric", weekday: "short" }).formatToParts(instant);
   const get = (type: string) => parts.find((part) => part.type === type)!.value;
   const weekday = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].indexOf(get("weekday"));
   return { year: Number(get("year")), month: Number(get("month")), day: Number(get("day")), weekday };
@@ -17,8 +28,7 @@ function localDate(instant: number, timeZone: string): LocalDate {
 
 /** Milliseconds the zone is ahead of UTC at `instant`. */
 function offsetMs(instant: number, timeZone: string): number {
-  const parts = new Intl.DateTimeFormat("en-US", {
-    timeZone,
+  const parts = format(clockFormats, timeZone, {
     hourCycle: "h23",
     year: "numeric",
     month: "numeric",
@@ -42,8 +52,21 @@ function localMidnight(year: number, month: number, day: number, timeZone: strin
 
 const pad = (value: number) => String(value).padStart(2, "0");
 
+type Cached = { window: BudgetWindow; startsAt: number };
+const recent = new Map<string, Cached>();
+
 export function windowOf(budget: Pick<BudgetConfig, "window" | "timeZone">, now: number): BudgetWindow {
   if (budget.window === "total") return { id: "total", resetsAt: null };
+  const cacheKey = `${budget.window}|${budget.timeZone}`;
+  const cached = recent.get(cacheKey);
+  if (cached && now >= cached.startsAt && now < cached.window.resetsAt!.getTime()) return cached.window;
+  const window = computeWindow(budget, now);
+  // Any instant from `now` until the window ends is in the same window (an earlier one may not be).
+  recent.set(cacheKey, { window, startsAt: now });
+  return window;
+}
+
+function computeWindow(budget: Pick<BudgetConfig, "window" | "timeZone">, now: number): BudgetWindow {
   const { year, month, day, weekday } = localDate(now, budget.timeZone);
   switch (budget.window) {
     case "day":
@@ -56,5 +79,7 @@ export function windowOf(budget: Pick<BudgetConfig, "window" | "timeZone">, now:
     }
     case "month":
       return { id: `${year}-${pad(month)}`, resetsAt: new Date(localMidnight(year, month + 1, 1, budget.timeZone)) };
+    default:
+      throw new Error(`unknown budget window ${String(budget.window)}`);
   }
 }

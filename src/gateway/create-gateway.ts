@@ -96,7 +96,8 @@ export function createGateway({
 
   app.onError(function renderError(error, c) {
     const gatewayError = toGatewayError(error);
-    if (gatewayError.status >= 500) log(`[tollgate] ${c.get("requestId")} ${gatewayError.kind}: ${gatewayError.message}${causeOf(gatewayError)}`);
+    // A client that went away is not a gateway failure: its upstream call was aborted on purpose.
+    if (gatewayError.status >= 500 && !c.req.raw.signal.aborted) log(`[tollgate] ${c.get("requestId")} ${gatewayError.kind}: ${gatewayError.message}${causeOf(gatewayError)}`);
     return errorResponse(c.get("dialect") ?? openAIDialect, gatewayError, c.get("requestId"));
   });
 

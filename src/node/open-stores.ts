@@ -26,7 +26,9 @@ export type OpenedStores = { ledger: Ledger; ledgerStore: LedgerStore; keyValues
 export async function openStores(config: ResolvedConfig, log: (line: string) => void): Promise<OpenedStores> {
   if (config.redisUrl) {
     // Commands wait in ioredis's offline queue while Redis is away; the ledger retries what fails.
-    const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3 });
+    // Auto-pipelining sends the commands issued in one event-loop turn (admissions, settlements)
+    // in one write: fewer syscalls under load, no added wait when idle.
+    const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3, enableAutoPipelining: true });
     redis.on("error", (error: Error) => log(`[tollgate] redis: ${error.message}`));
     const prefix = config.store?.keyPrefix ?? "";
     const ledgerStore = new RedisLedgerStore(redis, prefix);

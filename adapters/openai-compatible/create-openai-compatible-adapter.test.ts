@@ -1,0 +1,108 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ChatRequest } from "../../src/model/chat-request.ts";
+import type { StreamPart } from "../../src/model/stream-part.ts";
+import { createOpenAICompatibleAdapter } from "./create-openai-compatible-adapter.ts";
+
+// The SDK-free adapter against a real HTTP server that misbehaves the ways local decoders do.
+
+type Handler = (request: IncomingMessage, response: ServerResponse) => void;
+let server: Server;
+let baseUrl: string;
+let handle: Handler = () => {};
+const closed: boolean[] = [];
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    request.resume();
+    const index = closed.push(false) - 1;
+    response.on("close", () => (closed[index] = !response.writableFinished));
+    handle(request, response);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+});
+afterAll(() => server?.close());
+
+const request: ChatRequest = { route: "r", stream: true, streamUsage: false, messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] };
+const chunk = (delta: object, finish: string | null = null) =>
+  `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+
+async function collect(parts: AsyncGenerator<StreamPart>): Promise<StreamPart[]> {
+  const out: StreamPart[] = [];
+  for await (const part of parts) out.push(part);
+  return out;
+}
+
+describe("openai-compatible adapter", () => {
+  const adapter = () => createOpenAICompatibleAdapter({ name: "gpu", baseUrl, timeoutMs: 300 });
+
+  it("maps an HTTP 500 with a JSON error body to a retryable upstream error", async () => {
+    handle = (_request, response) => {
+      response.writeHead(500, { "content-type": "application/json" });
+      response.end(JSON.stringify({ error: { message: "CUDA out of memory", type: "server_error", code: 500 } }));
+    };
+    await expect(adapter().generate({ ...request, stream: false }, "m", new AbortController().signal)).rejects.toMatchObject({
+      kind: "upstream",
+      retryable: true,
+      message: 'provider "gpu" failed (HTTP 500): CUDA out of memory',
+    });
+  });
+
+  it("passes a 429's retry-after on", async () => {
+    handle = (_request, response) => {
+      response.writeHead(429, { "content-type": "application/json", "retry-after": "7" });
+      response.end(JSON.stringify({ error: { message: "busy" } }));
+    };
+    const parts = await collect(adapter().stream(request, "m", new AbortController().signal));
+    expect(parts).toHaveLength(1);
+    expect(parts[0]).toMatchObject({ type: "error", error: { kind: "rate_limit", retryAfterSeconds: 7 } });
+  });
+
+  it("turns an error event after HTTP 200 into an error part, after the content that came first", async () => {
+    handle = (_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.write(chunk({ role: "assistant", content: "" }) + chunk({ content: "Hel" }));
+      response.end(`data: ${JSON.stringify({ error: { message: "context full", type: "invalid_request_error" } })}\n\n`);
+    };
+    const parts = await collect(adapter().stream(request, "m", new AbortController().signal));
+    expect(parts.slice(0, 2)).toEqual([{ type: "start", id: "c1", model: "m" }, { type: "text-delta", text: "Hel" }]);
+    expect(parts[2]).toMatchObject({ type: "error", error: { kind: "invalid_request", message: 'provider "gpu" rejected the request: context full' } });
+  });
+
+  it("reads events split across network reads, and stops at [DONE]", async () => {
+    handle = (_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      const all = chunk({ content: "a" }) + chunk({ content: "b" }, "stop") + "data: [DONE]\n\n" + chunk({ content: "ignored" });
+      response.write(all.slice(0, 30));
+      setTimeout(() => response.end(all.slice(30)), 20);
+    };
+    const parts = await collect(adapter().stream(request, "m", new AbortController().signal));
+    expect(parts.filter((part) => part.type === "text-delta")).toEqual([{ type: "text-delta", text: "a" }, { type: "text-delta", text: "b" }]);
+    expect(parts.at(-1)).toEqual({ type: "finish", reason: "stop" });
+  });
+
+  it("gives up on a decoder that does not answer within timeoutMs (504)", async () => {
+    handle = () => {}; // never answers
+    await expect(adapter().generate({ ...request, stream: false }, "m", new AbortController().signal)).rejects.toMatchObject({ kind: "timeout", status: 504 });
+  });
+
+  it("stops the decoder's stream when the caller aborts, with no error part", async () => {
+    handle = (_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      let n = 0;
+      const timer = setInterval(() => response.write(chunk({ content: `t${n++}` })), 10);
+      response.on("close", () => clearInterval(timer));
+    };
+    const client = new AbortController();
+    const parts: StreamPart[] = [];
+    for await (const part of createOpenAICompatibleAdapter({ name: "gpu", baseUrl }).stream(request, "m", client.signal)) {
+      parts.push(part);
+      if (parts.length === 3) client.abort();
+    }
+    expect(parts.some((part) => part.type === "error")).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(closed.at(-1)).toBe(true); // the server saw its connection closed before it finished
+  });
+});
