@@ -60,3 +60,44 @@ console.log("top files:");
 for (const [name, count] of [...byFile].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${((count / total) * 100).toFixed(1).padStart(5)}%  ${name}`);
 console.log("top functions:");
 for (const [where, count] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`${((count / total) * 100).toFixed(1).padStart(5)}%  ${where}`);
+
+// Who calls the top native functions (three frames up), since their own frames say little.
+const parent = new Map<number, number>();
+for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+const counts = new Map<number, number>();
+for (const sample of profile.samples) counts.set(sample, (counts.get(sample) ?? 0) + 1);
+for (const name of ["writev", "writeUtf8String", "createAbortSignal", "(garbage collector)"]) {
+  const callers = new Map<string, number>();
+  for (const node of profile.nodes) {
+    if (node.callFrame.functionName !== name) continue;
+    const chain: string[] = [];
+    let at = parent.get(node.id);
+    for (let depth = 0; depth < 11 && at !== undefined; depth++) {
+      const frame = byId.get(at)!.callFrame;
+      chain.push(`${frame.functionName || "(anon)"}@${frame.url.replace(/^.*node_modules\//, "~/").replace(/^file:\/\/\/work\/main\//, "").replace(/^node:internal\//, "")}:${frame.lineNumber}`);
+      at = parent.get(at);
+    }
+    const key = chain.join(" < ");
+    callers.set(key, (callers.get(key) ?? 0) + (counts.get(node.id) ?? 0));
+  }
+  console.log(`callers of ${name}:`);
+  for (const [chain, count] of [...callers].sort((a, b) => b[1] - a[1]).slice(0, 4)) console.log(`  ${((count / total) * 100).toFixed(1)}%  ${chain}`);
+}
+
+// Inclusive time of tollgate's own functions (a function's samples plus its callees').
+const inclusive = new Map<string, number>();
+for (const node of profile.nodes) {
+  const own = counts.get(node.id) ?? 0;
+  if (!own) continue;
+  const seen = new Set<string>();
+  for (let at: number | undefined = node.id; at !== undefined; at = parent.get(at)) {
+    const frame = byId.get(at)!.callFrame;
+    if (!/\/work\/main\/(src|adapters|policies)\//.test(frame.url)) continue;
+    const key = `${frame.functionName || "(anon)"} ${frame.url.replace(/^file:\/\/\/work\/main\//, "")}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    inclusive.set(key, (inclusive.get(key) ?? 0) + own);
+  }
+}
+console.log("tollgate functions, inclusive:");
+for (const [where, count] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${((count / total) * 100).toFixed(1).padStart(5)}%  ${where}`);

@@ -3,6 +3,9 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChatRequest } from "../../src/model/chat-request.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
+import { Agent } from "undici";
+import type { TransportOptions } from "../../src/model/chat-model.ts";
+import { createUndiciPost } from "../../src/node/undici-fetch.ts";
 import { createOpenAICompatibleAdapter } from "./create-openai-compatible-adapter.ts";
 
 // The SDK-free adapter against a real HTTP server that misbehaves the ways local decoders do.
@@ -35,8 +38,12 @@ async function collect(parts: AsyncGenerator<StreamPart>): Promise<StreamPart[]>
   return out;
 }
 
-describe("openai-compatible adapter", () => {
-  const adapter = () => createOpenAICompatibleAdapter({ name: "gpu", baseUrl, timeoutMs: 300 });
+// Both transports: `fetch` (Workers, tests with msw) and undici.request (the Node entry).
+describe.each([
+  { transport: "fetch", options: (): TransportOptions => ({}) },
+  { transport: "undici", options: (): TransportOptions => ({ post: createUndiciPost(new Agent()) }) },
+])("openai-compatible adapter over $transport", ({ options }) => {
+  const adapter = () => createOpenAICompatibleAdapter({ name: "gpu", baseUrl, timeoutMs: 300, ...options() });
 
   it("maps an HTTP 500 with a JSON error body to a retryable upstream error", async () => {
     handle = (_request, response) => {
@@ -97,7 +104,7 @@ describe("openai-compatible adapter", () => {
     };
     const client = new AbortController();
     const parts: StreamPart[] = [];
-    for await (const part of createOpenAICompatibleAdapter({ name: "gpu", baseUrl }).stream(request, "m", client.signal)) {
+    for await (const part of createOpenAICompatibleAdapter({ name: "gpu", baseUrl, ...options() }).stream(request, "m", client.signal)) {
       parts.push(part);
       if (parts.length === 3) client.abort();
     }

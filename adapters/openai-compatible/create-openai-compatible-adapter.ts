@@ -26,7 +26,11 @@ type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
 
 export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOptions): ChatModel {
   const url = `${options.baseUrl.replace(/\/+$/, "")}/chat/completions`;
-  const transport: TransportOptions = { ...(options.fetch ? { fetch: options.fetch } : {}), ...(options.fetchOptions ? { fetchOptions: options.fetchOptions } : {}) };
+  const transport: TransportOptions = {
+    ...(options.post ? { post: options.post } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.fetchOptions ? { fetchOptions: options.fetchOptions } : {}),
+  };
   const timeoutMs = options.timeoutMs ?? 600_000;
   const errorContext: ProviderErrorContext = { provider: options.name, apiKey: options.apiKey, keyVariable: options.keyVariable };
   const call = (body: unknown, signal: AbortSignal) => postChatCompletions({ url, body, signal, timeoutMs, transport, ...(options.apiKey ? { apiKey: options.apiKey } : {}) });
@@ -49,7 +53,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
       const body = convertToOpenAIRequest({ ...request, stream: true }, model, "compatible");
       try {
         const response = await call({ ...body, stream: true }, signal);
-        yield* mapOpenAIStream(parseChunks(readSseData(response.body!)));
+        yield* mapOpenAIStream(parseChunks(readSseData(response.body)));
       } catch (error) {
         if (signal.aborted && (isAbortError(error) || (error as Error)?.name === "AbortError")) return;
         yield { type: "error", error: mapProviderError(error, errorContext) };

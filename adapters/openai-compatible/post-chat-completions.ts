@@ -27,26 +27,41 @@ export class ProviderHttpError extends Error {
   }
 }
 
-export async function postChatCompletions(call: ChatCompletionsCall): Promise<Response> {
+/** What the adapter reads of an answer, from either transport. */
+export type ChatCompletionsResponse = { json(): Promise<unknown>; body: AsyncIterable<Uint8Array> | ReadableStream<Uint8Array> };
+
+export async function postChatCompletions(call: ChatCompletionsCall): Promise<ChatCompletionsResponse> {
   const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json, text/event-stream" };
   if (call.apiKey) headers.authorization = `Bearer ${call.apiKey}`;
-  const doFetch = call.transport.fetch ?? fetch;
+  const timeout = AbortSignal.timeout(call.timeoutMs);
   // The client's signal or the provider's timeout, whichever comes first.
-  const signal = AbortSignal.any([call.signal, AbortSignal.timeout(call.timeoutMs)]);
-  const response = await doFetch(call.url, {
-    method: "POST",
-    headers,
-    body: JSON.stringify(call.body),
-    signal,
-    ...(call.transport.fetchOptions ?? {}),
-  } as RequestInit);
-  if (response.ok) return response;
-  const text = await response.text().catch(() => "");
-  let parsed: unknown = text;
+  const signal = AbortSignal.any([call.signal, timeout]);
+  const body = JSON.stringify(call.body);
   try {
-    parsed = JSON.parse(text);
-  } catch {
-    // Not JSON: keep the text for the message.
+    if (call.transport.post) {
+      const response = await call.transport.post(call.url, { headers, body, signal });
+      if (response.status < 400) return response;
+      throw new ProviderHttpError(response.status, new Headers(flatHeaders(response.headers)), errorBody(await response.text().catch(() => "")));
+    }
+    const doFetch = call.transport.fetch ?? fetch;
+    const response = await doFetch(call.url, { method: "POST", headers, body, signal, ...(call.transport.fetchOptions ?? {}) } as RequestInit);
+    if (response.ok) return { json: () => response.json(), body: response.body! };
+    throw new ProviderHttpError(response.status, response.headers, errorBody(await response.text().catch(() => "")));
+  } catch (error) {
+    // Either transport reports a fired signal as an abort; say which signal it was.
+    if (timeout.aborted && !call.signal.aborted) throw Object.assign(new Error(`no answer within ${call.timeoutMs} ms`), { name: "TimeoutError" });
+    throw error;
   }
-  throw new ProviderHttpError(response.status, response.headers, typeof parsed === "string" ? { message: parsed.slice(0, 500) } : parsed);
+}
+
+function errorBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { message: text.slice(0, 500) };
+  }
+}
+
+function flatHeaders(headers: Record<string, string | string[] | undefined>): [string, string][] {
+  return Object.entries(headers).flatMap(([name, value]) => (value === undefined ? [] : [[name, Array.isArray(value) ? value.join(", ") : value] as [string, string]]));
 }

@@ -4,7 +4,7 @@ import { createParser } from "eventsource-parser";
  * The `data` of each server-sent event of a body, as it arrives, until `[DONE]`. Events that
  * arrive in one network read come out together, without waiting for the next read.
  */
-export async function* readSseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+export async function* readSseData(body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>): AsyncGenerator<string> {
   const pending: string[] = [];
   let done = false;
   const parser = createParser({
@@ -14,17 +14,26 @@ export async function* readSseData(body: ReadableStream<Uint8Array>): AsyncGener
     },
   });
   const decoder = new TextDecoder();
+  // Leaving this loop early (the client left, or [DONE]) returns the iterator: the body stops.
+  for await (const bytes of chunksOf(body)) {
+    parser.feed(decoder.decode(bytes, { stream: true }));
+    while (pending.length > 0) yield pending.shift()!;
+    if (done) break;
+  }
+  while (pending.length > 0) yield pending.shift()!;
+}
+
+/** A WHATWG stream through its reader (not every runtime iterates one), a Node body as it is. */
+async function* chunksOf(body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  if (!("getReader" in body)) return yield* body;
   const reader = body.getReader();
   try {
-    while (!done) {
-      const { value, done: ended } = await reader.read();
-      if (ended) break;
-      parser.feed(decoder.decode(value, { stream: true }));
-      while (pending.length > 0) yield pending.shift()!;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      yield value;
     }
-    while (pending.length > 0) yield pending.shift()!;
   } finally {
-    // Stop the body when the consumer stops early (the client left) or the stream said [DONE].
     await reader.cancel().catch(() => undefined);
   }
 }

@@ -37,9 +37,18 @@ export function tollgateConfig(upstreamPort: number): unknown {
     },
     // A budget on the route (never reached): every request is admitted through the atomic
     // reserve script and settled after, as on a production route.
-    routes: { bench: { targets: [{ provider: "fake", model: "bench-model" }], budget: { usd: 1_000_000, window: "day" } } },
+    // BENCH_NO_BUDGET=1 and BENCH_LEDGER=file take them out, to see what each costs.
+    routes: {
+      bench: {
+        targets: [{ provider: "fake", model: "bench-model" }],
+        ...(process.env.BENCH_NO_BUDGET === "1" ? {} : { budget: { usd: 1_000_000, window: "day" } }),
+      },
+    },
     keys: [{ id: "bench", team: "bench", hash: `sha256:${hash}` }],
-    store: { redisUrl: { env: BENCH_REDIS_VARIABLE }, keyPrefix: "bench:" },
+    store:
+      process.env.BENCH_LEDGER === "file"
+        ? { path: `${process.env.TMPDIR ?? "/tmp"}/tollgate-bench-ledger-${process.pid}.jsonl` }
+        : { redisUrl: { env: BENCH_REDIS_VARIABLE }, keyPrefix: "bench:" },
   };
 }
 

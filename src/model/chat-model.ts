@@ -20,4 +20,20 @@ export type TransportOptions = {
   fetch?: typeof fetch;
   /** Extra fetch options for every upstream call; in practice `{ dispatcher }` (undici). */
   fetchOptions?: { dispatcher?: unknown };
+  /**
+   * A plain HTTP POST without WHATWG objects, for adapters that need no SDK. The Node entry
+   * gives undici.request; elsewhere those adapters fall back to `fetch`.
+   */
+  post?: PlainPost;
+};
+
+export type PlainPost = (url: string, init: { headers: Record<string, string>; body: string; signal: AbortSignal }) => Promise<PlainResponse>;
+
+export type PlainResponse = {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text(): Promise<string>;
+  json(): Promise<unknown>;
+  /** The body as it arrives; leaving the iteration early stops the download. */
+  body: AsyncIterable<Uint8Array>;
 };

@@ -10,7 +10,7 @@ import type { TokenCounter } from "../metering/token-counter.ts";
 import { createGatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
 import { openStores } from "./open-stores.ts";
 import { setupTelemetry } from "./setup-telemetry.ts";
-import { createUndiciFetch } from "./undici-fetch.ts";
+import { createUndiciFetch, createUndiciPost } from "./undici-fetch.ts";
 
 export type StartGatewayOptions = {
   /** The config as parsed JSON; validated here. */
@@ -63,11 +63,12 @@ export async function startGateway({
   for (const warning of resolved.warnings) log(`[tollgate] warning: ${warning}`);
 
   const dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 300_000, connections: 256 });
-  const transport = upstreamTransport === "undici" ? { fetch: createUndiciFetch(dispatcher) } : { fetchOptions: { dispatcher } };
+  const transport =
+    upstreamTransport === "undici" ? { fetch: createUndiciFetch(dispatcher), post: createUndiciPost(dispatcher) } : { fetchOptions: { dispatcher } };
   const { ledger, ledgerStore: store, keyValues, admissionStore, describe } = await openStores(resolved, log);
   // The SDK first: telemetry takes its tracer and meter when it is created.
   const otel = await setupTelemetry(env);
-  const telemetry = createGatewayTelemetry({ captureContent: resolved.telemetry?.captureContent ?? false });
+  const telemetry = createGatewayTelemetry({ captureContent: resolved.telemetry?.captureContent ?? false, enabled: otel !== undefined });
   const app = createGateway({ config: resolved, transport, log, ledger, counter: tokenCounter(), telemetry, store: keyValues, admissionStore });
   log(`[tollgate] cost records go to ${describe}${otel ? "; OpenTelemetry export is on" : ""}`);
 

@@ -1,4 +1,4 @@
-import { context, metrics, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from "@opentelemetry/api";
+import { context, INVALID_SPAN_CONTEXT, metrics, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from "@opentelemetry/api";
 import type { CostRecord } from "../metering/cost-record.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import { totalInputTokens } from "../model/usage.ts";
@@ -34,6 +34,11 @@ const NANO_PER_USD = 1e9;
 export type GatewayTelemetryOptions = {
   /** Put prompts and answers on chat spans (gen_ai.input/output.messages). Off by default. */
   captureContent?: boolean;
+  /**
+   * False when no OpenTelemetry SDK is registered (the Node entry knows): then every call returns
+   * at once, without building attribute maps that the no-op API would only throw away.
+   */
+  enabled?: boolean;
 };
 
 export type ChatOutcome = ChatResponseFacts & {
@@ -60,8 +65,11 @@ export type GatewayTelemetry = {
   recordSoftBudgetExceeded(scope: string): void;
 };
 
+/** What a disabled telemetry hands out: the API's own non-recording span, shared. */
+const NOOP_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
 export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): GatewayTelemetry {
-  const { captureContent = false } = options;
+  const { captureContent = false, enabled = true } = options;
   const tracer = trace.getTracer("tollgate");
   const meter = metrics.getMeter("tollgate");
 
@@ -93,10 +101,12 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
     captureContent,
 
     startRequestSpan(name, attributes) {
+      if (!enabled) return NOOP_SPAN;
       return tracer.startSpan(name, { kind: SpanKind.SERVER, attributes });
     },
 
     startChatSpan(parent, request, target) {
+      if (!enabled) return NOOP_SPAN;
       const attributes = chatRequestAttributes(request, target);
       if (captureContent) Object.assign(attributes, chatInputMessagesAttributes(request.messages));
       const parentContext = trace.setSpan(context.active(), parent);
@@ -142,10 +152,12 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
     },
 
     recordSoftBudgetExceeded(scope) {
+      if (!enabled) return;
       softBudgetExceeded.add(1, { "tollgate.budget.scope": scope });
     },
 
     recordMetrics(record, target) {
+      if (!enabled) return;
       const providerName = genAiProviderName(target);
       const operationAttributes: Attributes = {
         "gen_ai.operation.name": "chat",
