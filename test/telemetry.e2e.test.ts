@@ -328,6 +328,13 @@ describe("OpenTelemetry export from a running gateway", () => {
     expect(firstChunkPoint.sum).toBe(spanFirstChunk);
     expect(firstChunkPoint.explicitBounds).toEqual(SPEC_SECONDS_BUCKETS);
 
+    // The failed OpenAI call has an operation-duration point of its own, with its error type.
+    const durationPoints = metrics.get("gen_ai.client.operation.duration")?.histogram?.dataPoints ?? [];
+    expect(durationPoints).toHaveLength(2);
+    const failedDuration = pointWith(durationPoints, { "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o", "error.type": failedAttributes["error.type"] });
+    expect(Number(failedDuration.count)).toBe(1);
+    expect(failedDuration.sum).toBeGreaterThan(0);
+
     const tokenPoints = metrics.get("gen_ai.client.token.usage")?.histogram?.dataPoints ?? [];
     expect(tokenPoints).toHaveLength(2);
     expect(pointWith(tokenPoints, { ...anthropicAnswer, "gen_ai.token.type": "input" }).sum).toBe(20);

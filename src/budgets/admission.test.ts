@@ -145,3 +145,22 @@ describe.each([
     await expect(admit("tokens")).rejects.toMatchObject({ status: 429, message: expect.stringContaining("1000 tokens per minute") });
   });
 });
+
+describe("admission when the store is down", () => {
+  it("refuses budgeted requests with a 503 instead of spending blindly", async () => {
+    const broken = {
+      admit: async () => {
+        throw new Error("connect ECONNREFUSED 127.0.0.1:6379");
+      },
+      settle: async () => {},
+      levels: async () => [],
+    };
+    const logs: string[] = [];
+    const admission = new Admission({ config, store: broken, prices: new PriceBook(config.providers), log: (line) => logs.push(line) });
+    await expect(admission.admit({ requestId: "req_x", caller, routeName: "daily", route: config.routes.daily!, request: request() })).rejects.toMatchObject({
+      status: 503,
+      code: "budget_store_unavailable",
+    });
+    expect(logs.join()).toContain("budget store unreachable (connect ECONNREFUSED 127.0.0.1:6379)");
+  });
+});

@@ -48,6 +48,7 @@ export class MeteredCall implements RouteObserver {
   private settled: Promise<CostRecord> | undefined;
   private committed = false;
   private discarded = false;
+  private attemptStartedAt = 0;
   private readonly settledListeners: ((record: CostRecord | undefined) => void)[] = [];
 
   constructor(
@@ -59,6 +60,7 @@ export class MeteredCall implements RouteObserver {
 
   attemptStarted(target: Target, startedAt: number): void {
     this.target = target;
+    this.attemptStartedAt = startedAt;
     this.meter.attempting({ providerName: target.model.providerName, model: target.modelName }, startedAt);
     const baseUrl = this.deps.config.providers[target.model.providerName]?.baseUrl ?? DEFAULT_BASE_URLS[target.model.providerType];
     this.chatSpan = this.deps.telemetry.startChatSpan(this.requestSpan, this.start.request, {
@@ -69,9 +71,15 @@ export class MeteredCall implements RouteObserver {
     });
   }
 
-  attemptFailed(_target: Target, error: GatewayError): void {
+  attemptFailed(target: Target, error: GatewayError): void {
+    const errorType = error.code ?? error.kind;
+    this.deps.telemetry.recordFailedAttempt(
+      { providerName: target.model.providerName, providerType: target.model.providerType, model: target.modelName },
+      (performance.now() - this.attemptStartedAt) / 1000,
+      errorType,
+    );
     if (!this.chatSpan) return;
-    this.deps.telemetry.endChatSpan(this.chatSpan, { error: { type: error.code ?? error.kind, message: error.message } });
+    this.deps.telemetry.endChatSpan(this.chatSpan, { error: { type: errorType, message: error.message } });
     this.chatSpan = undefined;
   }
 

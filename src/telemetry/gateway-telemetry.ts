@@ -63,6 +63,8 @@ export type GatewayTelemetry = {
   recordMetrics(record: CostRecord, target: MetricsTarget): void;
   /** A request was served although a soft budget of its scope was exhausted. */
   recordSoftBudgetExceeded(scope: string): void;
+  /** An upstream call that failed before the route moved on: its own duration point, with error.type. */
+  recordFailedAttempt(target: MetricsTarget & { model: string }, seconds: number, errorType: string): void;
 };
 
 /** What a disabled telemetry hands out: the API's own non-recording span, shared. */
@@ -149,6 +151,16 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
         }
       }
       span.end();
+    },
+
+    recordFailedAttempt(target, seconds, errorType) {
+      if (!enabled) return;
+      operationDuration.record(seconds, {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": genAiProviderName(target),
+        "gen_ai.request.model": target.model,
+        "error.type": errorType,
+      });
     },
 
     recordSoftBudgetExceeded(scope) {
