@@ -225,6 +225,24 @@ describe("prompt caching", () => {
     expect(mocks.anthropic.requests.at(-1)!.body.system.at(-1).cache_control).toEqual({ type: "ephemeral", ttl: "1h" });
   });
 
+  it("Anthropic: a client's own cache_control breakpoints reach the provider as sent, and the policy adds none", async () => {
+    const body = {
+      max_tokens: 50,
+      system: [{ type: "text", text: longSystem, cache_control: { type: "ephemeral" } }],
+      tools: [{ name: "lookup", input_schema: { type: "object" }, cache_control: { type: "ephemeral", ttl: "1h" } }],
+      messages: [{ role: "user", content: [{ type: "text", text: "Order 4412?", cache_control: { type: "ephemeral", ttl: "1h" } }] }],
+    };
+    await post("/v1/messages", { ...body, model: "claude" });
+    const plain = mocks.anthropic.requests.at(-1)!.body;
+    expect(plain.system).toEqual([{ type: "text", text: longSystem, cache_control: { type: "ephemeral", ttl: "5m" } }]);
+    expect(plain.tools[0].cache_control).toEqual({ type: "ephemeral", ttl: "1h" });
+    expect(plain.messages[0].content[0].cache_control).toEqual({ type: "ephemeral", ttl: "1h" });
+
+    const withPolicy = await post("/v1/messages", { ...body, model: "cached-claude-always" });
+    expect(mocks.anthropic.requests.at(-1)!.body).toEqual({ ...plain, model: "claude-sonnet-4-6" });
+    expect((await recordOf(withPolicy)).policies).toContain("prompt_cache=client");
+  });
+
   it("OpenAI: one prompt_cache_key per route and prefix, and the request's order untouched", async () => {
     const messages = [{ role: "system", content: "Stable instructions." }, ...user("one")];
     await chat({ model: "cached-gpt", messages });

@@ -1,5 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { ChatMessage, ChatRequest, ToolChoice } from "../../src/model/chat-request.ts";
+import type { CacheMark, ChatMessage, ChatRequest, ToolChoice } from "../../src/model/chat-request.ts";
 import { parseToolArguments } from "../../src/dialects/anthropic/render-anthropic-response.ts";
 
 // Neutral request → Messages body. Anthropic differs from the neutral model in three ways that
@@ -17,7 +17,7 @@ type MessageParam = Anthropic.Messages.MessageParam;
 type ContentBlock = Anthropic.Messages.ContentBlockParam;
 
 export function convertToAnthropicRequest(request: ChatRequest, model: string): Body {
-  const systemTexts: string[] = [];
+  const systemBlocks: Anthropic.Messages.TextBlockParam[] = [];
   const messages: MessageParam[] = [];
   // The format instruction (Anthropic has no response_format) is already the system prompt's
   // first line: the format policy puts it there for every route.
@@ -26,7 +26,7 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
 
   request.messages.forEach((message, index) => {
     if (message.role === "system") {
-      systemTexts.push(message.content);
+      systemBlocks.push({ type: "text", text: message.content, ...cacheControlOf(message.cacheControl) });
       return;
     }
     const role = message.role === "assistant" ? "assistant" : "user";
@@ -43,8 +43,8 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
   if (request.prefill) messages.push({ role: "assistant", content: request.prefill });
 
   const body: Body = { model, max_tokens: request.maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS, messages };
-  if (systemTexts.length > 0) {
-    body.system = systemTexts.map((text) => ({ type: "text" as const, text }));
+  if (systemBlocks.length > 0) {
+    body.system = systemBlocks;
     if (cacheControl && cache?.system) body.system.at(-1)!.cache_control = cacheControl;
   }
   // OpenAI allows temperature up to 2; Anthropic up to 1.
@@ -57,6 +57,7 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
       name: tool.name,
       ...(tool.description ? { description: tool.description } : {}),
       input_schema: { type: "object", ...tool.parameters } as Anthropic.Messages.Tool.InputSchema,
+      ...cacheControlOf(tool.cacheControl),
     }));
   }
   if (cacheControl && cache?.tools && body.tools?.length) body.tools.at(-1)!.cache_control = cacheControl;
@@ -69,22 +70,35 @@ function convertContent(message: Exclude<ChatMessage, { role: "system" }>): Cont
   switch (message.role) {
     case "user":
       return message.content.map((part): ContentBlock => {
-        if (part.type === "text") return { type: "text", text: part.text };
+        if (part.type === "text") return { type: "text", text: part.text, ...cacheControlOf(part.cacheControl) };
         return part.source === "url"
-          ? { type: "image", source: { type: "url", url: part.url } }
-          : { type: "image", source: { type: "base64", media_type: part.mediaType as "image/png", data: part.data } };
+          ? { type: "image", source: { type: "url", url: part.url }, ...cacheControlOf(part.cacheControl) }
+          : { type: "image", source: { type: "base64", media_type: part.mediaType as "image/png", data: part.data }, ...cacheControlOf(part.cacheControl) };
       });
     case "assistant":
       return message.content
         .filter((part) => part.type !== "text" || part.text.length > 0)
         .map((part): ContentBlock =>
           part.type === "text"
-            ? { type: "text", text: part.text }
-            : { type: "tool_use", id: part.id, name: part.name, input: parseToolArguments(part.arguments) as Record<string, unknown> },
+            ? { type: "text", text: part.text, ...cacheControlOf(part.cacheControl) }
+            : { type: "tool_use", id: part.id, name: part.name, input: parseToolArguments(part.arguments) as Record<string, unknown>, ...cacheControlOf(part.cacheControl) },
         );
     case "tool":
-      return [{ type: "tool_result", tool_use_id: message.toolCallId, content: message.content, ...(message.isError ? { is_error: true } : {}) }];
+      return [
+        {
+          type: "tool_result",
+          tool_use_id: message.toolCallId,
+          content: message.content,
+          ...(message.isError ? { is_error: true } : {}),
+          ...cacheControlOf(message.cacheControl),
+        },
+      ];
   }
+}
+
+/** A client's own breakpoint, as it sent it. */
+function cacheControlOf(mark: CacheMark | undefined): { cache_control?: { type: "ephemeral"; ttl: "5m" | "1h" } } {
+  return mark ? { cache_control: { type: "ephemeral", ttl: mark.ttl } } : {};
 }
 
 function convertToolChoice(choice: ToolChoice): Anthropic.Messages.ToolChoice {

@@ -30,7 +30,7 @@ export function brevityPolicy(options: BrevityOptions): Policy {
       if (systemAt === -1) messages.unshift({ role: "system", content: line });
       else {
         const system = messages[systemAt] as { role: "system"; content: string };
-        messages[systemAt] = { role: "system", content: `${system.content}\n${line}` };
+        messages[systemAt] = { ...system, content: `${system.content}\n${line}` };
       }
       return { ...request, messages };
     },

@@ -41,7 +41,7 @@ export function withFirstSystemLine(request: ChatRequest, line: string): ChatReq
   const [first, ...rest] = request.messages;
   if (first?.role === "system") {
     if (first.content === line || first.content.startsWith(`${line}\n`)) return request;
-    return { ...request, messages: [{ role: "system", content: `${line}\n${first.content}` }, ...rest] };
+    return { ...request, messages: [{ ...first, content: `${line}\n${first.content}` }, ...rest] };
   }
   return { ...request, messages: [{ role: "system", content: line }, ...request.messages] };
 }
@@ -66,7 +66,7 @@ export function formatPolicy(options?: FormatOptions): Policy {
         const named = formatInstruction(format)!;
         const first = request.messages[0];
         if (first?.role === "system" && first.content.startsWith(named)) {
-          request = { ...request, messages: [{ role: "system", content: schemaInstruction(format) + first.content.slice(named.length) }, ...request.messages.slice(1)] };
+          request = { ...request, messages: [{ ...first, content: schemaInstruction(format) + first.content.slice(named.length) }, ...request.messages.slice(1)] };
         }
       }
       if (!options?.prefill) return request;

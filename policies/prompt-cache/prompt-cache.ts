@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { sha256Hex } from "../../src/auth/key-hash.ts";
-import type { ChatMessage, ChatRequest } from "../../src/model/chat-request.ts";
+import { hasCacheMarks, type ChatMessage, type ChatRequest } from "../../src/model/chat-request.ts";
 import { findModelLimits } from "../../src/pricing/find-model-price.ts";
 import type { Policy, PolicyContext, PolicyLog, PolicyTarget } from "../policy.ts";
 
@@ -42,6 +42,11 @@ export function promptCachePolicy(options: PromptCacheOptions): Policy {
         const key = `tg-${(await sha256Hex(`${context.route}\u0000${prefix.stable}`)).slice(0, 32)}`;
         log.notes.push("prompt_cache=key");
         return { ...request, promptCache: { openAIKey: key } };
+      }
+      // A client that places its own breakpoints knows its prompt best; they go as sent.
+      if (hasCacheMarks(request)) {
+        log.notes.push("prompt_cache=client");
+        return request;
       }
       return placeAnthropicBreakpoints(request, target, prefix, options, log, context);
     },

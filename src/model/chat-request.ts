@@ -37,16 +37,22 @@ export type PromptCacheHints = {
 
 export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage;
 
-export type SystemMessage = { role: "system"; content: string };
+/**
+ * A client's own cache breakpoint (Anthropic `cache_control`) on the block it marked: kept as sent
+ * so that a client that manages its cache itself keeps its savings through tollgate.
+ */
+export type CacheMark = { ttl: "5m" | "1h" };
+
+export type SystemMessage = { role: "system"; content: string; cacheControl?: CacheMark };
 export type UserMessage = { role: "user"; content: UserContent[] };
 export type AssistantMessage = { role: "assistant"; content: AssistantContent[] };
-export type ToolResultMessage = { role: "tool"; toolCallId: string; content: string; isError?: boolean };
+export type ToolResultMessage = { role: "tool"; toolCallId: string; content: string; isError?: boolean; cacheControl?: CacheMark };
 
-export type TextContent = { type: "text"; text: string };
+export type TextContent = { type: "text"; text: string; cacheControl?: CacheMark };
 export type ImageContent =
-  | { type: "image"; source: "url"; url: string }
-  | { type: "image"; source: "base64"; mediaType: string; data: string };
-export type ToolCallContent = { type: "tool-call"; id: string; name: string; arguments: string };
+  | { type: "image"; source: "url"; url: string; cacheControl?: CacheMark }
+  | { type: "image"; source: "base64"; mediaType: string; data: string; cacheControl?: CacheMark };
+export type ToolCallContent = { type: "tool-call"; id: string; name: string; arguments: string; cacheControl?: CacheMark };
 
 export type UserContent = TextContent | ImageContent;
 export type AssistantContent = TextContent | ToolCallContent;
@@ -56,6 +62,7 @@ export type ToolDefinition = {
   description?: string;
   /** JSON Schema of the tool's arguments. */
   parameters: Record<string, unknown>;
+  cacheControl?: CacheMark;
 };
 
 export type ToolChoice =
@@ -68,3 +75,11 @@ export type ResponseFormat =
   | { type: "text" }
   | { type: "json" }
   | { type: "json-schema"; name: string; schema: Record<string, unknown>; strict?: boolean };
+
+/** True when the client placed cache breakpoints itself. */
+export function hasCacheMarks(request: ChatRequest): boolean {
+  if (request.tools?.some((tool) => tool.cacheControl)) return true;
+  return request.messages.some((message) =>
+    message.role === "system" || message.role === "tool" ? Boolean(message.cacheControl) : message.content.some((part) => part.cacheControl),
+  );
+}

@@ -19,7 +19,8 @@ describe("parseAnthropicRequest", () => {
       metadata: { user_id: "u-1" },
     });
     expect(request.messages).toEqual([
-      { role: "system", content: "You are terse." },
+      // The client's own breakpoint is kept (default TTL 5 minutes).
+      { role: "system", content: "You are terse.", cacheControl: { ttl: "5m" } },
       { role: "user", content: [{ type: "text", text: "Weather?" }] },
       { role: "assistant", content: [{ type: "text", text: "Checking." }, { type: "tool-call", id: "toolu_1", name: "weather", arguments: '{"city":"Oslo"}' }] },
       { role: "tool", toolCallId: "toolu_1", content: "-3C" },

@@ -1,4 +1,4 @@
-import type { AssistantContent, ChatMessage, ChatRequest, ToolChoice, UserContent } from "../../model/chat-request.ts";
+import type { AssistantContent, CacheMark, ChatMessage, ChatRequest, ToolChoice, UserContent } from "../../model/chat-request.ts";
 import { dropUndefined } from "../../model/drop-undefined.ts";
 import { zodIssueToError } from "../zod-issue-to-error.ts";
 import { anthropicMessagesRequestSchema, type AnthropicMessagesRequest } from "./anthropic-request-schema.ts";
@@ -10,7 +10,7 @@ export function parseAnthropicRequest(body: unknown): ChatRequest {
 
   const system: ChatMessage[] = [];
   if (typeof request.system === "string" && request.system.length > 0) system.push({ role: "system", content: request.system });
-  if (Array.isArray(request.system)) for (const block of request.system) system.push({ role: "system", content: block.text });
+  if (Array.isArray(request.system)) for (const block of request.system) system.push({ role: "system", content: block.text, ...mark(block) });
 
   return dropUndefined({
     route: request.model,
@@ -22,7 +22,7 @@ export function parseAnthropicRequest(body: unknown): ChatRequest {
     topP: request.top_p,
     topK: request.top_k,
     stop: request.stop_sequences && request.stop_sequences.length > 0 ? request.stop_sequences : undefined,
-    tools: request.tools?.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.input_schema })),
+    tools: request.tools?.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.input_schema, ...mark(tool) })),
     toolChoice: convertToolChoice(request.tool_choice),
     user: request.metadata?.user_id ?? undefined,
   });
@@ -44,9 +44,9 @@ function convertMessage(message: AnthropicMessage): ChatMessage[] {
   if (message.role === "assistant") {
     const content: AssistantContent[] = [];
     for (const block of message.content) {
-      if (block.type === "text") content.push({ type: "text", text: block.text });
+      if (block.type === "text") content.push({ type: "text", text: block.text, ...mark(block) });
       if (block.type === "tool_use") {
-        content.push({ type: "tool-call", id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) });
+        content.push({ type: "tool-call", id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}), ...mark(block) });
       }
     }
     return [{ role: "assistant", content }];
@@ -61,17 +61,23 @@ function convertMessage(message: AnthropicMessage): ChatMessage[] {
         toolCallId: block.tool_use_id,
         content: typeof block.content === "string" ? block.content : (block.content ?? []).map((part) => (part.type === "text" ? part.text : "")).join(""),
         ...(block.is_error ? { isError: true } : {}),
+        ...mark(block),
       });
-    } else if (block.type === "text") userContent.push({ type: "text", text: block.text });
+    } else if (block.type === "text") userContent.push({ type: "text", text: block.text, ...mark(block) });
     else if (block.type === "image") {
       userContent.push(
         block.source.type === "base64"
-          ? { type: "image", source: "base64", mediaType: block.source.media_type, data: block.source.data }
-          : { type: "image", source: "url", url: block.source.url },
+          ? { type: "image", source: "base64", mediaType: block.source.media_type, data: block.source.data, ...mark(block) }
+          : { type: "image", source: "url", url: block.source.url, ...mark(block) },
       );
     }
   }
   return userContent.length > 0 ? [...toolResults, { role: "user", content: userContent }] : toolResults;
+}
+
+/** A block's `cache_control`, kept (the default TTL is 5 minutes). */
+function mark(block: { cache_control?: { ttl?: "5m" | "1h" } | null }): { cacheControl?: CacheMark } {
+  return block.cache_control ? { cacheControl: { ttl: block.cache_control.ttl ?? "5m" } } : {};
 }
 
 function convertToolChoice(choice: AnthropicMessagesRequest["tool_choice"]): ToolChoice | undefined {
