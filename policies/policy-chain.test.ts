@@ -98,3 +98,20 @@ describe("MemoryKeyValueStore", () => {
     expect([await memory.get("one"), await memory.get("two"), await memory.get("three")]).toEqual([undefined, "2", "3"]);
   });
 });
+
+describe("prompt caching without its store", () => {
+  it("sends the request without breakpoints and warns, instead of failing it", async () => {
+    const down = {
+      countSightings: async () => {
+        throw new Error("connection refused");
+      },
+      get: async () => undefined,
+      set: async () => {},
+    };
+    const longPrompt: ChatRequest = { ...request, messages: [{ role: "system", content: "Stable. ".repeat(2000) }, ...request.messages] };
+    const chainWithCache = PolicyChain.forRoute(routePoliciesSchema.parse({ promptCache: { mode: "auto" } }), ["promptCache"], down);
+    const { request: adapted, log } = await chainWithCache.adaptToTarget(longPrompt, sonnet, { ...context, store: down });
+    expect(adapted.promptCache).toBeUndefined();
+    expect(log.warnings.join()).toContain("the store is unreachable (connection refused)");
+  });
+});

@@ -23,6 +23,7 @@ beforeAll(async () => {
         policies: { maxTokens: { default: 512, cap: 1024, onExceed: "clamp" }, stop: { sequences: ["\n\nUser:"] }, brevity: { maxSentences: 3 } },
       },
       strict: { targets: openaiTarget, policies: { maxTokens: { cap: 100, onExceed: "reject" }, sampling: { onUnsupported: "reject" } } },
+      "strict-then-claude": { targets: [...openaiTarget, ...claudeTarget], policies: { sampling: { onUnsupported: "reject" } } },
       "json-gpt": { targets: openaiTarget, policies: { format: { type: "json" } } },
       "json-claude": { targets: claudeTarget, policies: { format: { type: "json", prefill: true } } },
       sampled: { targets: openaiTarget, policies: { sampling: { temperature: { default: 0.7, min: 0, max: 1 } } } },
@@ -167,6 +168,13 @@ describe("sampling", () => {
     expect(mocks.anthropic.requests.at(-1)!.body).not.toHaveProperty("temperature");
     expect((await recordOf(dropped)).policies).toContain("temperature=dropped");
 
+    // A target that refuses the parameter is skipped for one that takes it (Anthropic has top_k).
+    const skipped = await chat({ model: "strict-then-claude", messages: user("hi"), top_k: 5 });
+    expect(skipped.status).toBe(200);
+    expect(skipped.headers.get("x-tollgate-provider")).toBe("anthropic");
+    expect(mocks.anthropic.requests.at(-1)!.body.top_k).toBe(5);
+
+    mocks.openai.reset();
     const rejected = await chat({ model: "strict", messages: user("hi"), top_k: 5 });
     expect(rejected.status).toBe(400);
     expect(await rejected.json()).toMatchObject({ error: { param: "top_k", code: "unsupported_parameter" } });

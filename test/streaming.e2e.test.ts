@@ -56,6 +56,25 @@ describe.each([
   });
 });
 
+describe("a client that leaves", () => {
+  it("is not a reason to call the route's next provider", async () => {
+    rig.mocks.openai.enqueue({ kind: "endless", delayMsBetweenChunks: 20 });
+    const client = new AbortController();
+    const pending = fetch(`${rig.gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-then-claude", messages: [{ role: "user", content: "go" }] }),
+      signal: client.signal,
+    }).catch((error: unknown) => error);
+    await until(() => rig.mocks.openai.requests.length === 1, "the first target to be called");
+    client.abort();
+    await pending;
+    await until(() => rig.mocks.openai.requests[0]!.aborted, "the first call to be aborted");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(rig.mocks.anthropic.requests).toHaveLength(0);
+  });
+});
+
 describe("a non-streaming request", () => {
   it("aborts its upstream call when the client disconnects while waiting", async () => {
     rig.mocks.anthropic.enqueue({ kind: "endless", delayMsBetweenChunks: 20 });

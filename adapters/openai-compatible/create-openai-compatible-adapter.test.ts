@@ -90,6 +90,25 @@ describe.each([
     expect(parts.at(-1)).toEqual({ type: "finish", reason: "stop" });
   });
 
+  it("a stream that just stops, with no finish and no [DONE], ends in an error part, not a clean end", async () => {
+    handle = (_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.end(chunk({ role: "assistant", content: "" }) + chunk({ content: "half an ans" }));
+    };
+    const parts = await collect(adapter().stream(request, "m", new AbortController().signal));
+    expect(parts.at(-2)).toEqual({ type: "text-delta", text: "half an ans" });
+    expect(parts.at(-1)).toMatchObject({ type: "error", error: { kind: "upstream", message: expect.stringContaining("before the answer was complete") } });
+  });
+
+  it("reads a last event that lacks its closing blank line", async () => {
+    handle = (_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.end(chunk({ content: "ok" }, "stop").trimEnd());
+    };
+    const parts = await collect(adapter().stream(request, "m", new AbortController().signal));
+    expect(parts.at(-1)).toEqual({ type: "finish", reason: "stop" });
+  });
+
   it("gives up on a decoder that does not answer within timeoutMs (504)", async () => {
     handle = () => {}; // never answers
     await expect(adapter().generate({ ...request, stream: false }, "m", new AbortController().signal)).rejects.toMatchObject({ kind: "timeout", status: 504 });

@@ -1,6 +1,7 @@
 import type OpenAI from "openai";
 import type { ChatModel, TransportOptions } from "../../src/model/chat-model.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
+import { GatewayError } from "../../src/errors/gateway-error.ts";
 import { convertToOpenAIRequest } from "../openai/convert-to-openai-request.ts";
 import { mapOpenAIResponse } from "../openai/map-openai-response.ts";
 import { mapOpenAIStream } from "../openai/map-openai-stream.ts";
@@ -53,7 +54,15 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
       const body = convertToOpenAIRequest({ ...request, stream: true }, model, "compatible");
       try {
         const response = await call({ ...body, stream: true }, signal);
-        yield* mapOpenAIStream(parseChunks(readSseData(response.body)));
+        let finished = false;
+        for await (const part of mapOpenAIStream(parseChunks(readSseData(response.body)))) {
+          if (part.type === "finish") finished = true;
+          yield part;
+        }
+        // A body that just stops (the decoder crashed, a proxy cut it) is not a complete answer.
+        if (!finished && !signal.aborted) {
+          yield { type: "error", error: new GatewayError("upstream", `provider "${options.name}" ended the stream before the answer was complete`) };
+        }
       } catch (error) {
         if (signal.aborted && (isAbortError(error) || (error as Error)?.name === "AbortError")) return;
         yield { type: "error", error: mapProviderError(error, errorContext) };

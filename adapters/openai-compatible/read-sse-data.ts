@@ -20,6 +20,9 @@ export async function* readSseData(body: ReadableStream<Uint8Array> | AsyncItera
     while (pending.length > 0) yield pending.shift()!;
     if (done) break;
   }
+  // A last event without its closing blank line still counts (some servers end that way; the
+  // SSE rule would drop it, and with it, often, the usage).
+  if (!done) parser.feed("\n\n");
   while (pending.length > 0) yield pending.shift()!;
 }
 

@@ -11,7 +11,8 @@ type OpenAIUsage = {
 export function convertOpenAIUsage(usage: OpenAIUsage): Usage {
   const prompt = usage.prompt_tokens ?? 0;
   const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
-  const converted: Usage = { inputTokens: prompt - cached, cacheReadTokens: cached, outputTokens: usage.completion_tokens ?? 0 };
+  // Some local servers report more cached tokens than prompt tokens; never bill a negative remainder.
+  const converted: Usage = { inputTokens: Math.max(0, prompt - cached), cacheReadTokens: Math.min(cached, prompt), outputTokens: usage.completion_tokens ?? 0 };
   const reasoning = usage.completion_tokens_details?.reasoning_tokens;
   if (reasoning != null) converted.reasoningTokens = reasoning;
   return converted;

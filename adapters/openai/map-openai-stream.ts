@@ -17,7 +17,7 @@ export async function* mapOpenAIStream(chunks: AsyncIterable<OpenAI.Chat.Complet
       started = true;
       yield { type: "start", id: chunk.id, model: chunk.model };
     }
-    const choice = chunk.choices[0];
+    const choice = chunk.choices?.[0];
     const delta = choice?.delta;
     if (delta?.content) yield { type: "text-delta", text: delta.content };
     for (const call of delta?.tool_calls ?? []) {

@@ -94,7 +94,7 @@ async function placeAnthropicBreakpoints(
   let cacheConversation = prefix.latestUserTurn >= 0;
   if (options.mode === "auto") {
     const hash = async (messages: ChatMessage[]) => sha256Hex(JSON.stringify([target.model, prefix.stable, messages]));
-    const [stableSeen, conversationSeen, continuedSeen] = await context.store.countSightings(
+    const counts = await context.store.countSightings(
       [
         `prefix:${await hash([])}`,
         `prefix:${await hash(conversation)}`,
@@ -103,7 +103,13 @@ async function placeAnthropicBreakpoints(
         `prefix:${await hash(prefix.previousUserTurn >= 0 ? request.messages.slice(0, prefix.previousUserTurn + 1) : [])}`,
       ],
       TTL_SECONDS[options.ttl],
-    );
+    ).catch((error: Error) => {
+      // Caching only saves money: without the store, send the request as it is.
+      log.warnings.push(`prompt cache: the store is unreachable (${error.message}); no breakpoints placed`);
+      return undefined;
+    });
+    if (!counts) return request;
+    const [stableSeen, conversationSeen, continuedSeen] = counts;
     cacheStable &&= stableSeen! >= options.minRepeats;
     cacheConversation &&= conversationSeen! >= options.minRepeats || (prefix.previousUserTurn >= 0 && continuedSeen! >= options.minRepeats);
   }

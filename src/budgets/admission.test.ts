@@ -21,8 +21,10 @@ const WORST = 1_045_000;
 
 const config = resolveConfig(
   {
-    providers: { openai: { type: "openai", apiKey: { env: "K" } } },
+    providers: { openai: { type: "openai", apiKey: { env: "K" } }, gpu: { type: "openai-compatible", baseUrl: "http://127.0.0.1:1/v1" } },
     routes: {
+      // An unpriced local decoder on a budgeted route: it reserves nothing (and must settle cleanly).
+      local: { targets: [{ provider: "gpu", model: "llama" }], budget: { usd: 1, window: "day" } },
       daily: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 0.003, window: "day" } },
       soft: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 0.0015, window: "day", mode: "soft" } },
       capped: { targets: [{ provider: "openai", model: "gpt-4o" }], maxCostPerRequestUsd: 0.0005 },
@@ -112,6 +114,17 @@ describe.each([
     await expect(admit("berlin")).rejects.toThrow(/resets at 2026-11-22T23:00:00.000Z/);
     clock.now = Date.parse("2026-11-22T23:00:00Z"); // midnight in Berlin: a new day
     await spend();
+  });
+
+  it("a zero reservation (an unpriced model) admits and settles cleanly, and holds the request to the output bound it assumed", async () => {
+    const { admission, store } = setup();
+    const ticket = await admission.admit({ requestId: "req_zero", caller, routeName: "local", route: config.routes.local!, request: { ...request(), maxTokens: undefined } });
+    // No max_tokens, and the local model's maximum is unknown: the 4,096 the reservation assumed.
+    expect(ticket.outputBound).toBe(4096);
+    await ticket.settle(undefined);
+    expect(await store.levels([`route:local|2026-11-22`], Date.parse("2026-11-22T12:00:00Z"))).toEqual([{ spentNano: 0, reservedNano: 0 }]);
+    const named = await admission.admit({ requestId: "req_named", caller, routeName: "local", route: config.routes.local!, request: request(64) });
+    expect(named.outputBound).toBeUndefined();
   });
 
   it("a soft budget serves past its limit and says which scope it was", async () => {

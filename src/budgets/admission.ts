@@ -34,6 +34,12 @@ export type AdmissionDeps = {
 export type Ticket = {
   /** Scopes a soft budget was over when this request was let through. */
   softExceeded: string[];
+  /**
+   * Set when a budget applies, the request named no max_tokens, and some target's maximum output
+   * is unknown (a local decoder): the output bound the reservation assumed, which the request
+   * must then be held to, or the reservation would not bound its cost.
+   */
+  outputBound?: number;
   /** The least budget left among this request's scopes once it costs `actualNano` (undefined: no budget applies). */
   remainingNano(actualNano: number): number | undefined;
   /** Replaces the reservation with the actual cost (none when no record was made). */
@@ -64,11 +70,13 @@ export class Admission {
 
   async admit({ requestId, caller, routeName, route, request }: AdmitInput): Promise<Ticket> {
     const now = this.now();
+    let unknownMaximum = false;
     const worst = worstCaseCost(
       request,
       route.targets.map((target) => {
         const provider = this.deps.config.providers[target.provider];
         const limits = provider ? findModelLimits(provider.type, target.model) : {};
+        if (provider?.type !== "anthropic" && limits.maxOutputTokens === undefined) unknownMaximum = true;
         const fallback = provider?.type === "anthropic" ? DEFAULT_OUTPUT_BOUND : limits.maxOutputTokens ?? DEFAULT_OUTPUT_BOUND;
         return { price: this.deps.prices.priceOf(target.provider, target.model), outputBound: Math.min(request.maxTokens ?? fallback, limits.maxOutputTokens ?? Infinity) };
       }),
@@ -119,6 +127,7 @@ export class Admission {
     let settled = false;
     return {
       softExceeded: result.softExceeded,
+      ...(scopes.length > 0 && unknownMaximum && request.maxTokens === undefined ? { outputBound: DEFAULT_OUTPUT_BOUND } : {}),
       remainingNano(actualNano) {
         if (scopes.length === 0) return undefined;
         return Math.min(...scopes.map((scope, index) => scope.limitNano - levelTotal(result.levels[index]!) - actualNano));
@@ -126,14 +135,24 @@ export class Admission {
       async settle(record) {
         if (settled) return;
         settled = true;
-        await store.settle({
+        const plan = {
           requestId,
           now: clock(),
           scopeKeys: scopes.map((scope) => scope.key),
           actualNano: record?.cost.totalNano ?? 0,
           tokens: record ? totalInputTokens(record.usage) + record.usage.outputTokens : 0,
           rateScopes: rates.filter((rate) => rate.tpm !== undefined).map((rate) => rate.scope),
-        });
+        };
+        // Settling is idempotent by request id, so a retry after a lost reply cannot count twice;
+        // giving up would leave real spend off the budget.
+        for (let attempt = 0; ; attempt++) {
+          try {
+            return await store.settle(plan);
+          } catch (error) {
+            if (attempt >= SETTLE_RETRIES) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+          }
+        }
       },
     };
   }
@@ -146,6 +165,9 @@ export class Admission {
     return longest + 60_000;
   }
 }
+
+/** Retries of a failed settle: 100 ms doubling, about 25 s in all. */
+const SETTLE_RETRIES = 8;
 
 const FREE_PASS: Ticket = { softExceeded: [], remainingNano: () => undefined, settle: async () => {} };
 

@@ -44,7 +44,7 @@ export class MemoryAdmissionStore implements AdmissionStore {
     }
     for (const scope of plan.scopes) this.level(scope.key).reservedNano += plan.amountNano;
     this.reservations.set(plan.requestId, { keys: plan.scopes.map((scope) => scope.key), amountNano: plan.amountNano, expiresAt: plan.reservationExpiresAt });
-    for (const rate of plan.rates) this.bump(`${rate.scope}|rpm|${bucket}`, 1);
+    for (const rate of plan.rates) this.bump(`${rate.scope}|rpm|${bucket}`, 1, bucket);
     return { admitted: true, levels, softExceeded };
   }
 
@@ -55,7 +55,7 @@ export class MemoryAdmissionStore implements AdmissionStore {
     this.release(plan.requestId);
     for (const key of plan.scopeKeys) this.level(key).spentNano += plan.actualNano;
     const bucket = Math.floor(plan.now / MINUTE_MS);
-    for (const scope of plan.rateScopes) this.bump(`${scope}|tpm|${bucket}`, plan.tokens);
+    for (const scope of plan.rateScopes) this.bump(`${scope}|tpm|${bucket}`, plan.tokens, bucket);
   }
 
   async levels(scopeKeys: string[], now: number): Promise<ScopeLevel[]> {
@@ -85,11 +85,11 @@ export class MemoryAdmissionStore implements AdmissionStore {
     return this.counters.get(key) ?? 0;
   }
 
-  private bump(key: string, by: number): void {
+  private bump(key: string, by: number, bucket: number): void {
     this.counters.set(key, this.count(key) + by);
     // Buckets older than the previous minute no longer count anywhere.
     if (this.counters.size > 10_000) {
-      const oldest = Math.floor(Date.now() / MINUTE_MS) - 2;
+      const oldest = bucket - 2;
       for (const counterKey of this.counters.keys()) if (Number(counterKey.split("|").at(-1)) < oldest) this.counters.delete(counterKey);
     }
   }

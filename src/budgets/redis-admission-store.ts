@@ -16,18 +16,23 @@ import {
 //   P{tollgate:budgets}:scope:<scope>|<window>    hash   spent, reserved (nano-dollars)
 //   P{tollgate:budgets}:reservations              hash   request id → {"keys": [...], "amount": n}
 //   P{tollgate:budgets}:expiries                  zset   request id, scored by when it frees itself
-//   P{tollgate:budgets}:settled:<request id>      string marks a settled request for a day
+//   P{tollgate:budgets}:settled:<request id>      string marks a settled request for an hour
 //   P{tollgate:budgets}:rate:<scope>|rpm|<minute> string requests in that minute (tpm: tokens)
 
 /** Frees reservations whose time is up (a bounded batch each call; any call sweeps). */
 const SWEEP = `
+-- Amounts travel as text: Lua would print a large number as 1e+15, and "-0", which HINCRBY refuses.
+local function release(reservation)
+  if reservation.amount == '0' then return end
+  for _, key in ipairs(reservation.keys) do redis.call('HINCRBY', key, 'reserved', '-' .. reservation.amount) end
+end
 local function sweep(now)
   local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 100)
   for _, id in ipairs(expired) do
     local held = redis.call('HGET', KEYS[2], id)
     if held then
       local reservation = cjson.decode(held)
-      for _, key in ipairs(reservation.keys) do redis.call('HINCRBY', key, 'reserved', -reservation.amount) end
+      release(reservation)
       redis.call('HDEL', KEYS[2], id)
     end
     redis.call('ZREM', KEYS[1], id)
@@ -71,13 +76,14 @@ local keys = {}
 for i = 1, n do
   local key = KEYS[2 + i]
   table.insert(keys, key)
-  redis.call('HINCRBY', key, 'reserved', amount)
+  redis.call('HINCRBY', key, 'reserved', ARGV[4])
   local ends = tonumber(ARGV[6 + (i - 1) * 3 + 3])
   -- A closed window is kept 40 days for reports, then dropped.
   if ends > 0 then redis.call('PEXPIREAT', key, ends + 3456000000) end
 end
 if n > 0 then
-  redis.call('HSET', KEYS[2], ARGV[2], cjson.encode({keys = keys, amount = amount}))
+  -- The amount as text: cjson writes numbers with 14 significant digits.
+  redis.call('HSET', KEYS[2], ARGV[2], cjson.encode({keys = keys, amount = ARGV[4]}))
   redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
 end
 for j = 1, m do
@@ -91,13 +97,14 @@ return {'ok', levels, soft}
 // KEYS: expiries, reservations, settled marker, then n scope keys, then m tpm keys.
 // ARGV: now, request id, actual, tokens, n, m.
 const SETTLE = `${SWEEP}
-if not redis.call('SET', KEYS[3], '1', 'NX', 'PX', 86400000) then return 0 end
+-- The marker only has to outlive retries of this settle (seconds to minutes): an hour.
+if not redis.call('SET', KEYS[3], '1', 'NX', 'PX', 3600000) then return 0 end
 local now = tonumber(ARGV[1])
 sweep(now)
 local held = redis.call('HGET', KEYS[2], ARGV[2])
 if held then
   local reservation = cjson.decode(held)
-  for _, key in ipairs(reservation.keys) do redis.call('HINCRBY', key, 'reserved', -reservation.amount) end
+  release(reservation)
   redis.call('HDEL', KEYS[2], ARGV[2])
   redis.call('ZREM', KEYS[1], ARGV[2])
 end

@@ -32,7 +32,7 @@ export async function answerFromCache(c: Context<GatewayEnv>, request: ChatReque
     observe: (part) => call.observe(part),
     summary: async () => summarizeRecord(await call.settle(outcome)),
     abortUpstream: () => {},
-    onClose: () => void call.commit(outcome),
+    onClose: (how) => void call.commit(how === "completed" ? outcome : how === "cancelled" ? { status: "aborted", httpStatus: 200 } : { status: "error", httpStatus: 200, errorType: "internal" }),
   });
   return sseResponse(body, {
     "x-tollgate-request-id": c.get("requestId"),

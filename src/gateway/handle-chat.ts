@@ -56,8 +56,12 @@ export function createChatHandler({ config, admission, log: logLine, slots, mete
     const requestId = c.get("requestId");
     const ticket = await admission.admit({ requestId, caller: c.get("caller"), routeName: parsed.route, route, request });
 
+    // The budget reserved this many output tokens for a request that named none: hold it to that.
+    const bounded = ticket.outputBound !== undefined ? { ...request, maxTokens: ticket.outputBound } : request;
+    if (bounded !== request) log.notes.push(`max_tokens=budget-bound:${ticket.outputBound}`);
+
     const call = metering.start(
-      { requestId, caller: c.get("caller"), request, dialect: c.get("dialect").name, receivedAt: c.get("receivedAt") },
+      { requestId, caller: c.get("caller"), request: bounded, dialect: c.get("dialect").name, receivedAt: c.get("receivedAt") },
       takeRequestSpan(c),
     );
     call.notePolicies("route", log.notes, log.warnings);
@@ -66,18 +70,38 @@ export function createChatHandler({ config, admission, log: logLine, slots, mete
     call.onFinished((record) => void ticket.settle(record).catch((error: Error) => logLine(`[tollgate] error: settling ${requestId} failed: ${error.message}`)));
     c.set("ticket", ticket);
 
-    const slot = chain.responseCache && isDeterministic(request) ? { cache: chain.responseCache, key: await chain.responseCache.keyFor(parsed.route, request) } : undefined;
-    const hit = slot && (await slot.cache.lookup(slot.key).catch(() => undefined));
-    if (hit) return answerFromCache(c, request, call, hit);
-
-    const adapt: AdaptToTarget = async (toAdapt, target) => {
-      const target_ = { providerName: target.model.providerName, providerType: target.model.providerType, model: target.modelName };
-      const adapted = await chain.adaptToTarget(toAdapt, target_, context);
-      call.notePolicies("target", adapted.log.notes, adapted.log.warnings);
-      return adapted.request;
-    };
-    return request.stream ? streamAnswer(c, request, route, slots, call, adapt, slot) : answer(c, request, route, slots, call, adapt, slot);
+    try {
+      return await answerRouted(c, bounded, route, chain, context, call, slots);
+    } catch (error) {
+      // Whatever failed past admission (the failures the router reports are recorded already):
+      // one record if a provider was called, none otherwise, and the reservation released.
+      const failure = toGatewayError(error);
+      await call.fail(failure);
+      throw failure;
+    }
   };
+}
+
+async function answerRouted(
+  c: Context<GatewayEnv>,
+  request: ChatRequest,
+  route: RouteConfig,
+  chain: PolicyChain,
+  context: PolicyContext,
+  call: MeteredCall,
+  slots: Map<string, ProviderSlot>,
+): Promise<Response> {
+  const slot = chain.responseCache && isDeterministic(request) ? { cache: chain.responseCache, key: await chain.responseCache.keyFor(context.route, request) } : undefined;
+  const hit = slot && (await slot.cache.lookup(slot.key).catch(() => undefined));
+  if (hit) return answerFromCache(c, request, call, hit);
+
+  const adapt: AdaptToTarget = async (toAdapt, target) => {
+    const policyTarget = { providerName: target.model.providerName, providerType: target.model.providerType, model: target.modelName };
+    const adapted = await chain.adaptToTarget(toAdapt, policyTarget, context);
+    call.notePolicies("target", adapted.log.notes, adapted.log.warnings);
+    return adapted.request;
+  };
+  return request.stream ? streamAnswer(c, request, route, slots, call, adapt, slot) : answer(c, request, route, slots, call, adapt, slot);
 }
 
 function takeRequestSpan(c: Context<GatewayEnv>) {
@@ -151,6 +175,8 @@ async function streamAnswer(
   const clientSignal = c.req.raw.signal;
   const stopUpstream = () => upstream.abort(new Error("client disconnected"));
   clientSignal.addEventListener("abort", stopUpstream, { once: true });
+  // A client that left while the request was being admitted never fires the event.
+  if (clientSignal.aborted) stopUpstream();
   const forgetClient = () => clientSignal.removeEventListener("abort", stopUpstream);
 
   let routed;

@@ -84,3 +84,24 @@ describe("streamPartsToSse", () => {
     expect(text).not.toContain("[DONE]");
   });
 });
+
+describe("streamPartsToSse when tollgate itself fails", () => {
+  it("ends the stream with an error event and still reports the close (so the request is recorded)", async () => {
+    async function* parts(): AsyncGenerator<StreamPart> {
+      yield { type: "text-delta", text: "fine" };
+    }
+    const closes: string[] = [];
+    const renderer = new OpenAIStreamRenderer(false);
+    const body = sseFrom(parts(), {
+      summary: async () => {
+        throw new Error("metering bug");
+      },
+      renderer,
+      onClose: (outcome) => closes.push(outcome),
+    });
+    const text = await new Response(body).text();
+    expect(text).toContain('"content":"fine"');
+    expect(text).toContain("tollgate hit an internal error");
+    expect(closes).toEqual(["failed"]);
+  });
+});

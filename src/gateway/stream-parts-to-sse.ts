@@ -49,7 +49,6 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
     return promise;
   };
 
-
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
@@ -61,33 +60,46 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
           turnEnd ??= new Promise((resolve) => nextTurn(() => resolve(NOT_YET)));
           return Promise.race([promise, turnEnd]);
         };
-        while (!outcome && text.length < MAX_WRITE_BYTES) {
-          const promise = next();
-          let result: IteratorResult<StreamPart> | typeof NOT_YET;
-          try {
-            result = text === "" ? await promise : await alreadyThere(promise);
-          } catch (error) {
-            text += options.renderer.error(toGatewayError(error));
-            outcome = "failed";
-            break;
+        // Takes parts into `text` until a write's worth is there or the burst is over.
+        const fill = async (): Promise<"completed" | "failed" | undefined> => {
+          while (text.length < MAX_WRITE_BYTES) {
+            const promise = next();
+            let result: IteratorResult<StreamPart> | typeof NOT_YET;
+            try {
+              result = text === "" ? await promise : await alreadyThere(promise);
+            } catch (error) {
+              text += options.renderer.error(toGatewayError(error));
+              return "failed";
+            }
+            if (result === NOT_YET) {
+              inFlight = promise;
+              return undefined;
+            }
+            if (result.done) {
+              text += options.renderer.end(await options.summary());
+              return "completed";
+            }
+            const part = result.value;
+            options.observe(part);
+            if (part.type === "error") {
+              text += options.renderer.error(part.error);
+              return "failed";
+            }
+            text += options.renderer.render(part);
           }
-          if (result === NOT_YET) {
-            inFlight = promise;
-            break;
-          }
-          if (result.done) {
-            text += options.renderer.end(await options.summary());
-            outcome = "completed";
-            break;
-          }
-          const part = result.value;
-          options.observe(part);
-          if (part.type === "error") {
-            text += options.renderer.error(part.error);
-            outcome = "failed";
-            break;
-          }
-          text += options.renderer.render(part);
+          return undefined;
+        };
+
+        try {
+          outcome = await fill();
+        } catch (error) {
+          // A bug of tollgate's own (rendering, metering): the client still gets an error event
+          // in its dialect, the upstream is stopped, and onClose runs, so the request is
+          // recorded and its budget settled.
+          text += options.renderer.error(toGatewayError(error));
+          outcome = "failed";
+          options.abortUpstream();
+          void options.rest.return(undefined).catch(() => undefined);
         }
         if (text) controller.enqueue(encoder.encode(text));
         if (outcome) {

@@ -29,7 +29,13 @@ export class FileLedgerStore implements LedgerStore {
     const fresh = records.filter((record) => !this.written.has(record.requestId));
     if (fresh.length === 0) return;
     const lines = fresh.map((record) => JSON.stringify(record) + "\n").join("");
-    await appendFile(this.path, (this.needsNewline ? "\n" : "") + lines);
+    try {
+      await appendFile(this.path, (this.needsNewline ? "\n" : "") + lines);
+    } catch (error) {
+      // Part of the batch may be on disk as a torn line: the retry starts on a fresh one.
+      this.needsNewline = true;
+      throw error;
+    }
     this.needsNewline = false;
     for (const record of fresh) this.written.add(record.requestId);
   }

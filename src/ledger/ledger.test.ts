@@ -127,3 +127,27 @@ describe("Ledger queue", () => {
     expect(logs.join("\n")).toMatch(/writing 2 cost records failed \(connection refused\); retrying in 5 ms/);
   });
 });
+
+describe("Ledger queue timing", () => {
+  it("a record queued while the previous write is finishing is still written (every microtask gap)", async () => {
+    for (let hops = 0; hops < 8; hops++) {
+      const written: string[] = [];
+      let ledger: Ledger | undefined = undefined;
+      const store: LedgerStore = {
+        async write(records) {
+          written.push(...records.map((record) => record.requestId));
+          if (written.length === 1) {
+            let chain = Promise.resolve();
+            for (let i = 0; i < hops; i++) chain = chain.then(() => undefined);
+            void chain.then(() => ledger!.record(makeCostRecord({ requestId: "late" })));
+          }
+        },
+        async close() {},
+      };
+      ledger = new Ledger({ store, log: () => {} });
+      ledger.record(makeCostRecord({ requestId: "first" }));
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect({ hops, written }).toEqual({ hops, written: ["first", "late"] });
+    }
+  });
+});

@@ -22,6 +22,7 @@ const nextTurn: (callback: () => void) => void =
 export class Ledger {
   private readonly queue: CostRecord[] = [];
   private flushing: Promise<void> | undefined;
+  private scheduled = false;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private failures = 0;
   private readonly store: LedgerStore;
@@ -41,7 +42,17 @@ export class Ledger {
   /** Queues a record; returns at once. */
   record(record: CostRecord): void {
     this.queue.push(record);
-    if (this.queue.length === 1 && !this.flushing && !this.retryTimer) nextTurn(() => void this.flush());
+    this.schedule();
+  }
+
+  /** One flush pending at a time; a retry timer, when set, is the pending one. */
+  private schedule(): void {
+    if (this.scheduled || this.retryTimer) return;
+    this.scheduled = true;
+    nextTurn(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
   }
 
   /** Records waiting to be written (for health checks and tests). */
@@ -53,6 +64,8 @@ export class Ledger {
   flush(): Promise<void> {
     this.flushing ??= this.drain().finally(() => {
       this.flushing = undefined;
+      // A record queued while the last write was finishing still needs its own flush.
+      if (this.queue.length > 0) this.schedule();
     });
     return this.flushing;
   }

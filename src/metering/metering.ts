@@ -103,6 +103,15 @@ export class MeteredCall implements RouteObserver {
     this.meter.noteSoftBudgets(scopes);
   }
 
+  /**
+   * For a failure past admission that nothing recorded yet: a record when a provider was called
+   * (or an answer was already settled), and none when not.
+   */
+  async fail(failure: GatewayError): Promise<void> {
+    if (this.target === undefined && this.settled === undefined) this.discard(failure.status);
+    else await this.commit({ status: "error", httpStatus: failure.status, errorType: failure.code ?? failure.kind });
+  }
+
   /** Called once, with the record when one is made, or with nothing when the request is discarded. */
   onFinished(listener: (record: CostRecord | undefined) => void): void {
     this.settledListeners.push(listener);

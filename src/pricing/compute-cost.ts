@@ -9,8 +9,10 @@ import type { ModelPrice, Rates } from "./rates.ts";
 const PICO_PER_NANO = 1000n;
 
 function nano(tokens: number | undefined, picoPerToken: number): number {
-  if (!tokens) return 0;
-  const pico = BigInt(tokens) * BigInt(picoPerToken);
+  // A provider's count is trusted to be a whole, non-negative number only after this.
+  const whole = Math.max(0, Math.trunc(tokens ?? 0));
+  if (!Number.isFinite(whole) || whole === 0) return 0;
+  const pico = BigInt(whole) * BigInt(picoPerToken);
   return Number((pico + PICO_PER_NANO / 2n) / PICO_PER_NANO);
 }
 

@@ -36,9 +36,11 @@ export async function generateOnRoute(
   observer: RouteObserver = NO_OBSERVER,
   adapt: AdaptToTarget = AS_IS,
 ): Promise<RoutedResponse> {
-  let lastError: GatewayError | undefined;
+  const failures = new Failures();
   for (const target of usableTargets(route, slots)) {
-    const adapted = await adapt(request, target);
+    if (signal.aborted) break;
+    const adapted = await failures.adapt(adapt, request, target);
+    if (!adapted) continue;
     const started = performance.now();
     observer.attemptStarted(target, started);
     try {
@@ -47,11 +49,12 @@ export async function generateOnRoute(
     } catch (error) {
       const gatewayError = toGatewayError(error);
       observer.attemptFailed(target, gatewayError);
-      if (!gatewayError.retryable) throw gatewayError;
-      lastError = gatewayError;
+      // A client that left is not a reason to call the next provider.
+      if (!gatewayError.retryable || signal.aborted) throw gatewayError;
+      failures.upstream = gatewayError;
     }
   }
-  throw lastError ?? noTargetError(route, slots);
+  throw failures.final(route, slots, signal);
 }
 
 export async function streamOnRoute(
@@ -62,9 +65,11 @@ export async function streamOnRoute(
   observer: RouteObserver = NO_OBSERVER,
   adapt: AdaptToTarget = AS_IS,
 ): Promise<RoutedStream> {
-  let lastError: GatewayError | undefined;
+  const failures = new Failures();
   for (const target of usableTargets(route, slots)) {
-    const adapted = await adapt(request, target);
+    if (signal.aborted) break;
+    const adapted = await failures.adapt(adapt, request, target);
+    if (!adapted) continue;
     const started = performance.now();
     observer.attemptStarted(target, started);
     const parts = target.model.stream(adapted, target.modelName, signal);
@@ -76,14 +81,40 @@ export async function streamOnRoute(
         : undefined;
     if (failure) {
       observer.attemptFailed(target, failure);
-      if (!failure.retryable) throw failure;
-      lastError = failure;
+      if (!failure.retryable || signal.aborted) throw failure;
+      failures.upstream = failure;
       continue;
     }
     if (first.done || first.value.type === "error") throw new Error("unreachable: a failed first part is handled above");
     return { target, first: first.value, rest: parts, upstreamTtftMs: performance.now() - started };
   }
-  throw lastError ?? noTargetError(route, slots);
+  throw failures.final(route, slots, signal);
+}
+
+/**
+ * Why a route found no answer. A target whose per-target policies refuse the request (a 400,
+ * e.g. top_k where the route rejects unsupported parameters) is skipped: the next may take it.
+ * A provider's failure outranks such a refusal: it is what the client most needs to know.
+ */
+class Failures {
+  upstream: GatewayError | undefined;
+  private refusal: GatewayError | undefined;
+
+  async adapt(adapt: AdaptToTarget, request: ChatRequest, target: Target): Promise<ChatRequest | undefined> {
+    try {
+      return await adapt(request, target);
+    } catch (error) {
+      const refusal = toGatewayError(error);
+      if (refusal.status !== 400) throw refusal;
+      this.refusal ??= refusal;
+      return undefined;
+    }
+  }
+
+  final(route: RouteConfig, slots: Map<string, ProviderSlot>, signal: AbortSignal): GatewayError {
+    if (signal.aborted) return new GatewayError("upstream", "the client went away before an answer", { code: "client_closed_request" });
+    return this.upstream ?? this.refusal ?? noTargetError(route, slots);
+  }
 }
 
 function* usableTargets(route: RouteConfig, slots: Map<string, ProviderSlot>): Generator<Target> {
