@@ -200,12 +200,12 @@ export class RequestMeter {
     }
     return {
       usage: {
-        inputTokens: inputTokens ?? 0,
-        cacheReadTokens: reported.cacheReadTokens ?? 0,
-        cacheWrite5mTokens: reported.cacheWrite5mTokens ?? 0,
-        cacheWrite1hTokens: reported.cacheWrite1hTokens ?? 0,
-        outputTokens: outputTokens ?? 0,
-        reasoningTokens: reported.reasoningTokens ?? 0,
+        inputTokens: whole(inputTokens),
+        cacheReadTokens: whole(reported.cacheReadTokens),
+        cacheWrite5mTokens: whole(reported.cacheWrite5mTokens),
+        cacheWrite1hTokens: whole(reported.cacheWrite1hTokens),
+        outputTokens: whole(outputTokens),
+        reasoningTokens: whole(reported.reasoningTokens),
       },
       estimated,
     };
@@ -220,5 +220,8 @@ export class RequestMeter {
 }
 
 const NO_USAGE: Required<Usage> = { inputTokens: 0, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0, reasoningTokens: 0 };
+
+/** A count as the ledger keeps it: a whole, non-negative number, whatever a server reported. */
+const whole = (count: number | undefined) => (Number.isFinite(count) ? Math.max(0, Math.trunc(count!)) : 0);
 
 const round1 = (ms: number) => Math.round(ms * 10) / 10;
