@@ -90,6 +90,16 @@ describe("MemoryKeyValueStore", () => {
     expect(await memory.countSightings(["a", "b"], 10)).toEqual([3, 1]);
   });
 
+  it("stays bounded in size too: large answers push out the oldest", async () => {
+    const memory = new MemoryKeyValueStore(100, Date.now, 25);
+    await memory.set("a", "x".repeat(10), 60);
+    await memory.set("b", "y".repeat(10), 60);
+    await memory.set("c", "z".repeat(10), 60); // 33 characters with the keys: "a" goes
+    expect([await memory.get("a"), await memory.get("b"), await memory.get("c")]).toEqual([undefined, "y".repeat(10), "z".repeat(10)]);
+    await memory.set("huge", "w".repeat(100), 60); // larger than the store: not kept, nothing pushed out
+    expect([await memory.get("huge"), await memory.get("b")]).toEqual([undefined, "y".repeat(10)]);
+  });
+
   it("stays bounded, dropping the oldest entries first", async () => {
     const memory = new MemoryKeyValueStore(2);
     await memory.set("one", "1", 60);

@@ -3,16 +3,19 @@ import type { KeyValueStore } from "./key-value-store.ts";
 type Entry = { value: string; expiresAt: number };
 
 /**
- * The embedded store: a Map with expiry, bounded so that a flood of distinct prompts cannot grow
- * it without limit (the oldest entries go first; Maps iterate in insertion order, and every write
- * re-inserts its key at the end).
+ * The embedded store: a Map with expiry, bounded in entries and in characters so that a flood of
+ * distinct prompts or large cached answers cannot grow it without limit (the oldest entries go
+ * first; Maps iterate in insertion order, and every write re-inserts its key at the end).
  */
 export class MemoryKeyValueStore implements KeyValueStore {
   private readonly entries = new Map<string, Entry>();
+  private characters = 0;
 
   constructor(
     private readonly maxEntries = 100_000,
     private readonly now: () => number = Date.now,
+    /** About 64 MB of UTF-16 text. */
+    private readonly maxCharacters = 32 * 1024 * 1024,
   ) {}
 
   async countSightings(keys: readonly string[], ttlSeconds: number): Promise<number[]> {
@@ -35,18 +38,27 @@ export class MemoryKeyValueStore implements KeyValueStore {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     if (entry.expiresAt <= this.now()) {
-      this.entries.delete(key);
+      this.remove(key);
       return undefined;
     }
     return entry.value;
   }
 
   private write(key: string, value: string, ttlSeconds: number): void {
-    this.entries.delete(key);
+    // One value larger than the whole store would only push everything else out.
+    if (key.length + value.length > this.maxCharacters) return;
+    this.remove(key);
     this.entries.set(key, { value, expiresAt: this.now() + ttlSeconds * 1000 });
-    while (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.keys().next().value as string;
-      this.entries.delete(oldest);
+    this.characters += key.length + value.length;
+    while (this.entries.size > this.maxEntries || this.characters > this.maxCharacters) {
+      this.remove(this.entries.keys().next().value as string);
     }
+  }
+
+  private remove(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.characters -= key.length + entry.value.length;
+    this.entries.delete(key);
   }
 }
