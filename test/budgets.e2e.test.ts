@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisLedgerStore } from "../src/ledger/redis-ledger-store.ts";
@@ -128,6 +131,26 @@ describe("one gateway, embedded store", () => {
     expect(await limited.json()).toEqual({ scopes: [] });
     const admin = await fetch(`${gateway.url}/v1/budgets`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
     expect(((await admin.json()) as { scopes: { scope: string }[] }).scopes.map((scope) => scope.scope)).toEqual(["route:budgeted", "route:soft", "team:search"]);
+  });
+});
+
+describe("the embedded store across a restart", () => {
+  it("keeps what was spent: the budget is rebuilt from the ledger file", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "tollgate-budget-restart-"));
+    const config = { ...budgetConfig(), store: { path: join(dir, "ledger.jsonl") } };
+    const first = await startTestGateway(config);
+    const served = await fire([first], 3, "budgeted");
+    expect(served.map((result) => result.status)).toEqual([200, 200, 200]);
+    await settledLevel(first, `route:budgeted|${today()}`);
+    await first.close(); // flushes the ledger
+
+    const second = await startTestGateway(config);
+    try {
+      expect(await second.admissionStore.levels([`route:budgeted|${today()}`], Date.now())).toEqual([{ spentNano: 3 * 45_000, reservedNano: 0 }]);
+    } finally {
+      await second.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
