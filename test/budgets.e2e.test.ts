@@ -1,14 +1,13 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisLedgerStore } from "../src/ledger/redis-ledger-store.ts";
 import type { CostRecord } from "../src/metering/cost-record.ts";
 import { startGateway, type RunningGateway } from "../src/node/serve.ts";
 import { APP_KEY, ADMIN_KEY, ledgerRecords, LIMITED_KEY, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { startRedis, uniquePrefix, type RedisHandle } from "./support/redis-server.ts";
+import { useRedis } from "./support/redis-server.ts";
 
 // Budgets and rate limits under real concurrency, through running gateways. The upstream is the
 // msw OpenAI stand-in: a request "Hello there" costs 2 prompt + 4 completion tokens on gpt-4o,
@@ -155,20 +154,16 @@ describe("the embedded store across a restart", () => {
 });
 
 describe("three gateways sharing one real Redis", () => {
-  let server: RedisHandle;
-  let redis: Redis;
-  const prefix = uniquePrefix("budgets");
+  const rig = useRedis("budgets");
   const gateways: RunningGateway[] = [];
   beforeAll(async () => {
-    server = await startRedis();
-    redis = new Redis(server.url);
     for (let i = 0; i < 3; i++) {
       gateways.push(
         await startGateway({
-          config: { ...budgetConfig(), store: { redisUrl: { env: "TEST_REDIS_URL" }, keyPrefix: prefix } },
+          config: { ...budgetConfig(), store: { redisUrl: { env: "TEST_REDIS_URL" }, keyPrefix: rig.prefix } },
           port: 0,
           upstreamTransport: "fetch",
-          env: { OPENAI_API_KEY: "sk-test-openai", ANTHROPIC_API_KEY: "sk-ant-test", TEST_REDIS_URL: server.url },
+          env: { OPENAI_API_KEY: "sk-test-openai", ANTHROPIC_API_KEY: "sk-ant-test", TEST_REDIS_URL: rig.url },
           log: () => {},
         }),
       );
@@ -176,10 +171,6 @@ describe("three gateways sharing one real Redis", () => {
   });
   afterAll(async () => {
     await Promise.all(gateways.map((gateway) => gateway.close()));
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length > 0) await redis.del(...keys);
-    redis?.disconnect();
-    await server?.stop();
   });
 
   it("200 concurrent requests across the three never overspend, and settle to exactly the records' total", async () => {
@@ -190,7 +181,7 @@ describe("three gateways sharing one real Redis", () => {
     expect(new Set(refused.map((result) => result.status))).toEqual(new Set([402]));
 
     await Promise.all(gateways.map((gateway) => gateway.ledger.flush()));
-    const ledger = new RedisLedgerStore(redis, prefix);
+    const ledger = new RedisLedgerStore(rig.redis, rig.prefix);
     let records: CostRecord[] = [];
     for (let attempt = 0; attempt < 100 && records.length < served.length; attempt++) {
       records = (await ledger.records(today())).filter((record) => record.route === "budgeted");

@@ -3,13 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Tiktoken } from "js-tiktoken/lite";
 import o200kBase from "js-tiktoken/ranks/o200k_base";
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisLedgerStore } from "../src/ledger/redis-ledger-store.ts";
 import { startGateway } from "../src/node/serve.ts";
 import { APP_KEY, readSseEvents, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { startRedis, uniquePrefix, type RedisHandle } from "./support/redis-server.ts";
+import { useRedis } from "./support/redis-server.ts";
 
 // Every request leaves one exact cost record, however it ended, and the client sees the same
 // figures (headers, or the stream's final event). Expected costs are worked out by hand from the
@@ -192,26 +191,14 @@ describe("ledger stores behind a running gateway", () => {
   });
 
   describe("Redis (real redis-server)", () => {
-    let server: RedisHandle;
-    let redis: Redis;
-    const prefix = uniquePrefix("e2e-ledger");
-    beforeAll(async () => {
-      server = await startRedis();
-      redis = new Redis(server.url);
-    });
-    afterAll(async () => {
-      const keys = await redis.keys(`${prefix}*`);
-      if (keys.length > 0) await redis.del(...keys);
-      redis?.disconnect();
-      await server?.stop();
-    });
+    const rig = useRedis("e2e-ledger");
 
     it("writes each request's record and its day's aggregates", async () => {
       const redisGateway = await startGateway({
-        config: { ...testConfig(), store: { redisUrl: { env: "TOLLGATE_TEST_REDIS" }, keyPrefix: prefix } },
+        config: { ...testConfig(), store: { redisUrl: { env: "TOLLGATE_TEST_REDIS" }, keyPrefix: rig.prefix } },
         port: 0,
         upstreamTransport: "fetch",
-        env: { OPENAI_API_KEY: "sk-test-openai", ANTHROPIC_API_KEY: "sk-ant-test", TOLLGATE_TEST_REDIS: server.url },
+        env: { OPENAI_API_KEY: "sk-test-openai", ANTHROPIC_API_KEY: "sk-ant-test", TOLLGATE_TEST_REDIS: rig.url },
         log: () => {},
       });
       try {
@@ -231,7 +218,7 @@ describe("ledger stores behind a running gateway", () => {
         }
         await redisGateway.ledger.flush();
         const day = new Date().toISOString().slice(0, 10);
-        const reader = new RedisLedgerStore(redis, prefix);
+        const reader = new RedisLedgerStore(rig.redis, rig.prefix);
         expect((await reader.records(day)).map((record) => record.requestId)).toEqual(expect.arrayContaining(ids));
         const totals = (await reader.totals(day)).filter((total) => total.dimensions.route === "gpt" && total.dimensions.keyId === "app");
         const metric = (name: string) => totals.find((total) => total.metric === name)?.value;

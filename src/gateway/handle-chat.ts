@@ -9,7 +9,9 @@ import { summarizeRecord, summaryHeaders } from "../dialects/stream-summary.ts";
 import { GatewayError, toGatewayError } from "../errors/gateway-error.ts";
 import type { MeteredCall, Metering } from "../metering/metering.ts";
 import type { TokenCounter } from "../metering/token-counter.ts";
+import type { CostRecord } from "../metering/cost-record.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
+import type { ChatResponse } from "../model/chat-response.ts";
 import type { Admission } from "../budgets/admission.ts";
 import { formatUsd } from "../pricing/format-usd.ts";
 import { ResponseCollector } from "../model/collect-response.ts";
@@ -44,6 +46,22 @@ const CLIENT_CLOSED = 499;
 
 /** Where a cacheable request's answer would be kept. */
 type CacheSlot = { cache: ResponseCache; key: string };
+
+/** One admitted request on its way to a provider: everything answer() and streamAnswer() need. */
+type Job = {
+  request: ChatRequest;
+  route: RouteConfig;
+  slots: Map<string, ProviderSlot>;
+  call: MeteredCall;
+  adapt: AdaptToTarget;
+  slot: CacheSlot | undefined;
+};
+
+/** Keeps a completed answer for the response cache; the cache only saves money, so failures are ignored. */
+function keepAnswer(slot: CacheSlot | undefined, response: ChatResponse, record: CostRecord): void {
+  if (!slot || record.status !== "ok") return;
+  void slot.cache.save(slot.key, { response, provider: record.provider, model: record.model, costNano: record.cost.totalNano }).catch(() => undefined);
+}
 
 export function createChatHandler({ config, admission, log: logLine, slots, metering, policies, store, counter }: ChatHandlerDeps) {
   return async function handleChat(c: Context<GatewayEnv>): Promise<Response> {
@@ -101,7 +119,8 @@ async function answerRouted(
     call.notePolicies("target", adapted.log.notes, adapted.log.warnings);
     return adapted.request;
   };
-  return request.stream ? streamAnswer(c, request, route, slots, call, adapt, slot) : answer(c, request, route, slots, call, adapt, slot);
+  const job: Job = { request, route, slots, call, adapt, slot };
+  return request.stream ? streamAnswer(c, job) : answer(c, job);
 }
 
 function takeRequestSpan(c: Context<GatewayEnv>) {
@@ -127,15 +146,7 @@ async function recordFailure(call: MeteredCall, error: unknown, clientSignal: Ab
   return failure;
 }
 
-async function answer(
-  c: Context<GatewayEnv>,
-  request: ChatRequest,
-  route: RouteConfig,
-  slots: Map<string, ProviderSlot>,
-  call: MeteredCall,
-  adapt: AdaptToTarget,
-  slot: CacheSlot | undefined,
-): Promise<Response> {
+async function answer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, slot }: Job): Promise<Response> {
   // node-server aborts the request's signal when the client goes away; the upstream call follows.
   const clientSignal = c.req.raw.signal;
   let routed;
@@ -151,24 +162,14 @@ async function answer(
   const headers = summaryHeaders(summarizeRecord(record));
   const remaining = c.get("ticket")?.remainingNano(record.cost.totalNano);
   if (remaining !== undefined) headers["x-tollgate-budget-remaining-usd"] = formatUsd(remaining);
-  if (slot) {
-    headers["x-tollgate-cache"] = "miss";
-    void slot.cache.save(slot.key, { response: routed.response, provider: record.provider, model: record.model, costNano: record.cost.totalNano }).catch(() => undefined);
-  }
+  if (slot) headers["x-tollgate-cache"] = "miss";
+  keepAnswer(slot, routed.response, record);
   const response = c.json(c.get("dialect").renderResponse(routed.response) as object, 200, headers);
   void call.commit(outcome);
   return response;
 }
 
-async function streamAnswer(
-  c: Context<GatewayEnv>,
-  request: ChatRequest,
-  route: RouteConfig,
-  slots: Map<string, ProviderSlot>,
-  call: MeteredCall,
-  adapt: AdaptToTarget,
-  slot: CacheSlot | undefined,
-): Promise<Response> {
+async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, slot }: Job): Promise<Response> {
   // A stream's upstream stops on either sign that the client is gone: the request's signal, or
   // the response body being cancelled when a write to the client fails.
   const upstream = new AbortController();
@@ -203,9 +204,7 @@ async function streamAnswer(
     // An upstream stopped because the client left ends like a finished one: the abort tells them apart.
     async summary() {
       const record = await call.settle({ status: upstream.signal.aborted ? "aborted" : "ok", httpStatus: 200 });
-      if (slot && collector && record.status === "ok") {
-        void slot.cache.save(slot.key, { response: collector.response(), provider: record.provider, model: record.model, costNano: record.cost.totalNano }).catch(() => undefined);
-      }
+      if (collector) keepAnswer(slot, collector.response(), record);
       return summarizeRecord(record);
     },
     abortUpstream: stopUpstream,

@@ -1,33 +1,19 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeCostRecord } from "../../test/support/cost-records.ts";
-import { startRedis, uniquePrefix, type RedisHandle } from "../../test/support/redis-server.ts";
+import { useRedis } from "../../test/support/redis-server.ts";
 import { FileLedgerStore, readLedgerFile } from "./file-ledger-store.ts";
 import { Ledger } from "./ledger.ts";
 import type { LedgerStore } from "./ledger-store.ts";
 import { RedisLedgerStore } from "./redis-ledger-store.ts";
 
 describe("Redis ledger (real redis-server)", () => {
-  let server: RedisHandle;
-  let redis: Redis;
-  const prefix = uniquePrefix("ledger");
-
-  beforeAll(async () => {
-    server = await startRedis();
-    redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
-  });
-  afterAll(async () => {
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length > 0) await redis.del(...keys);
-    redis.disconnect();
-    await server?.stop();
-  });
+  const rig = useRedis("ledger");
 
   it("writes the record and its aggregates, and a replayed write changes nothing", async () => {
-    const store = new RedisLedgerStore(redis, prefix);
+    const store = new RedisLedgerStore(rig.redis, rig.prefix);
     const first = makeCostRecord({ requestId: "req_a" });
     const second = makeCostRecord({
       requestId: "req_b",
@@ -59,14 +45,14 @@ describe("Redis ledger (real redis-server)", () => {
   });
 
   it("keeps every key of a day in one Redis Cluster slot (a shared hash tag)", () => {
-    const keys = new RedisLedgerStore(redis, prefix).keysFor("2026-11-22");
+    const keys = new RedisLedgerStore(rig.redis, rig.prefix).keysFor("2026-11-22");
     const tags = [keys.record("req_x"), keys.records, keys.totals].map((key) => /\{([^}]*)\}/.exec(key)?.[1]);
     expect(new Set(tags)).toEqual(new Set(["tollgate:2026-11-22"]));
   });
 
   it("a batch is one script per record, pipelined, with no read-before-write", async () => {
-    const store = new RedisLedgerStore(redis, `${prefix}rt:`);
-    const monitor = await redis.monitor();
+    const store = new RedisLedgerStore(rig.redis, `${rig.prefix}rt:`);
+    const monitor = await rig.redis.monitor();
     const commands: string[] = [];
     monitor.on("monitor", (_time: number, args: string[]) => commands.push(String(args[0]).toLowerCase()));
     await store.write([makeCostRecord(), makeCostRecord(), makeCostRecord()]);

@@ -1,24 +1,12 @@
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedis, uniquePrefix, type RedisHandle } from "../../test/support/redis-server.ts";
+import { describe, expect, it } from "vitest";
+import { useRedis } from "../../test/support/redis-server.ts";
 import { RedisKeyValueStore } from "./redis-key-value-store.ts";
 
 describe("RedisKeyValueStore (real redis-server)", () => {
-  let server: RedisHandle;
-  let redis: Redis;
-  const prefix = uniquePrefix("kv");
-  beforeAll(async () => {
-    server = await startRedis();
-    redis = new Redis(server.url);
-  });
-  afterAll(async () => {
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length > 0) await redis.del(...keys);
-    redis.disconnect();
-    await server?.stop();
-  });
+  const rig = useRedis("kv");
 
   it("counts sightings across instances (two stores, one Redis) and slides the TTL", async () => {
+    const { redis, prefix } = rig;
     const one = new RedisKeyValueStore(redis, prefix);
     const two = new RedisKeyValueStore(redis, prefix);
     expect(await one.countSightings(["prefix:a", "prefix:b"], 300)).toEqual([1, 1]);
@@ -27,6 +15,7 @@ describe("RedisKeyValueStore (real redis-server)", () => {
   });
 
   it("keeps values for their TTL", async () => {
+    const { redis, prefix } = rig;
     const store = new RedisKeyValueStore(redis, prefix);
     await store.set("answer:x", '{"a":1}', 60);
     expect(await store.get("answer:x")).toBe('{"a":1}');

@@ -5,6 +5,8 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll } from "vitest";
 import { gracefulStop, killOnProcessExit } from "./child-process.ts";
 
 export interface RedisHandle {
@@ -122,3 +124,29 @@ function answersPing(port: number): Promise<boolean> {
 }
 
 // If the test process ends without calling stop(), do not leave servers behind.
+
+export type RedisRig = { url: string; redis: Redis; prefix: string };
+
+/**
+ * The usual Redis of a test file: a server (REDIS_URL's, or a private one), a client, and a key
+ * prefix of its own, with the prefix's keys deleted and everything stopped after the file.
+ * Fields are filled in by beforeAll.
+ */
+export function useRedis(label: string): RedisRig {
+  const rig = { prefix: uniquePrefix(label) } as RedisRig;
+  let server: RedisHandle | undefined;
+  beforeAll(async () => {
+    server = await startRedis();
+    rig.url = server.url;
+    rig.redis = new Redis(server.url);
+  });
+  afterAll(async () => {
+    if (rig.redis) {
+      const keys = await rig.redis.keys(`${rig.prefix}*`);
+      if (keys.length > 0) await rig.redis.del(...keys);
+      rig.redis.disconnect();
+    }
+    await server?.stop();
+  });
+  return rig;
+}
