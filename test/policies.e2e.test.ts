@@ -25,7 +25,9 @@ beforeAll(async () => {
       strict: { targets: openaiTarget, policies: { maxTokens: { cap: 100, onExceed: "reject" }, sampling: { onUnsupported: "reject" } } },
       "strict-then-claude": { targets: [...openaiTarget, ...claudeTarget], policies: { sampling: { onUnsupported: "reject" } } },
       "json-gpt": { targets: openaiTarget, policies: { format: { type: "json" } } },
-      "json-claude": { targets: claudeTarget, policies: { format: { type: "json", prefill: true } } },
+      // Prefill is for models before Claude 4.6 (4.6 and later answer it with a 400).
+      "json-claude": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-5" }], policies: { format: { type: "json", prefill: true } } },
+      "json-claude-new": { targets: claudeTarget, policies: { format: { type: "json", prefill: true } } },
       sampled: { targets: openaiTarget, policies: { sampling: { temperature: { default: 0.7, min: 0, max: 1 } } } },
       fixed: { targets: [{ provider: "anthropic", model: "claude-sonnet-5" }] },
       reasoning: { targets: [{ provider: "openai", model: "o3" }], policies: { stop: { sequences: ["END"] } } },
@@ -136,6 +138,17 @@ describe("format-first", () => {
     let text = "";
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
     expect(JSON.parse(text)).toEqual({ ok: true });
+  });
+
+  it("Anthropic 4.6 and later: no prefill (they refuse it), the format instruction alone, and a warning", async () => {
+    const response = await chat({ model: "json-claude-new", messages: user("List a colour") });
+    expect(response.status).toBe(200);
+    const sent = mocks.anthropic.requests.at(-1)!.body;
+    expect(sent.messages.at(-1).role).toBe("user");
+    expect(sent.system[0].text).toBe("Respond with a single JSON object and nothing else.");
+    const record = await recordOf(response);
+    expect(record.policies).toContain("format=prefill-unsupported");
+    expect(record.warnings.join()).toContain("claude-sonnet-4-6 does not accept a prefilled answer");
   });
 });
 

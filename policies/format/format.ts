@@ -1,12 +1,13 @@
 import { z } from "zod";
 import type { ChatRequest, ResponseFormat } from "../../src/model/chat-request.ts";
+import { findModelLimits } from "../../src/pricing/find-model-price.ts";
 import type { Policy } from "../policy.ts";
 
 // The first token commits the rest: a model that starts with "Sure! Here is" will not produce
 // clean JSON. So the format instruction goes FIRST — the first line of the system prompt, which is
 // created if there is none — whenever the route or the request (response_format) asks for a
-// format. On Anthropic targets the answer can also be prefilled with "{", and the client still
-// gets the whole JSON object.
+// format. On Anthropic models that allow it (before Claude 4.6) the answer can also be prefilled
+// with "{", and the client still gets the whole JSON object.
 
 export const formatOptionsSchema = z.strictObject({
   /** `json`: every answer on this route is one JSON object (OpenAI targets also get response_format). */
@@ -73,6 +74,12 @@ export function formatPolicy(options?: FormatOptions): Policy {
       if (request.responseFormat?.type !== "json" && request.responseFormat?.type !== "json-schema") return request;
       // Prefill cannot follow a trailing assistant turn (the client's own prefill) or go with tools.
       if (request.messages.at(-1)?.role === "assistant" || request.tools?.length) return request;
+      if (findModelLimits("anthropic", target.model).noPrefill) {
+        // Claude 4.6 and later refuse a prefilled turn with a 400: the first line has to do alone.
+        log.notes.push("format=prefill-unsupported");
+        log.warnings.push(`${target.model} does not accept a prefilled answer; sent with the format instruction only`);
+        return request;
+      }
       log.notes.push("format=prefill");
       return { ...request, prefill: "{" };
     },

@@ -30,6 +30,11 @@ export type ModelLimits = {
   maxStopSequences?: number;
   /** Rejects non-default temperature / top_p / top_k (OpenAI o-series, the newest Claude models). */
   fixedSampling?: boolean;
+  /**
+   * Rejects a conversation that ends with an assistant turn (prefill): Claude 4.6 and later
+   * answer it with a 400 ("This model does not support assistant message prefill").
+   */
+  noPrefill?: boolean;
 };
 
 const OPENAI_SOURCE = "https://openai.com/api/pricing/ (via the LiteLLM price map)";
@@ -72,7 +77,8 @@ const anthropic = (model: string, input: number, output: number, limits: ModelLi
  */
 const sonnetLongContext = { aboveInputTokens: 200_000, price: anthropicPrice(6, 22.5) };
 
-// Limits from the providers' model pages. Minimum cacheable prefixes: 1024 tokens for Sonnet 4.x and
+// Limits from the providers' model pages; prefill was removed with Claude 4.6
+// (platform.claude.com/docs/en/about-claude/models/whats-new-claude-4-6#prefill-removal). Minimum cacheable prefixes: 1024 tokens for Sonnet 4.x and
 // Opus 4/4.1, 2048 for Haiku 3.5, 4096 for Haiku 4.5 and Opus 4.5+ (reports for Sonnet 4.6 conflict:
 // 1024 is used, since a breakpoint below the real minimum costs nothing, it is simply not cached).
 export const BUNDLED_PRICES: readonly BundledPrice[] = [
@@ -86,9 +92,9 @@ export const BUNDLED_PRICES: readonly BundledPrice[] = [
 
   { ...anthropic("claude-sonnet-4", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024 }), longContext: sonnetLongContext },
   { ...anthropic("claude-sonnet-4-5", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024 }), longContext: sonnetLongContext },
-  anthropic("claude-sonnet-4-6", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024 }),
+  anthropic("claude-sonnet-4-6", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024, noPrefill: true }),
   {
-    ...anthropic("claude-sonnet-5", 2, 10, { maxOutputTokens: 128_000, minCacheTokens: 1024, fixedSampling: true }, "2026-11"),
+    ...anthropic("claude-sonnet-5", 2, 10, { maxOutputTokens: 128_000, minCacheTokens: 1024, fixedSampling: true, noPrefill: true }, "2026-11"),
     source: "https://platform.claude.com/docs/en/models/sonnet-5/overview",
   },
   anthropic("claude-haiku-4-5", 1, 5, { maxOutputTokens: 64_000, minCacheTokens: 4096 }),
@@ -96,6 +102,6 @@ export const BUNDLED_PRICES: readonly BundledPrice[] = [
   anthropic("claude-opus-4", 15, 75, { maxOutputTokens: 32_000, minCacheTokens: 1024 }),
   anthropic("claude-opus-4-1", 15, 75, { maxOutputTokens: 32_000, minCacheTokens: 1024 }),
   anthropic("claude-opus-4-5", 5, 25, { maxOutputTokens: 64_000, minCacheTokens: 4096 }),
-  anthropic("claude-opus-4-6", 5, 25, { maxOutputTokens: 128_000, minCacheTokens: 4096 }),
-  anthropic("claude-opus-4-7", 5, 25, { maxOutputTokens: 128_000, minCacheTokens: 4096, fixedSampling: true }),
+  anthropic("claude-opus-4-6", 5, 25, { maxOutputTokens: 128_000, minCacheTokens: 4096, noPrefill: true }),
+  anthropic("claude-opus-4-7", 5, 25, { maxOutputTokens: 128_000, minCacheTokens: 4096, fixedSampling: true, noPrefill: true }),
 ];
