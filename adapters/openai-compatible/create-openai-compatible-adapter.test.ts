@@ -100,6 +100,16 @@ describe.each([
     expect(parts.at(-1)).toMatchObject({ type: "error", error: { kind: "upstream", message: expect.stringContaining("before the answer was complete") } });
   });
 
+  it("a 200 with nothing in it is a retryable failure, so the route can try its next target", async () => {
+    handle = (_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.end("data: [DONE]\n\n");
+    };
+    const parts = await collect(adapter().stream(request, "m", new AbortController().signal));
+    expect(parts).toHaveLength(1);
+    expect(parts[0]).toMatchObject({ type: "error", error: { kind: "upstream", retryable: true } });
+  });
+
   it("reads a last event that lacks its closing blank line", async () => {
     handle = (_request, response) => {
       response.writeHead(200, { "content-type": "text/event-stream" });

@@ -61,7 +61,8 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
         }
         // A body that just stops (the decoder crashed, a proxy cut it) is not a complete answer.
         if (!finished && !signal.aborted) {
-          yield { type: "error", error: new GatewayError("upstream", `provider "${options.name}" ended the stream before the answer was complete`) };
+          // Retryable: when nothing came at all, the route may still try its next target.
+          yield { type: "error", error: new GatewayError("upstream", `provider "${options.name}" ended the stream before the answer was complete`, { retryable: true }) };
         }
       } catch (error) {
         if (signal.aborted && (isAbortError(error) || (error as Error)?.name === "AbortError")) return;
@@ -74,7 +75,12 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
 /** Each event's JSON; an `{"error": …}` event (vLLM, llama-server mid-stream) is thrown as the SDKs would. */
 async function* parseChunks(data: AsyncGenerator<string>): AsyncGenerator<Chunk> {
   for await (const text of data) {
-    const chunk = JSON.parse(text) as Chunk & { error?: unknown };
+    let chunk: Chunk & { error?: unknown };
+    try {
+      chunk = JSON.parse(text) as Chunk & { error?: unknown };
+    } catch {
+      continue; // a torn last event of a cut stream; the missing finish is reported instead
+    }
     if (chunk.error) throw Object.assign(new Error("error event in stream"), { error: chunk });
     yield chunk;
   }

@@ -21,8 +21,13 @@ const WORST = 1_045_000;
 
 const config = resolveConfig(
   {
-    providers: { openai: { type: "openai", apiKey: { env: "K" } }, gpu: { type: "openai-compatible", baseUrl: "http://127.0.0.1:1/v1" } },
+    providers: {
+      openai: { type: "openai", apiKey: { env: "K" } },
+      gpu: { type: "openai-compatible", baseUrl: "http://127.0.0.1:1/v1" },
+      pricedGpu: { type: "openai-compatible", baseUrl: "http://127.0.0.1:1/v1", pricing: { default: { inputPerMillion: 0.1, outputPerMillion: 0.4 } } },
+    },
     routes: {
+      "priced-local": { targets: [{ provider: "pricedGpu", model: "llama" }], budget: { usd: 1, window: "day" } },
       // An unpriced local decoder on a budgeted route: it reserves nothing (and must settle cleanly).
       local: { targets: [{ provider: "gpu", model: "llama" }], budget: { usd: 1, window: "day" } },
       daily: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 0.003, window: "day" } },
@@ -116,14 +121,21 @@ describe.each([
     await spend();
   });
 
-  it("a zero reservation (an unpriced model) admits and settles cleanly, and holds the request to the output bound it assumed", async () => {
+  it("a zero reservation (an unpriced model) admits and settles cleanly", async () => {
     const { admission, store } = setup();
     const ticket = await admission.admit({ requestId: "req_zero", caller, routeName: "local", route: config.routes.local!, request: { ...request(), maxTokens: undefined } });
-    // No max_tokens, and the local model's maximum is unknown: the 4,096 the reservation assumed.
-    expect(ticket.outputBound).toBe(4096);
+    expect(ticket.outputBound).toBeUndefined(); // nothing was reserved for its output
     await ticket.settle(undefined);
     expect(await store.levels([`route:local|2026-11-22`], Date.parse("2026-11-22T12:00:00Z"))).toEqual([{ spentNano: 0, reservedNano: 0 }]);
-    const named = await admission.admit({ requestId: "req_named", caller, routeName: "local", route: config.routes.local!, request: request(64) });
+  });
+
+  it("holds a request with no max_tokens to the output bound its reservation assumed", async () => {
+    const { admission } = setup();
+    const route = config.routes["priced-local"]!;
+    const unbounded = await admission.admit({ requestId: "req_free", caller, routeName: "priced-local", route, request: { ...request(), maxTokens: undefined } });
+    // The local model's maximum is unknown: the 4,096 the reservation assumed.
+    expect(unbounded.outputBound).toBe(4096);
+    const named = await admission.admit({ requestId: "req_named", caller, routeName: "priced-local", route, request: request(64) });
     expect(named.outputBound).toBeUndefined();
   });
 
@@ -175,5 +187,18 @@ describe("admission when the store is down", () => {
       code: "budget_store_unavailable",
     });
     expect(logs.join()).toContain("budget store unreachable (connect ECONNREFUSED 127.0.0.1:6379)");
+  });
+});
+
+describe("Redis admission store: reservations written by an older gateway", () => {
+  it("releases amounts stored as JSON numbers, zero included, without failing the script", async () => {
+    const prefix = uniquePrefix("old-format");
+    const store = new RedisAdmissionStore(redis, prefix);
+    const base = `${prefix}{tollgate:budgets}`;
+    const scopeKey = "route:daily|2026-11-22";
+    await redis.hset(`${base}:scope:${scopeKey}`, "reserved", "500");
+    await redis.hset(`${base}:reservations`, "old_1", JSON.stringify({ keys: [`${base}:scope:${scopeKey}`], amount: 500 }), "old_0", JSON.stringify({ keys: [`${base}:scope:${scopeKey}`], amount: 0 }));
+    await redis.zadd(`${base}:expiries`, 1, "old_1", 1, "old_0");
+    expect(await store.levels([scopeKey], 10)).toEqual([{ spentNano: 0, reservedNano: 0 }]);
   });
 });

@@ -76,9 +76,11 @@ export class Admission {
       route.targets.map((target) => {
         const provider = this.deps.config.providers[target.provider];
         const limits = provider ? findModelLimits(provider.type, target.model) : {};
-        if (provider?.type !== "anthropic" && limits.maxOutputTokens === undefined) unknownMaximum = true;
+        const price = this.deps.prices.priceOf(target.provider, target.model);
+        // Only a priced target's bound weighs in the worst case (an unpriced one reserves nothing).
+        if (price && provider?.type !== "anthropic" && limits.maxOutputTokens === undefined) unknownMaximum = true;
         const fallback = provider?.type === "anthropic" ? DEFAULT_OUTPUT_BOUND : limits.maxOutputTokens ?? DEFAULT_OUTPUT_BOUND;
-        return { price: this.deps.prices.priceOf(target.provider, target.model), outputBound: Math.min(request.maxTokens ?? fallback, limits.maxOutputTokens ?? Infinity) };
+        return { price, outputBound: Math.min(request.maxTokens ?? fallback, limits.maxOutputTokens ?? Infinity) };
       }),
       route.policies?.promptCache !== undefined && route.policies.promptCache.mode !== "off",
     );
@@ -88,6 +90,10 @@ export class Admission {
     }
 
     const budgets = this.scopesFor(caller, routeName);
+    // What the worst case assumed for a request that named no max_tokens, when a budget or the
+    // per-request cap relies on it: the request is then held to it.
+    const holds = budgets.length > 0 || route.maxCostPerRequestUsd !== undefined;
+    const outputBound = holds && unknownMaximum && request.maxTokens === undefined ? { outputBound: DEFAULT_OUTPUT_BOUND } : {};
     const scopes: ScopeCharge[] = budgets.map(({ scope, budget }) => {
       const window = windowOf(budget, now);
       return { key: `${scope}|${window.id}`, scope, limitNano: toNano(budget.usd), mode: budget.mode, windowEndsAt: window.resetsAt?.getTime() ?? 0 };
@@ -95,7 +101,7 @@ export class Admission {
     const rates: RateCheck[] = [];
     if (route.rateLimit) rates.push({ scope: `route:${routeName}`, ...route.rateLimit });
     if (caller.kind === "key" && caller.key.rateLimit) rates.push({ scope: `key:${caller.key.id}`, ...caller.key.rateLimit });
-    if (scopes.length === 0 && rates.length === 0) return FREE_PASS;
+    if (scopes.length === 0 && rates.length === 0) return { ...FREE_PASS, ...outputBound };
 
     const result = await this.deps.store
       .admit({ requestId, now, reservationExpiresAt: now + this.reservationTtlMs(route), amountNano: worst.amountNano, scopes, rates })
@@ -127,7 +133,7 @@ export class Admission {
     let settled = false;
     return {
       softExceeded: result.softExceeded,
-      ...(scopes.length > 0 && unknownMaximum && request.maxTokens === undefined ? { outputBound: DEFAULT_OUTPUT_BOUND } : {}),
+      ...outputBound,
       remainingNano(actualNano) {
         if (scopes.length === 0) return undefined;
         return Math.min(...scopes.map((scope, index) => scope.limitNano - levelTotal(result.levels[index]!) - actualNano));

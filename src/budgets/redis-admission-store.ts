@@ -23,8 +23,10 @@ import {
 const SWEEP = `
 -- Amounts travel as text: Lua would print a large number as 1e+15, and "-0", which HINCRBY refuses.
 local function release(reservation)
-  if reservation.amount == '0' then return end
-  for _, key in ipairs(reservation.keys) do redis.call('HINCRBY', key, 'reserved', '-' .. reservation.amount) end
+  local amount = tonumber(reservation.amount)
+  if not amount or amount == 0 then return end
+  local negative = string.format('%d', -amount)
+  for _, key in ipairs(reservation.keys) do redis.call('HINCRBY', key, 'reserved', negative) end
 end
 local function sweep(now)
   local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 100)
@@ -97,8 +99,7 @@ return {'ok', levels, soft}
 // KEYS: expiries, reservations, settled marker, then n scope keys, then m tpm keys.
 // ARGV: now, request id, actual, tokens, n, m.
 const SETTLE = `${SWEEP}
--- The marker only has to outlive retries of this settle (seconds to minutes): an hour.
-if not redis.call('SET', KEYS[3], '1', 'NX', 'PX', 3600000) then return 0 end
+if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
 local now = tonumber(ARGV[1])
 sweep(now)
 local held = redis.call('HGET', KEYS[2], ARGV[2])
@@ -114,6 +115,9 @@ for j = 1, m do
   redis.call('INCRBY', KEYS[3 + n + j], ARGV[4])
   redis.call('PEXPIRE', KEYS[3 + n + j], ${3 * MINUTE_MS})
 end
+-- Marked last: Redis does not undo a script that fails half-way, and a retry must then redo it.
+-- The marker only has to outlive retries of this settle (seconds to minutes): an hour.
+redis.call('SET', KEYS[3], '1', 'PX', 3600000)
 return 1
 `;
 

@@ -16,7 +16,7 @@ import type { Admission } from "../budgets/admission.ts";
 import { formatUsd } from "../pricing/format-usd.ts";
 import { ResponseCollector } from "../model/collect-response.ts";
 import type { ProviderSlot } from "../routing/create-chat-models.ts";
-import { generateOnRoute, streamOnRoute, type AdaptToTarget } from "../routing/route-chat.ts";
+import { generateOnRoute, streamOnRoute, type AdaptToTarget, type RoutedStream } from "../routing/route-chat.ts";
 import type { KeyValueStore } from "../store/key-value-store.ts";
 import { answerFromCache } from "./answer-from-cache.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
@@ -74,27 +74,28 @@ export function createChatHandler({ config, admission, log: logLine, slots, mete
     const requestId = c.get("requestId");
     const ticket = await admission.admit({ requestId, caller: c.get("caller"), routeName: parsed.route, route, request });
 
-    // The budget reserved this many output tokens for a request that named none: hold it to that.
-    const bounded = ticket.outputBound !== undefined ? { ...request, maxTokens: ticket.outputBound } : request;
-    if (bounded !== request) log.notes.push(`max_tokens=budget-bound:${ticket.outputBound}`);
-
-    const call = metering.start(
-      { requestId, caller: c.get("caller"), request: bounded, dialect: c.get("dialect").name, receivedAt: c.get("receivedAt") },
-      takeRequestSpan(c),
-    );
-    call.notePolicies("route", log.notes, log.warnings);
-    call.noteSoftBudgets(ticket.softExceeded);
-    // The reservation gives way to the actual cost once the record is made (or to nothing).
-    call.onFinished((record) => void ticket.settle(record).catch((error: Error) => logLine(`[tollgate] error: settling ${requestId} failed: ${error.message}`)));
-    c.set("ticket", ticket);
-
+    let call: MeteredCall | undefined;
     try {
+      // The budget reserved this many output tokens for a request that named none: hold it to that.
+      const bounded = ticket.outputBound !== undefined ? { ...request, maxTokens: ticket.outputBound } : request;
+      if (bounded !== request) log.notes.push(`max_tokens=budget-bound:${ticket.outputBound}`);
+
+      call = metering.start(
+        { requestId, caller: c.get("caller"), request: bounded, dialect: c.get("dialect").name, receivedAt: c.get("receivedAt") },
+        takeRequestSpan(c),
+      );
+      call.notePolicies("route", log.notes, log.warnings);
+      call.noteSoftBudgets(ticket.softExceeded);
+      // The reservation gives way to the actual cost once the record is made (or to nothing).
+      call.onFinished((record) => void ticket.settle(record).catch((error: Error) => logLine(`[tollgate] error: settling ${requestId} failed: ${error.message}`)));
+      c.set("ticket", ticket);
       return await answerRouted(c, bounded, route, chain, context, call, slots);
     } catch (error) {
       // Whatever failed past admission (the failures the router reports are recorded already):
       // one record if a provider was called, none otherwise, and the reservation released.
       const failure = toGatewayError(error);
-      await call.fail(failure);
+      if (call) await call.fail(failure);
+      else await ticket.settle(undefined).catch(() => undefined);
       throw failure;
     }
   };
@@ -187,7 +188,25 @@ async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, cal
     forgetClient();
     throw await recordFailure(call, error, clientSignal);
   }
-  const { target, first, rest } = routed;
+  try {
+    return respondWithStream(c, { request, call, slot }, routed, upstream.signal, stopUpstream, forgetClient);
+  } catch (error) {
+    // Nothing reached the client: stop the provider before the failure is recorded.
+    stopUpstream();
+    forgetClient();
+    void routed.rest.return(undefined).catch(() => undefined);
+    throw error;
+  }
+}
+
+function respondWithStream(
+  c: Context<GatewayEnv>,
+  { request, call, slot }: Pick<Job, "request" | "call" | "slot">,
+  { target, first, rest }: RoutedStream,
+  upstreamSignal: AbortSignal,
+  stopUpstream: () => void,
+  forgetClient: () => void,
+): Response {
   let failure: string | undefined;
   // A cacheable stream is kept whole once it completes, so the next identical request is a hit.
   const collector = slot ? new ResponseCollector() : undefined;
@@ -203,7 +222,7 @@ async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, cal
     },
     // An upstream stopped because the client left ends like a finished one: the abort tells them apart.
     async summary() {
-      const record = await call.settle({ status: upstream.signal.aborted ? "aborted" : "ok", httpStatus: 200 });
+      const record = await call.settle({ status: upstreamSignal.aborted ? "aborted" : "ok", httpStatus: 200 });
       if (collector) keepAnswer(slot, collector.response(), record);
       return summarizeRecord(record);
     },

@@ -72,6 +72,7 @@ export class MeteredCall implements RouteObserver {
   }
 
   attemptFailed(target: Target, error: GatewayError): void {
+    this.meter.attemptFailed();
     const errorType = error.code ?? error.kind;
     this.deps.telemetry.recordFailedAttempt(
       { providerName: target.model.providerName, providerType: target.model.providerType, model: target.modelName },
@@ -144,8 +145,17 @@ export class MeteredCall implements RouteObserver {
   }
 
   /** Settles (if not yet) and hands the record to the ledger and telemetry, once. */
-  async commit(outcome: MeterOutcome): Promise<CostRecord> {
-    const record = await this.settle(outcome);
+  async commit(outcome: MeterOutcome): Promise<CostRecord | undefined> {
+    let record: CostRecord;
+    try {
+      record = await this.settle(outcome);
+    } catch (error) {
+      // A bug in metering itself: no record can be made, but the budget's hold must still go,
+      // and nothing may reject unhandled (commits are fire-and-forget on the stream path).
+      this.deps.log?.(`[tollgate] error: no cost record for ${this.start.requestId}: ${(error as Error)?.stack ?? String(error)}`);
+      this.discard(outcome.httpStatus >= 400 ? outcome.httpStatus : 500);
+      return undefined;
+    }
     if (this.committed || this.discarded) return record;
     this.committed = true;
     this.deps.ledger.record(record);

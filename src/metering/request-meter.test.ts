@@ -1,4 +1,10 @@
+import { INVALID_SPAN_CONTEXT, trace } from "@opentelemetry/api";
 import { describe, expect, it } from "vitest";
+import { resolveConfig } from "../config/resolve-config.ts";
+import { Ledger } from "../ledger/ledger.ts";
+import { MemoryLedgerStore } from "../ledger/memory-ledger-store.ts";
+import { createGatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
+import { Metering } from "./metering.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import type { StreamPart } from "../model/stream-part.ts";
 import { PriceBook } from "./price-book.ts";
@@ -81,5 +87,23 @@ describe("RequestMeter", () => {
     meter.attempting({ providerName: "openai", model: "gpt-4o" }, performance.now());
     const record = await meter.finish({ status: "error", httpStatus: 503, errorType: "unavailable" });
     expect(record).toMatchObject({ estimated: false, cost: { totalNano: 0 }, usage: { inputTokens: 0, outputTokens: 0 }, errorType: "unavailable" });
+  });
+});
+
+describe("a metering failure", () => {
+  it("never rejects a commit, and still releases what the request held", async () => {
+    const config = resolveConfig({ providers: { openai: { type: "openai", apiKey: { env: "K" } } }, routes: { r: { targets: [{ provider: "openai", model: "gpt-4o" }] } } }, { K: "sk" });
+    const broken = { count: async () => { throw new Error("tokenizer bug"); } };
+    const logs: string[] = [];
+    const metering = new Metering({ config, ledger: new Ledger({ store: new MemoryLedgerStore(), log: () => {} }), counter: broken, telemetry: createGatewayTelemetry({ enabled: false }), log: (line) => logs.push(line) });
+    const request: ChatRequest = { route: "r", stream: true, streamUsage: false, messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] };
+    const call = metering.start({ requestId: "req_bug", caller: { kind: "admin" }, request, dialect: "openai", receivedAt: performance.now() }, trace.wrapSpanContext(INVALID_SPAN_CONTEXT));
+    const finished: unknown[] = [];
+    call.onFinished((record) => finished.push(record));
+    call.attemptStarted({ model: { providerName: "openai", providerType: "openai" } as never, modelName: "gpt-4o" }, performance.now());
+    call.observe({ type: "text-delta", text: "no usage will come" }); // so the meter must count, and the counter throws
+    await expect(call.commit({ status: "ok", httpStatus: 200 })).resolves.toBeUndefined();
+    expect(finished).toEqual([undefined]); // the listener (the budget's settle) still ran
+    expect(logs.join()).toContain("no cost record for req_bug");
   });
 });

@@ -43,6 +43,7 @@ export class RequestMeter {
   /** Output text as it came, kept only to be counted if the provider never reports usage. */
   private readonly outputText: string[] = [];
   private cacheHit: CacheHit | undefined;
+  private lastAttemptFailed = false;
   /** What the policies changed, before routing and for the attempt that answered. */
   private routeNotes: string[] = [];
   private targetNotes: string[] = [];
@@ -58,6 +59,12 @@ export class RequestMeter {
   attempting(target: MeteredTarget, startedAt: number): void {
     this.target = target;
     this.upstreamStartedAt = startedAt;
+    this.lastAttemptFailed = false;
+  }
+
+  /** That call failed before answering (a 429, a 5xx): the provider bills nothing for it. */
+  attemptFailed(): void {
+    this.lastAttemptFailed = true;
   }
 
   /** Every stream part, as it is written to the client. */
@@ -183,7 +190,10 @@ export class RequestMeter {
    */
   private async settleUsage(status: RecordStatus): Promise<{ usage: Required<Usage>; estimated: boolean }> {
     const reported = this.usage ?? {};
-    const reachedProvider = this.target !== undefined && (this.outputText.length > 0 || this.usage !== undefined || status === "aborted");
+    // An aborted call counts as having reached the provider (it read the prompt), unless the last
+    // call had already failed: a client leaving after a 503 costs nothing.
+    const reachedProvider =
+      this.target !== undefined && (this.outputText.length > 0 || this.usage !== undefined || (status === "aborted" && !this.lastAttemptFailed));
     let estimated = false;
     let inputTokens = reported.inputTokens;
     if (inputTokens === undefined && reachedProvider) {

@@ -45,9 +45,9 @@ export class MemoryKeyValueStore implements KeyValueStore {
   }
 
   private write(key: string, value: string, ttlSeconds: number): void {
+    this.remove(key);
     // One value larger than the whole store would only push everything else out.
     if (key.length + value.length > this.maxCharacters) return;
-    this.remove(key);
     this.entries.set(key, { value, expiresAt: this.now() + ttlSeconds * 1000 });
     this.characters += key.length + value.length;
     while (this.entries.size > this.maxEntries || this.characters > this.maxCharacters) {
