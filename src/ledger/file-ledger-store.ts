@@ -10,7 +10,7 @@ import type { LedgerStore } from "./ledger-store.ts";
 export class FileLedgerStore implements LedgerStore {
   private constructor(
     readonly path: string,
-    private readonly written: Set<string>,
+    private readonly written: RecentIds,
     /** The file ends in the middle of a line (a crash mid-append): start the next write on a new one. */
     private needsNewline: boolean,
   ) {}
@@ -21,7 +21,8 @@ export class FileLedgerStore implements LedgerStore {
       if (error.code === "ENOENT") return "";
       throw error;
     });
-    const written = new Set(parseLedgerText(text).map((record) => record.requestId));
+    const written = new RecentIds();
+    for (const record of parseLedgerText(text)) written.add(record.requestId);
     return new FileLedgerStore(path, written, text.length > 0 && !text.endsWith("\n"));
   }
 
@@ -59,4 +60,24 @@ export function parseLedgerText(text: string): CostRecord[] {
 
 export async function readLedgerFile(path: string): Promise<CostRecord[]> {
   return parseLedgerText(await readFile(path, "utf8"));
+}
+
+/**
+ * The request ids written most recently. A retried batch comes back within minutes, so only
+ * the latest ids need checking; keeping every id ever written would grow without end in a
+ * long-running gateway (a day at 100 requests/s is 8.6 million ids).
+ */
+class RecentIds {
+  private readonly ids = new Set<string>();
+
+  constructor(private readonly limit = 200_000) {}
+
+  has(id: string): boolean {
+    return this.ids.has(id);
+  }
+
+  add(id: string): void {
+    this.ids.add(id);
+    if (this.ids.size > this.limit) this.ids.delete(this.ids.values().next().value as string);
+  }
 }

@@ -19,6 +19,8 @@ export class PriceBook {
     if (price === undefined) {
       const provider = this.providers[providerName];
       price = (provider && findModelPrice(provider, model, responseModel)) ?? null;
+      // The answering model's name comes from the provider: bound what a server's whims can add.
+      if (this.found.size >= 10_000) this.found.clear();
       this.found.set(cacheKey, price);
       if (!price) this.log(`[tollgate] warning: ${unpricedWarning(providerName, model)}`);
     }
