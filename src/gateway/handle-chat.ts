@@ -25,10 +25,11 @@ import { sseResponse } from "./sse-response.ts";
 import { streamPartsToSse } from "./stream-parts-to-sse.ts";
 
 // The request path, in the order a reader follows it:
-// dialect parser → route lookup → policies → meter → response cache → router (→ policies per
-// target → adapter) → stream parts → dialect renderer → cost record.
+// dialect parser → route lookup → policies → admission (budgets, rate limits) → meter →
+// response cache → router (→ policies per target → adapter) → stream parts → dialect renderer →
+// cost record → settlement of the budget.
 // A request refused before any upstream call (bad JSON, unknown route, a key without access, a
-// policy's 400) leaves no cost record.
+// policy's 400, a budget's 402, a rate limit's 429) leaves no cost record and holds no budget.
 
 export type ChatHandlerDeps = {
   config: ResolvedConfig;
@@ -101,6 +102,7 @@ export function createChatHandler({ config, admission, log: logLine, slots, mete
   };
 }
 
+/** A cached answer when there is one; otherwise the route's providers, streamed or not. */
 async function answerRouted(
   c: Context<GatewayEnv>,
   request: ChatRequest,
