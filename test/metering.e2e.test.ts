@@ -6,7 +6,7 @@ import o200kBase from "js-tiktoken/ranks/o200k_base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisLedgerStore } from "../src/ledger/redis-ledger-store.ts";
 import { startGateway } from "../src/node/serve.ts";
-import { APP_KEY, readSseEvents, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
+import { APP_KEY, ledgerRecords, readSseEvents, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 import { useRedis } from "./support/redis-server.ts";
 
@@ -185,7 +185,7 @@ describe("ledger stores behind a running gateway", () => {
       await restarted.close();
     }
     const reopened = await startTestGateway(config);
-    for (const id of ids) await waitForRecord(reopened, id);
+    expect((await ledgerRecords(reopened)).map((record) => record.requestId)).toEqual(ids);
     await reopened.close();
     await rm(dir, { recursive: true, force: true });
   });

@@ -17,9 +17,10 @@ export type AnthropicAdapterOptions = TransportOptions & {
 };
 
 export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatModel {
+  const baseUrl = options.baseUrl ?? "https://api.anthropic.com";
   const client = new Anthropic({
     apiKey: options.apiKey,
-    baseURL: options.baseUrl ?? "https://api.anthropic.com",
+    baseURL: baseUrl,
     timeout: options.timeoutMs ?? 600_000,
     maxRetries: options.maxRetries ?? 0,
     // tollgate's own CLIENT span (src/telemetry) covers each call; the SDK's would count it twice.
@@ -32,6 +33,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
   return {
     providerName: options.name,
     providerType: "anthropic",
+    baseUrl,
 
     async generate(request, model, signal) {
       const body = convertToAnthropicRequest(request, model);

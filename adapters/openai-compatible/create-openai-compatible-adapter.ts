@@ -39,6 +39,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
   return {
     providerName: options.name,
     providerType: "openai-compatible",
+    baseUrl: options.baseUrl,
 
     async generate(request, model, signal) {
       const body = convertToOpenAIRequest({ ...request, stream: false }, model, "compatible");

@@ -19,10 +19,11 @@ export type OpenAIAdapterOptions = TransportOptions & {
 
 export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
   const flavor = options.flavor ?? "openai";
+  const baseUrl = options.baseUrl ?? "https://api.openai.com/v1";
   const client = new OpenAI({
     // Local decoders usually run without a key; the SDK insists on one, and the server ignores it.
     apiKey: options.apiKey ?? "no-key",
-    baseURL: options.baseUrl ?? "https://api.openai.com/v1",
+    baseURL: baseUrl,
     timeout: options.timeoutMs ?? 600_000,
     maxRetries: options.maxRetries ?? 0,
     ...(options.fetch ? { fetch: options.fetch } : {}),
@@ -34,6 +35,7 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
   return {
     providerName: options.name,
     providerType,
+    baseUrl,
 
     async generate(request, model, signal) {
       const body = convertToOpenAIRequest({ ...request, stream: false }, model, flavor);

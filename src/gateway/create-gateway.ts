@@ -60,7 +60,7 @@ export function createGateway({
   const slots = createChatModels(config.providers, transport);
   const metering = new Metering({ config, ledger, counter, telemetry, log });
   const policies = new Map(
-    Object.entries(config.routes).map(([name, route]) => [name, PolicyChain.forRoute(route.policies, config.policyOrder?.[name] ?? [], store)]),
+    Object.entries(config.routes).map(([name, route]) => [name, PolicyChain.forRoute(route.policies, config.policyOrder[name] ?? [], store)]),
   );
   const admission = new Admission({
     config,

@@ -24,12 +24,6 @@ export type MeteringDeps = {
   log?: (line: string) => void;
 };
 
-/** Where the SDKs send requests when the config names no baseUrl (for server.address). */
-const DEFAULT_BASE_URLS: Record<string, string | undefined> = {
-  openai: "https://api.openai.com/v1",
-  anthropic: "https://api.anthropic.com",
-};
-
 export class Metering {
   readonly prices: PriceBook;
 
@@ -62,12 +56,11 @@ export class MeteredCall implements RouteObserver {
     this.target = target;
     this.attemptStartedAt = startedAt;
     this.meter.attempting({ providerName: target.model.providerName, model: target.modelName }, startedAt);
-    const baseUrl = this.deps.config.providers[target.model.providerName]?.baseUrl ?? DEFAULT_BASE_URLS[target.model.providerType];
     this.chatSpan = this.deps.telemetry.startChatSpan(this.requestSpan, this.start.request, {
       providerName: target.model.providerName,
       providerType: target.model.providerType,
       model: target.modelName,
-      ...(baseUrl ? { baseUrl } : {}),
+      baseUrl: target.model.baseUrl,
     });
   }
 

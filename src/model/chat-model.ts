@@ -11,6 +11,8 @@ export type ProviderType = "openai" | "anthropic" | "openai-compatible";
 export interface ChatModel {
   readonly providerName: string;
   readonly providerType: ProviderType;
+  /** Where calls go (the configured URL, or the SDK's default): telemetry's server.address. */
+  readonly baseUrl: string;
   generate(request: ChatRequest, model: string, signal: AbortSignal): Promise<ChatResponse>;
   stream(request: ChatRequest, model: string, signal: AbortSignal): AsyncGenerator<StreamPart>;
 }

@@ -36,25 +36,14 @@ export async function generateOnRoute(
   observer: RouteObserver = NO_OBSERVER,
   adapt: AdaptToTarget = AS_IS,
 ): Promise<RoutedResponse> {
-  const failures = new Failures();
-  for (const target of usableTargets(route, slots)) {
-    if (signal.aborted) break;
-    const adapted = await failures.adapt(adapt, request, target);
-    if (!adapted) continue;
-    const started = performance.now();
-    observer.attemptStarted(target, started);
+  const { target, answer, upstreamTtftMs } = await tryTargets(request, route, slots, signal, observer, adapt, async (adapted, target): Promise<Attempt<ChatResponse>> => {
     try {
-      const response = await target.model.generate(adapted, target.modelName, signal);
-      return { target, response, upstreamTtftMs: performance.now() - started };
+      return { answer: await target.model.generate(adapted, target.modelName, signal) };
     } catch (error) {
-      const gatewayError = toGatewayError(error);
-      observer.attemptFailed(target, gatewayError);
-      // A client that left is not a reason to call the next provider.
-      if (!gatewayError.retryable || signal.aborted) throw gatewayError;
-      failures.upstream = gatewayError;
+      return { failure: toGatewayError(error) };
     }
-  }
-  throw failures.final(route, slots, signal);
+  });
+  return { target, response: answer, upstreamTtftMs };
 }
 
 export async function streamOnRoute(
@@ -65,6 +54,29 @@ export async function streamOnRoute(
   observer: RouteObserver = NO_OBSERVER,
   adapt: AdaptToTarget = AS_IS,
 ): Promise<RoutedStream> {
+  const { target, answer, upstreamTtftMs } = await tryTargets(request, route, slots, signal, observer, adapt, async (adapted, target): Promise<Attempt<Pick<RoutedStream, "first" | "rest">>> => {
+    // A stream is committed once its first part arrives; a failure before that may fall back.
+    const parts = target.model.stream(adapted, target.modelName, signal);
+    const first = await parts.next();
+    if (first.done) return { failure: new GatewayError("upstream", `provider "${target.model.providerName}" closed the stream without answering`, { retryable: true }) };
+    if (first.value.type === "error") return { failure: first.value.error };
+    return { answer: { first: first.value, rest: parts } };
+  });
+  return { target, ...answer, upstreamTtftMs };
+}
+
+type Attempt<T> = { answer: T } | { failure: GatewayError };
+
+/** The fallback loop both forms share: each usable target in turn, until one answers. */
+async function tryTargets<T>(
+  request: ChatRequest,
+  route: RouteConfig,
+  slots: Map<string, ProviderSlot>,
+  signal: AbortSignal,
+  observer: RouteObserver,
+  adapt: AdaptToTarget,
+  attempt: (adapted: ChatRequest, target: Target) => Promise<Attempt<T>>,
+): Promise<{ target: Target; answer: T; upstreamTtftMs: number }> {
   const failures = new Failures();
   for (const target of usableTargets(route, slots)) {
     if (signal.aborted) break;
@@ -72,21 +84,12 @@ export async function streamOnRoute(
     if (!adapted) continue;
     const started = performance.now();
     observer.attemptStarted(target, started);
-    const parts = target.model.stream(adapted, target.modelName, signal);
-    const first = await parts.next();
-    const failure = first.done
-      ? new GatewayError("upstream", `provider "${target.model.providerName}" closed the stream without answering`, { retryable: true })
-      : first.value.type === "error"
-        ? first.value.error
-        : undefined;
-    if (failure) {
-      observer.attemptFailed(target, failure);
-      if (!failure.retryable || signal.aborted) throw failure;
-      failures.upstream = failure;
-      continue;
-    }
-    if (first.done || first.value.type === "error") throw new Error("unreachable: a failed first part is handled above");
-    return { target, first: first.value, rest: parts, upstreamTtftMs: performance.now() - started };
+    const result = await attempt(adapted, target);
+    if ("answer" in result) return { target, answer: result.answer, upstreamTtftMs: performance.now() - started };
+    observer.attemptFailed(target, result.failure);
+    // A client that left is not a reason to call the next provider.
+    if (!result.failure.retryable || signal.aborted) throw result.failure;
+    failures.upstream = result.failure;
   }
   throw failures.final(route, slots, signal);
 }

@@ -2,7 +2,7 @@
 // (see anthropic-wire-format.ts). Tests script replies with `enqueue` and read `requests` to see
 // exactly what the gateway sent upstream.
 
-import { http, HttpResponse, type HttpHandler } from "msw";
+import { http, HttpResponse } from "msw";
 import {
   countWordsInContent,
   paced,
@@ -11,7 +11,10 @@ import {
   sseBody,
   splitIntoPieces,
   splitIntoWordChunks,
+  providerMock,
   untilAborted,
+  type ProviderMock,
+  type ProviderMockOptions,
   type RecordedRequest,
 } from "./mock-support.ts";
 import {
@@ -98,20 +101,9 @@ export type AnthropicMockReply =
       delayMsBetweenChunks: number;
     };
 
-export interface AnthropicMockOptions {
-  baseUrl?: string;
-  apiKey?: string;
-}
+export type AnthropicMockOptions = ProviderMockOptions;
 
-export interface AnthropicMock {
-  handlers: HttpHandler[];
-  /** Every request received, in order (including rejected ones). */
-  requests: RecordedRequest[];
-  /** Queues replies for the next requests; when the queue is empty the default text reply is used. */
-  enqueue(...replies: AnthropicMockReply[]): void;
-  /** Empties both the reply queue and `requests` (the same array object is kept). */
-  reset(): void;
-}
+export type AnthropicMock = ProviderMock<AnthropicMockReply>;
 
 export const DEFAULT_ANTHROPIC_TEXT = "Hello from mock Anthropic.";
 
@@ -201,15 +193,7 @@ export function createAnthropicMock({
     }
   });
 
-  return {
-    handlers: [messages],
-    requests,
-    enqueue: (...next) => replies.enqueue(...next),
-    reset: () => {
-      replies.clear();
-      requests.length = 0;
-    },
-  };
+  return providerMock(messages, requests, replies);
 }
 
 /** The content blocks of an answer, how each is streamed, and its stop reason. */

@@ -1,3 +1,4 @@
+import type { HttpHandler } from "msw";
 // Pieces shared by the OpenAI and Anthropic msw mocks: request recording, the reply queue,
 // deterministic token counts, ids, and a frame-by-frame SSE body that stops when the caller aborts.
 
@@ -13,6 +14,35 @@ export interface RecordedRequest {
    * that had not finished: both are what a real server sees as the client going away.
    */
   aborted: boolean;
+}
+
+export interface ProviderMockOptions {
+  baseUrl?: string;
+  apiKey?: string;
+}
+
+/** A cloud provider's stand-in: its msw handlers, what it received, and the replies it will give. */
+export interface ProviderMock<Reply> {
+  handlers: HttpHandler[];
+  /** Every request received, in order (including rejected ones). */
+  requests: RecordedRequest[];
+  /** Queues replies for the next requests; when the queue is empty the default text reply is used. */
+  enqueue(...replies: Reply[]): void;
+  /** Empties both the reply queue and `requests` (the same array object is kept). */
+  reset(): void;
+}
+
+/** The mock around one handler: `requests` and `replies` are the ones that handler uses. */
+export function providerMock<Reply>(handler: HttpHandler, requests: RecordedRequest[], replies: ReplyQueue<Reply>): ProviderMock<Reply> {
+  return {
+    handlers: [handler],
+    requests,
+    enqueue: (...next) => replies.enqueue(...next),
+    reset: () => {
+      replies.clear();
+      requests.length = 0;
+    },
+  };
 }
 
 /** Records a request (reading a clone, so the handler can still read the original). */

@@ -2,7 +2,7 @@
 // (see openai-wire-format.ts). Tests script replies with `enqueue` and read `requests` to see
 // exactly what the gateway sent upstream.
 
-import { http, HttpResponse, type HttpHandler, type JsonBodyType } from "msw";
+import { http, HttpResponse, type JsonBodyType } from "msw";
 import {
   countWordsInContent,
   paced,
@@ -11,7 +11,10 @@ import {
   sseBody,
   splitIntoPieces,
   splitIntoWordChunks,
+  providerMock,
   untilAborted,
+  type ProviderMock,
+  type ProviderMockOptions,
   type RecordedRequest,
 } from "./mock-support.ts";
 import {
@@ -93,20 +96,9 @@ export type OpenAIMockReply =
       delayMsBetweenChunks: number;
     };
 
-export interface OpenAIMockOptions {
-  baseUrl?: string;
-  apiKey?: string;
-}
+export type OpenAIMockOptions = ProviderMockOptions;
 
-export interface OpenAIMock {
-  handlers: HttpHandler[];
-  /** Every request received, in order (including rejected ones). */
-  requests: RecordedRequest[];
-  /** Queues replies for the next requests; when the queue is empty the default text reply is used. */
-  enqueue(...replies: OpenAIMockReply[]): void;
-  /** Empties both the reply queue and `requests` (the same array object is kept). */
-  reset(): void;
-}
+export type OpenAIMock = ProviderMock<OpenAIMockReply>;
 
 export const DEFAULT_OPENAI_TEXT = "Hello from mock OpenAI.";
 
@@ -224,15 +216,7 @@ export function createOpenAIMock({
     }
   });
 
-  return {
-    handlers: [chatCompletions],
-    requests,
-    enqueue: (...next) => replies.enqueue(...next),
-    reset: () => {
-      replies.clear();
-      requests.length = 0;
-    },
-  };
+  return providerMock(chatCompletions, requests, replies);
 }
 
 function contentFrame(identity: OpenAIResponseIdentity, shape: OpenAIStreamShape, content: string): string {
