@@ -7,18 +7,17 @@ import type { PriceBook } from "../metering/price-book.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import { totalInputTokens } from "../model/usage.ts";
 import { findModelLimits } from "../pricing/find-model-price.ts";
-import { formatUsd } from "../pricing/format-usd.ts";
+import { formatUsd, usdToNano } from "../pricing/format-usd.ts";
+import { DEFAULT_ANTHROPIC_MAX_TOKENS } from "../../adapters/anthropic/convert-to-anthropic-request.ts";
 import type { AdmissionStore, RateCheck, ScopeCharge, ScopeLevel } from "./admission-store.ts";
 import type { BudgetConfig } from "./budget-config.ts";
-import { windowOf } from "./budget-window.ts";
+import { windowKey, windowOf } from "./budget-window.ts";
 import { DEFAULT_OUTPUT_BOUND, worstCaseCost } from "./worst-case-cost.ts";
 
 // Admission, between the policies and the router: the per-request cap, the rate limits, and the
 // budgets of every scope that applies (route, key, team) in one atomic store operation. The
 // ticket it returns settles the reservation with the actual cost once the record is known.
 
-const NANO_PER_USD = 1_000_000_000;
-const toNano = (usd: number) => Math.round(usd * NANO_PER_USD);
 
 export type BudgetScope = { scope: string; budget: BudgetConfig };
 
@@ -79,14 +78,15 @@ export class Admission {
         const price = this.deps.prices.priceOf(target.provider, target.model);
         // Only a priced target's bound weighs in the worst case (an unpriced one reserves nothing).
         if (price && provider?.type !== "anthropic" && limits.maxOutputTokens === undefined) unknownMaximum = true;
-        const fallback = provider?.type === "anthropic" ? DEFAULT_OUTPUT_BOUND : limits.maxOutputTokens ?? DEFAULT_OUTPUT_BOUND;
+        // Anthropic always gets a max_tokens: the one the adapter sends when the client named none.
+        const fallback = provider?.type === "anthropic" ? DEFAULT_ANTHROPIC_MAX_TOKENS : limits.maxOutputTokens ?? DEFAULT_OUTPUT_BOUND;
         return { price, outputBound: Math.min(request.maxTokens ?? fallback, limits.maxOutputTokens ?? Infinity) };
       }),
       route.policies?.promptCache !== undefined && route.policies.promptCache.mode !== "off",
     );
 
-    if (route.maxCostPerRequestUsd !== undefined && worst.amountNano > toNano(route.maxCostPerRequestUsd)) {
-      throw perRequestCapError(route.maxCostPerRequestUsd, worst.amountNano, worst.fittingMaxTokens(toNano(route.maxCostPerRequestUsd)));
+    if (route.maxCostPerRequestUsd !== undefined && worst.amountNano > usdToNano(route.maxCostPerRequestUsd)) {
+      throw perRequestCapError(route.maxCostPerRequestUsd, worst.amountNano, worst.fittingMaxTokens(usdToNano(route.maxCostPerRequestUsd)));
     }
 
     const budgets = this.scopesFor(caller, routeName);
@@ -96,7 +96,7 @@ export class Admission {
     const outputBound = holds && unknownMaximum && request.maxTokens === undefined ? { outputBound: DEFAULT_OUTPUT_BOUND } : {};
     const scopes: ScopeCharge[] = budgets.map(({ scope, budget }) => {
       const window = windowOf(budget, now);
-      return { key: `${scope}|${window.id}`, scope, limitNano: toNano(budget.usd), mode: budget.mode, windowEndsAt: window.resetsAt?.getTime() ?? 0 };
+      return { key: windowKey(scope, window), scope, limitNano: usdToNano(budget.usd), mode: budget.mode, windowEndsAt: window.resetsAt?.getTime() ?? 0 };
     });
     const rates: RateCheck[] = [];
     if (route.rateLimit) rates.push({ scope: `route:${routeName}`, ...route.rateLimit });

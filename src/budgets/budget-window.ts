@@ -52,6 +52,11 @@ function localMidnight(year: number, month: number, day: number, timeZone: strin
 
 const pad = (value: number) => String(value).padStart(2, "0");
 
+/** A scope's store key in a window, e.g. `route:support|2026-11-22`: a new window starts at zero. */
+export function windowKey(scope: string, window: BudgetWindow): string {
+  return `${scope}|${window.id}`;
+}
+
 type Cached = { window: BudgetWindow; startsAt: number };
 const recent = new Map<string, Cached>();
 

@@ -1,9 +1,9 @@
 import { mayUseRoute, type Caller } from "../auth/authenticate.ts";
 import type { Admission, BudgetScope } from "../budgets/admission.ts";
 import type { AdmissionStore } from "../budgets/admission-store.ts";
-import { windowOf } from "../budgets/budget-window.ts";
+import { windowKey, windowOf } from "../budgets/budget-window.ts";
 import type { ResolvedConfig } from "../config/resolve-config.ts";
-import { nanoToUsd } from "../pricing/format-usd.ts";
+import { nanoToUsd, usdToNano } from "../pricing/format-usd.ts";
 
 // GET /v1/budgets: the caller's scopes (its key, its team, the routes it may use) with what is
 // left in each current window; the admin key sees every scope in the config.
@@ -22,11 +22,11 @@ export async function renderBudgets(config: ResolvedConfig, admission: Admission
   }
   const listed = [...scopes.values()].sort((a, b) => a.scope.localeCompare(b.scope));
   const windows = listed.map(({ budget }) => windowOf(budget, now));
-  const levels = await store.levels(listed.map(({ scope }, index) => `${scope}|${windows[index]!.id}`), now);
+  const levels = await store.levels(listed.map(({ scope }, index) => windowKey(scope, windows[index]!)), now);
   return {
     scopes: listed.map(({ scope, budget }, index) => {
       const level = levels[index]!;
-      const limitNano = Math.round(budget.usd * 1e9);
+      const limitNano = usdToNano(budget.usd);
       return {
         scope,
         limitUsd: budget.usd,

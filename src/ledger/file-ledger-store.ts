@@ -15,14 +15,18 @@ export class FileLedgerStore implements LedgerStore {
     private needsNewline: boolean,
   ) {}
 
-  static async open(path: string): Promise<FileLedgerStore> {
+  /** Opens (or creates) the file; `visit` sees every record already in it, read this once. */
+  static async open(path: string, visit?: (record: CostRecord) => void): Promise<FileLedgerStore> {
     await mkdir(dirname(path), { recursive: true });
     const text = await readFile(path, "utf8").catch((error: NodeJS.ErrnoException) => {
       if (error.code === "ENOENT") return "";
       throw error;
     });
     const written = new RecentIds();
-    for (const record of parseLedgerText(text)) written.add(record.requestId);
+    for (const record of parseLedgerText(text)) {
+      written.add(record.requestId);
+      visit?.(record);
+    }
     return new FileLedgerStore(path, written, text.length > 0 && !text.endsWith("\n"));
   }
 

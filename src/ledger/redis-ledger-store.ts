@@ -39,8 +39,8 @@ export class RedisLedgerStore {
     const pipeline = this.redis.pipeline() as unknown as ReturnType<Redis["pipeline"]> & RecordCommand;
     for (const record of records) {
       const keys = this.keysFor(recordDay(record));
-      const dimensions = dimensionsOf(record);
-      const args = aggregateIncrements(record).flatMap(([metric, value]) => [totalsField(dimensions, metric), String(value)]);
+      const fieldOf = totalsFields(dimensionsOf(record));
+      const args = aggregateIncrements(record).flatMap(([metric, value]) => [fieldOf(metric), String(value)]);
       void pipeline.tollgateRecordCost(keys.record(record.requestId), keys.records, keys.totals, JSON.stringify(record), record.requestId, ...args);
     }
     const results = await pipeline.exec();
@@ -71,6 +71,9 @@ export class RedisLedgerStore {
   }
 }
 
-function totalsField(dimensions: AggregateDimensions, metric: AggregateMetric): string {
-  return JSON.stringify([dimensions.route, dimensions.keyId, dimensions.team, dimensions.provider, dimensions.model, metric]);
+/** The hash field of each metric: the JSON array [route, keyId, team, provider, model, metric]. */
+function totalsFields(dimensions: AggregateDimensions): (metric: AggregateMetric) => string {
+  // The dimensions are serialized once per record, not once per metric.
+  const head = JSON.stringify([dimensions.route, dimensions.keyId, dimensions.team, dimensions.provider, dimensions.model]).slice(0, -1);
+  return (metric) => `${head},${JSON.stringify(metric)}]`;
 }

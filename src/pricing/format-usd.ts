@@ -11,3 +11,8 @@ export function formatUsd(nanoDollars: number): string {
 export function nanoToUsd(nanoDollars: number): number {
   return Number(formatUsd(nanoDollars));
 }
+
+/** USD as written in config (50, 0.05) to nano-dollars, rounded once. */
+export function usdToNano(usd: number): number {
+  return Math.round(usd * 1e9);
+}

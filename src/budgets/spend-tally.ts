@@ -1,0 +1,31 @@
+import type { VirtualKeyConfig } from "../config/config-schema.ts";
+import type { ResolvedConfig } from "../config/resolve-config.ts";
+import type { CostRecord } from "../metering/cost-record.ts";
+import type { BudgetConfig } from "./budget-config.ts";
+import { windowKey, windowOf } from "./budget-window.ts";
+
+/**
+ * The spend already on record, per budget scope and window, from the embedded ledger's records:
+ * without Redis, budgets live in memory, and this is what keeps a restart from resetting them.
+ */
+export class SpendTally {
+  readonly totals = new Map<string, number>();
+  private readonly keys: Map<string, VirtualKeyConfig>;
+
+  constructor(private readonly config: ResolvedConfig) {
+    this.keys = new Map(config.keys.map((key) => [key.id, key]));
+  }
+
+  add(record: CostRecord): void {
+    if (record.cost.totalNano === 0) return;
+    this.charge(`route:${record.route}`, this.config.routes[record.route]?.budget, record);
+    this.charge(`key:${record.keyId}`, this.keys.get(record.keyId)?.budget, record);
+    this.charge(`team:${record.team}`, this.config.teams?.[record.team]?.budget, record);
+  }
+
+  private charge(scope: string, budget: BudgetConfig | undefined, record: CostRecord): void {
+    if (!budget) return;
+    const key = windowKey(scope, windowOf(budget, Date.parse(record.time)));
+    this.totals.set(key, (this.totals.get(key) ?? 0) + record.cost.totalNano);
+  }
+}
