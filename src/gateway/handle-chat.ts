@@ -42,9 +42,6 @@ export type ChatHandlerDeps = {
   counter: TokenCounter;
 };
 
-/** nginx's "client closed request": the status a record gets when the client left before the answer. */
-const CLIENT_CLOSED = 499;
-
 /** Where a cacheable request's answer would be kept. */
 type CacheSlot = { cache: ResponseCache; key: string };
 
@@ -95,7 +92,7 @@ export function createChatHandler({ config, admission, log: logLine, slots, mete
       // Whatever failed past admission (the failures the router reports are recorded already):
       // one record if a provider was called, none otherwise, and the reservation released.
       const failure = toGatewayError(error);
-      if (call) await call.fail(failure);
+      if (call) await call.fail(failure, c.req.raw.signal.aborted);
       else await ticket.settle(undefined).catch(() => undefined);
       throw failure;
     }
@@ -140,24 +137,11 @@ function findRoute(config: ResolvedConfig, caller: Caller, name: string): RouteC
   throw new GatewayError("not_found", `unknown route "${name}": set model to one of ${allowed.join(", ") || "(no routes)"}`, { param: "model" });
 }
 
-/** Records how a request that never got an answer ended; a policy's 400 before any call leaves nothing. */
-async function recordFailure(call: MeteredCall, error: unknown, clientSignal: AbortSignal): Promise<GatewayError> {
-  const failure = toGatewayError(error);
-  if (clientSignal.aborted) await call.commit({ status: "aborted", httpStatus: CLIENT_CLOSED });
-  else if (!call.attempted && failure.status < 500) call.discard(failure.status);
-  else await call.commit({ status: "error", httpStatus: failure.status, errorType: failure.code ?? failure.kind });
-  return failure;
-}
-
 async function answer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, slot }: Job): Promise<Response> {
   // node-server aborts the request's signal when the client goes away; the upstream call follows.
   const clientSignal = c.req.raw.signal;
-  let routed;
-  try {
-    routed = await generateOnRoute(request, route, slots, clientSignal, call, adapt);
-  } catch (error) {
-    throw await recordFailure(call, error, clientSignal);
-  }
+  // A failure here is recorded by handleChat's catch, like every failure past admission.
+  const routed = await generateOnRoute(request, route, slots, clientSignal, call, adapt);
   call.answered(routed.response);
   // Settled now for the headers; handed to the ledger once the body is on its way.
   const outcome = { status: "ok", httpStatus: 200 } as const;
@@ -188,7 +172,7 @@ async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, cal
     routed = await streamOnRoute(request, route, slots, upstream.signal, call, adapt);
   } catch (error) {
     forgetClient();
-    throw await recordFailure(call, error, clientSignal);
+    throw error; // recorded by handleChat's catch
   }
   try {
     return respondWithStream(c, { request, call, slot }, routed, upstream.signal, stopUpstream, forgetClient);

@@ -24,6 +24,9 @@ export type MeteringDeps = {
   log?: (line: string) => void;
 };
 
+/** nginx's "client closed request": the status a record gets when the client left before the answer. */
+const CLIENT_CLOSED = 499;
+
 export class Metering {
   readonly prices: PriceBook;
 
@@ -98,11 +101,13 @@ export class MeteredCall implements RouteObserver {
   }
 
   /**
-   * For a failure past admission that nothing recorded yet: a record when a provider was called
-   * (or an answer was already settled), and none when not.
+   * How a request that got no answer ended (a no-op once it is recorded). A client that left
+   * gets an "aborted" record; a refusal before any provider was called (a policy's 400) gets
+   * none; anything else, an error record.
    */
-  async fail(failure: GatewayError): Promise<void> {
-    if (this.target === undefined && this.settled === undefined) this.discard(failure.status);
+  async fail(failure: GatewayError, clientGone: boolean): Promise<void> {
+    if (clientGone) await this.commit({ status: "aborted", httpStatus: CLIENT_CLOSED });
+    else if (this.target === undefined && this.settled === undefined && failure.status < 500) this.discard(failure.status);
     else await this.commit({ status: "error", httpStatus: failure.status, errorType: failure.code ?? failure.kind });
   }
 
