@@ -66,7 +66,7 @@ const parent = new Map<number, number>();
 for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
 const counts = new Map<number, number>();
 for (const sample of profile.samples) counts.set(sample, (counts.get(sample) ?? 0) + 1);
-for (const name of ["writev", "writeUtf8String", "createAbortSignal", "(garbage collector)"]) {
+for (const name of (process.env.PROFILE_CALLERS ?? "writev,writeUtf8String,createAbortSignal,(garbage collector)").split(",")) {
   const callers = new Map<string, number>();
   for (const node of profile.nodes) {
     if (node.callFrame.functionName !== name) continue;

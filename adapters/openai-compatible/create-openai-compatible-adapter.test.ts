@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { getEventListeners } from "node:events";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChatRequest } from "../../src/model/chat-request.ts";
@@ -122,6 +123,38 @@ describe.each([
   it("gives up on a decoder that does not answer within timeoutMs (504)", async () => {
     handle = () => {}; // never answers
     await expect(adapter().generate({ ...request, stream: false }, "m", new AbortController().signal)).rejects.toMatchObject({ kind: "timeout", status: 504 });
+  });
+
+  it("cuts a stream that is still going at timeoutMs with a timeout error part", async () => {
+    handle = (_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      const timer = setInterval(() => response.write(chunk({ content: "t" })), 20);
+      response.on("close", () => clearInterval(timer));
+    };
+    const parts = await collect(adapter().stream(request, "m", new AbortController().signal));
+    expect(parts.filter((part) => part.type === "text-delta").length).toBeGreaterThan(3);
+    expect(parts.at(-1)).toMatchObject({ type: "error", error: { kind: "timeout", status: 504 } });
+  });
+
+  it("leaves no deadline timer or client listener behind once an answer has been read", async () => {
+    handle = (_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.end(chunk({ content: "ok" }, "stop"));
+    };
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;
+    const client = new AbortController();
+    const slow = createOpenAICompatibleAdapter({ name: "gpu", baseUrl, timeoutMs: 600_000, ...options() });
+    const before = timers();
+    for (let i = 0; i < 5; i++) {
+      await collect(slow.stream(request, "m", client.signal));
+      handle = (_request, response) => {
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(JSON.stringify({ id: "c", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }] }));
+      };
+      await slow.generate({ ...request, stream: false }, "m", client.signal);
+    }
+    expect(timers()).toBeLessThanOrEqual(before);
+    expect(getEventListeners(client.signal, "abort")).toEqual([]);
   });
 
   it("stops the decoder's stream when the caller aborts, with no error part", async () => {

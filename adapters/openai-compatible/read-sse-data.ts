@@ -27,7 +27,7 @@ export async function* readSseData(body: ReadableStream<Uint8Array> | AsyncItera
 }
 
 /** A WHATWG stream through its reader (not every runtime iterates one), a Node body as it is. */
-async function* chunksOf(body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+export async function* chunksOf(body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
   if (!("getReader" in body)) return yield* body;
   const reader = body.getReader();
   try {
