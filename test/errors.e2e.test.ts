@@ -12,6 +12,24 @@ function post(path: string, body: string, headers: Record<string, string> = { au
   return fetch(`${rig.gateway.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
 }
 
+describe("the request id", () => {
+  it("is on every answer: chat, models, budgets, health, and an unknown path", async () => {
+    const auth = { authorization: `Bearer ${APP_KEY}` };
+    const responses = [
+      await post("/v1/chat/completions", JSON.stringify({ model: "gpt", messages: [{ role: "user", content: "hi" }] })),
+      await fetch(`${rig.gateway.url}/v1/models`, { headers: auth }),
+      await fetch(`${rig.gateway.url}/v1/budgets`, { headers: auth }),
+      await fetch(`${rig.gateway.url}/healthz`),
+      await fetch(`${rig.gateway.url}/nowhere`),
+    ];
+    expect(responses.map((response) => response.status)).toEqual([200, 200, 200, 200, 404]);
+    const ids = responses.map((response) => response.headers.get("x-tollgate-request-id"));
+    for (const id of ids) expect(id).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(responses.map((response) => response.headers.get("content-type"))).toEqual(Array(5).fill("application/json"));
+  });
+});
+
 describe("errors in the OpenAI dialect", () => {
   it.each([
     ["a bad key", 401, { authorization: "Bearer tg_wrong" }, { model: "gpt", messages: [{ role: "user", content: "x" }] }, "authentication_error", "invalid API key"],

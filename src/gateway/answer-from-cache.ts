@@ -6,6 +6,7 @@ import type { ChatRequest } from "../model/chat-request.ts";
 import { responseToParts } from "../model/collect-response.ts";
 import type { StreamPart } from "../model/stream-part.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
+import { jsonResponse } from "./json-response.ts";
 import { sseResponse } from "./sse-response.ts";
 import { streamPartsToSse } from "./stream-parts-to-sse.ts";
 
@@ -17,7 +18,7 @@ export async function answerFromCache(c: Context<GatewayEnv>, request: ChatReque
   const outcome = { status: "ok", httpStatus: 200 } as const;
   if (!request.stream) {
     const record = await call.settle(outcome);
-    const response = c.json(c.get("dialect").renderResponse(hit.response) as object, 200, { ...summaryHeaders(summarizeRecord(record)), "x-tollgate-cache": "hit" });
+    const response = jsonResponse(c.get("dialect").renderResponse(hit.response), 200, c.get("requestId"), { ...summaryHeaders(summarizeRecord(record)), "x-tollgate-cache": "hit" });
     void call.commit(outcome);
     return response;
   }

@@ -19,6 +19,7 @@ import { createGatewayTelemetry, type GatewayTelemetry } from "../telemetry/gate
 import { createChatModels } from "../routing/create-chat-models.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
 import { createChatHandler } from "./handle-chat.ts";
+import { jsonResponse } from "./json-response.ts";
 import { renderModelList } from "./render-model-list.ts";
 
 export type GatewayOptions = {
@@ -78,7 +79,6 @@ export function createGateway({
     c.set("requestId", requestId);
     c.set("receivedAt", performance.now());
     c.set("dialect", c.req.path.startsWith("/v1/messages") ? anthropicDialect : openAIDialect);
-    c.header("x-tollgate-request-id", requestId);
     const path = c.req.path;
     const span = telemetry.startRequestSpan(SPAN_PATHS.has(path) ? `${c.req.method} ${path}` : c.req.method, {
       "http.request.method": c.req.method,
@@ -106,10 +106,14 @@ export function createGateway({
   });
 
   app.get("/healthz", (c) =>
-    c.json({
-      status: "ok",
-      providers: Object.fromEntries([...slots].map(([name, slot]) => [name, "model" in slot ? "ready" : "unavailable"])),
-    }),
+    jsonResponse(
+      {
+        status: "ok",
+        providers: Object.fromEntries([...slots].map(([name, slot]) => [name, "model" in slot ? "ready" : "unavailable"])),
+      },
+      200,
+      c.get("requestId"),
+    ),
   );
 
   app.use("/v1/*", async function authenticateCaller(c, next) {
@@ -119,9 +123,9 @@ export function createGateway({
 
   app.get("/v1/models", (c) => {
     const caller = c.get("caller");
-    return c.json(renderModelList(Object.keys(config.routes).filter((route) => mayUseRoute(caller, route))));
+    return jsonResponse(renderModelList(Object.keys(config.routes).filter((route) => mayUseRoute(caller, route))), 200, c.get("requestId"));
   });
-  app.get("/v1/budgets", async (c) => c.json(await renderBudgets(config, admission, admissionStore, c.get("caller"), now())));
+  app.get("/v1/budgets", async (c) => jsonResponse(await renderBudgets(config, admission, admissionStore, c.get("caller"), now()), 200, c.get("requestId")));
   app.post("/v1/chat/completions", handleChat);
   app.post("/v1/messages", handleChat);
 
@@ -129,9 +133,8 @@ export function createGateway({
 }
 
 function errorResponse(dialect: Dialect, error: GatewayError, requestId: string): Response {
-  const headers: Record<string, string> = { "content-type": "application/json", "x-tollgate-request-id": requestId };
-  if (error.retryAfterSeconds !== undefined) headers["retry-after"] = String(error.retryAfterSeconds);
-  return new Response(JSON.stringify(dialect.renderError(error)), { status: error.status, headers });
+  const headers: Record<string, string> = error.retryAfterSeconds !== undefined ? { "retry-after": String(error.retryAfterSeconds) } : {};
+  return jsonResponse(dialect.renderError(error), error.status, requestId, headers);
 }
 
 /**

@@ -20,6 +20,7 @@ import { generateOnRoute, streamOnRoute, type AdaptToTarget, type RoutedStream }
 import type { KeyValueStore } from "../store/key-value-store.ts";
 import { answerFromCache } from "./answer-from-cache.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
+import { jsonResponse } from "./json-response.ts";
 import { readJsonBody } from "./read-json-body.ts";
 import { sseResponse } from "./sse-response.ts";
 import { streamPartsToSse } from "./stream-parts-to-sse.ts";
@@ -151,7 +152,7 @@ async function answer(c: Context<GatewayEnv>, { request, route, slots, call, ada
   if (remaining !== undefined) headers["x-tollgate-budget-remaining-usd"] = formatUsd(remaining);
   if (slot) headers["x-tollgate-cache"] = "miss";
   keepAnswer(slot, routed.response, record);
-  const response = c.json(c.get("dialect").renderResponse(routed.response) as object, 200, headers);
+  const response = jsonResponse(c.get("dialect").renderResponse(routed.response), 200, c.get("requestId"), headers);
   void call.commit(outcome);
   return response;
 }

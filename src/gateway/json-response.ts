@@ -1,0 +1,12 @@
+/**
+ * A JSON answer with its headers as one plain record. Every response carries the request id,
+ * so it is written here rather than with `c.header()`: once Hono holds a prepared header, it
+ * rebuilds each response's headers as a WHATWG Headers object, header by header (about 5% of the
+ * gateway's CPU per answer in the benchmark), where @hono/node-server writes a plain record as is.
+ */
+export function jsonResponse(body: unknown, status: number, requestId: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json", "x-tollgate-request-id": requestId, ...headers },
+  });
+}
