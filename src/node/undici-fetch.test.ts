@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createUndiciFetch } from "./undici-fetch.ts";
+import { createUndiciFetch, createUndiciPost } from "./undici-fetch.ts";
 
 // The production transport against a real node:http server: what the SDKs rely on from fetch.
 
@@ -136,3 +136,49 @@ describe("the official SDKs over createUndiciFetch", () => {
     expect(failure.error).toEqual({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } });
   });
 });
+
+describe("createUndiciPost", () => {
+  const pool = new Agent({ keepAliveTimeout: 5_000 });
+  afterAll(() => pool.close());
+  const post = createUndiciPost(pool);
+  const send = () => post(`${origin}/v1/chat/completions`, { headers: { "content-type": "application/json" }, body: "{}", signal: new AbortController().signal });
+
+  it("a reader that stops at the last event leaves the connection to the pool, not destroyed", async () => {
+    const sockets = new Set<unknown>();
+    handler = (request, response) => {
+      sockets.add(request.socket);
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.write("data: one\n\n");
+      // The terminating chunk comes in a later write, as it does from real decoders.
+      setTimeout(() => response.end(), 5);
+    };
+    for (let i = 0; i < 5; i++) {
+      const response = await send();
+      for await (const chunk of response.body) {
+        expect(Buffer.from(chunk).toString()).toBe("data: one\n\n");
+        break; // as an SSE reader does at [DONE]
+      }
+      await new Promise((resolve) => setTimeout(resolve, 30)); // the end has come by now
+    }
+    expect(sockets.size).toBe(1);
+  });
+
+  it("cuts off a body that keeps going after its reader stopped", async () => {
+    let closedAfterMs = -1;
+    handler = (_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      const started = Date.now();
+      const timer = setInterval(() => response.write("data: more\n\n"), 20);
+      response.on("close", () => {
+        clearInterval(timer);
+        closedAfterMs = Date.now() - started;
+      });
+    };
+    const response = await send();
+    for await (const _chunk of response.body) break;
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(closedAfterMs).toBeGreaterThanOrEqual(900);
+    expect(closedAfterMs).toBeLessThan(1_500);
+  });
+});
+
