@@ -202,3 +202,31 @@ describe("Redis admission store: reservations written by an older gateway", () =
     expect(await store.levels([scopeKey], 10)).toEqual([{ spentNano: 0, reservedNano: 0 }]);
   });
 });
+
+describe("Redis admission store: settlements issued in one turn", () => {
+  it("go to Redis together and each counts exactly once, a repeated one included", async () => {
+    const prefix = uniquePrefix("batched");
+    const store = new RedisAdmissionStore(redis, prefix);
+    const now = Date.parse("2026-11-22T12:00:00Z");
+    const scopes = [{ scope: "route:daily", key: "route:daily|2026-11-22", limitNano: 10_000_000, mode: "hard" as const, windowEndsAt: now + 3_600_000 }];
+    const rates = [{ scope: "key:app", tpm: 1_000_000 }];
+    const ids = Array.from({ length: 150 }, (_, index) => `req_b${index}`);
+    for (const requestId of ids) {
+      expect(await store.admit({ requestId, now, reservationExpiresAt: now + 600_000, amountNano: 1_000, scopes, rates })).toMatchObject({ admitted: true });
+    }
+    const commands: string[] = [];
+    const monitor = await redis.monitor();
+    monitor.on("monitor", (_time: string, args: string[]) => {
+      if (/^evalsha$|^eval$/i.test(args[0] ?? "") && args.some((arg) => arg.includes(`${prefix}{tollgate:budgets}:settled:`))) commands.push(args[0]!);
+    });
+    // 150 settlements in one turn (more than one batch), plus one of them twice.
+    const settle = (requestId: string, actualNano: number) => store.settle({ requestId, now, scopeKeys: [scopes[0]!.key], actualNano, tokens: 10, rateScopes: ["key:app"] });
+    await Promise.all([...ids.map((requestId, index) => settle(requestId, 100 + index)), settle("req_b7", 100 + 7)]);
+    await new Promise((resolve) => setTimeout(resolve, 50)); // MONITOR's lines trail the replies
+    monitor.disconnect();
+    const spent = ids.reduce((sum, _id, index) => sum + 100 + index, 0);
+    expect(await store.levels([scopes[0]!.key], now)).toEqual([{ spentNano: spent, reservedNano: 0 }]);
+    expect(await redis.get(`${prefix}{tollgate:budgets}:rate:key:app|tpm|${Math.floor(now / 60_000)}`)).toBe(String(150 * 10));
+    expect(commands.length).toBe(3); // 151 settlements: batches of 64, 64 and 23
+  });
+});
