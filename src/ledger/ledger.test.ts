@@ -50,17 +50,36 @@ describe("Redis ledger (real redis-server)", () => {
     expect(new Set(tags)).toEqual(new Set(["tollgate:2026-11-22"]));
   });
 
-  it("a batch is one script per record, pipelined, with no read-before-write", async () => {
+  it("a batch is one script call per day, with no read-before-write", async () => {
     const store = new RedisLedgerStore(rig.redis, `${rig.prefix}rt:`);
     const monitor = await rig.redis.monitor();
     const commands: string[] = [];
     monitor.on("monitor", (_time: number, args: string[]) => commands.push(String(args[0]).toLowerCase()));
-    await store.write([makeCostRecord(), makeCostRecord(), makeCostRecord()]);
+    const nextDay = makeCostRecord({ time: "2026-11-23T00:00:01.000Z" });
+    await store.write([makeCostRecord(), makeCostRecord(), nextDay, makeCostRecord()]);
     await new Promise((resolve) => setTimeout(resolve, 50));
     monitor.disconnect();
-    // Three scripts and nothing else: no read-before-write, no per-field calls from the client.
-    expect(commands.filter((command) => command.startsWith("eval"))).toHaveLength(3);
+    // A script per day's records and nothing else: no read-before-write, no per-field calls from the client.
+    expect(commands.filter((command) => command.startsWith("eval"))).toHaveLength(2);
+    expect(commands.filter((command) => command === "set")).toHaveLength(4);
     expect(commands.filter((command) => !command.startsWith("eval") && !["set", "rpush", "hincrby"].includes(command))).toEqual([]);
+  });
+});
+
+describe("Redis ledger: a large batch", () => {
+  const rig = useRedis("ledger-large");
+  it("is cut into script calls of 64 records, and every record lands", async () => {
+    const store = new RedisLedgerStore(rig.redis, `${rig.prefix}big:`);
+    const records = Array.from({ length: 150 }, (_, index) => makeCostRecord({ requestId: `req_big${index}` }));
+    const monitor = await rig.redis.monitor();
+    let calls = 0;
+    monitor.on("monitor", (_time: number, args: string[]) => (calls += String(args[0]).toLowerCase().startsWith("eval") ? 1 : 0));
+    await store.write(records);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    monitor.disconnect();
+    expect(calls).toBe(3);
+    expect((await store.records("2026-11-22")).map((record) => record.requestId)).toEqual(records.map((record) => record.requestId));
+    expect((await store.totals("2026-11-22")).find((total) => total.metric === "requests")?.value).toBe(150);
   });
 });
 

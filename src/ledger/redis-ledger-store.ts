@@ -4,7 +4,7 @@ import { aggregateIncrements, dimensionsOf, recordDay, type AggregateDimensions,
 
 // The ledger in Redis. Each record and the aggregates it feeds are written by one Lua script, so
 // they land together or not at all, and the script writes nothing when the record's key already
-// exists: a retried write never counts twice. A whole batch goes in one pipeline, one round trip.
+// exists: a retried write never counts twice. A batch of records is one script call, one round trip.
 //
 // Key layout (all keys of a day share the hash tag `{tollgate:YYYY-MM-DD}`, so one script only
 // touches one Redis Cluster slot):
@@ -12,14 +12,27 @@ import { aggregateIncrements, dimensionsOf, recordDay, type AggregateDimensions,
 //   <prefix>{tollgate:DAY}:records              list    request ids in the order they were written
 //   <prefix>{tollgate:DAY}:totals               hash    field JSON [route, keyId, team, provider, model, metric] → integer
 
+// Writes a batch of one day's records.
+// KEYS: records list, totals, then each record's key.
+// ARGV: per record: the record's JSON, its request id, k, then k pairs of totals field and increment.
 const RECORD_SCRIPT = `
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX') then return 0 end
-redis.call('RPUSH', KEYS[2], ARGV[2])
-for i = 3, #ARGV, 2 do redis.call('HINCRBY', KEYS[3], ARGV[i], ARGV[i + 1]) end
-return 1
+local written, a = 0, 1
+for r = 3, #KEYS do
+  local count = tonumber(ARGV[a + 2])
+  if redis.call('SET', KEYS[r], ARGV[a], 'NX') then
+    redis.call('RPUSH', KEYS[1], ARGV[a + 1])
+    for i = a + 3, a + 2 + 2 * count, 2 do redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1]) end
+    written = written + 1
+  end
+  a = a + 3 + 2 * count
+end
+return written
 `;
 
-type RecordCommand = { tollgateRecordCost(record: string, list: string, totals: string, ...args: string[]): Promise<number> };
+/** Records per script call: one call holds Redis for its whole batch. */
+const MAX_SCRIPT_BATCH = 64;
+
+type RecordCommand = { tollgateRecordCosts(keyCount: number, ...keysAndArgs: string[]): Promise<number> };
 
 export class RedisLedgerStore {
   constructor(
@@ -27,7 +40,7 @@ export class RedisLedgerStore {
     /** Prepended to every key, e.g. to keep two deployments apart on one Redis. */
     private readonly prefix = "",
   ) {
-    redis.defineCommand("tollgateRecordCost", { numberOfKeys: 3, lua: RECORD_SCRIPT });
+    redis.defineCommand("tollgateRecordCosts", { lua: RECORD_SCRIPT });
   }
 
   keysFor(day: string) {
@@ -36,16 +49,25 @@ export class RedisLedgerStore {
   }
 
   async write(records: readonly CostRecord[]): Promise<void> {
-    const pipeline = this.redis.pipeline() as unknown as ReturnType<Redis["pipeline"]> & RecordCommand;
-    for (const record of records) {
-      const keys = this.keysFor(recordDay(record));
-      const fieldOf = totalsFields(dimensionsOf(record));
-      const args = aggregateIncrements(record).flatMap(([metric, value]) => [fieldOf(metric), String(value)]);
-      void pipeline.tollgateRecordCost(keys.record(record.requestId), keys.records, keys.totals, JSON.stringify(record), record.requestId, ...args);
+    const redis = this.redis as unknown as RecordCommand;
+    const calls: Promise<number>[] = [];
+    for (const [day, ofDay] of groupBy(records, recordDay)) {
+      const keys = this.keysFor(day);
+      for (let at = 0; at < ofDay.length; at += MAX_SCRIPT_BATCH) {
+        const batch = ofDay.slice(at, at + MAX_SCRIPT_BATCH);
+        const args: string[] = [];
+        for (const record of batch) {
+          const fieldOf = totalsFields(dimensionsOf(record));
+          const increments = aggregateIncrements(record);
+          args.push(JSON.stringify(record), record.requestId, String(increments.length));
+          for (const [metric, value] of increments) args.push(fieldOf(metric), String(value));
+        }
+        calls.push(redis.tollgateRecordCosts(2 + batch.length, keys.records, keys.totals, ...batch.map((record) => keys.record(record.requestId)), ...args));
+      }
     }
-    const results = await pipeline.exec();
-    const failed = results?.find(([error]) => error);
-    if (failed) throw failed[0];
+    // Every call is awaited before a failure is reported, so a retry never overlaps one in flight.
+    const failed = (await Promise.allSettled(calls)).find((result) => result.status === "rejected");
+    if (failed) throw failed.reason;
   }
 
   /** A day's aggregates, for reports and tests. */
@@ -76,4 +98,15 @@ function totalsFields(dimensions: AggregateDimensions): (metric: AggregateMetric
   // The dimensions are serialized once per record, not once per metric.
   const head = JSON.stringify([dimensions.route, dimensions.keyId, dimensions.team, dimensions.provider, dimensions.model]).slice(0, -1);
   return (metric) => `${head},${JSON.stringify(metric)}]`;
+}
+
+function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
 }
