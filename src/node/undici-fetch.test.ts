@@ -180,5 +180,24 @@ describe("createUndiciPost", () => {
     expect(closedAfterMs).toBeGreaterThanOrEqual(900);
     expect(closedAfterMs).toBeLessThan(1_500);
   });
-});
 
+  it("a connection reset while the rest is drained is not an unhandled error", async () => {
+    const unhandled: unknown[] = [];
+    const onError = (error: unknown) => unhandled.push(error);
+    process.on("uncaughtException", onError);
+    try {
+      handler = (_request, response) => {
+        response.writeHead(200, { "content-type": "text/event-stream" });
+        const timer = setInterval(() => response.write("data: more\n\n"), 10);
+        response.on("close", () => clearInterval(timer));
+        setTimeout(() => response.socket?.destroy(), 100);
+      };
+      const response = await send();
+      for await (const _chunk of response.body) break;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("uncaughtException", onError);
+    }
+  });
+});

@@ -41,6 +41,8 @@ async function* chunksOf(body: Readable): AsyncGenerator<Uint8Array> {
   } finally {
     if (!complete && !body.destroyed) {
       const cutOff = setTimeout(() => body.destroy(), DRAIN_MS);
+      // Nobody reads this body any more: a reset or the cut-off must not become an unhandled 'error'.
+      body.on("error", () => undefined);
       body.once("close", () => clearTimeout(cutOff)).resume();
     }
   }
