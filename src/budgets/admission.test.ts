@@ -230,3 +230,15 @@ describe("Redis admission store: settlements issued in one turn", () => {
     expect(commands.length).toBe(3); // 151 settlements: batches of 64, 64 and 23
   });
 });
+
+describe("Redis admission store: a batch that cannot be written", () => {
+  it("rejects every settlement in it, for the caller's retry, and throws nothing of its own", async () => {
+    const unreachable = new Redis({ port: 1, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+    unreachable.on("error", () => undefined);
+    const store = new RedisAdmissionStore(unreachable, uniquePrefix("down"));
+    const settle = (requestId: string) => store.settle({ requestId, now: 0, scopeKeys: ["route:daily|2026-11-22"], actualNano: 1, tokens: 1, rateScopes: [] });
+    const outcomes = await Promise.allSettled([settle("req_d1"), settle("req_d2")]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(["rejected", "rejected"]);
+    unreachable.disconnect();
+  });
+});

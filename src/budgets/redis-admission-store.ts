@@ -230,10 +230,13 @@ export class RedisAdmissionStore implements AdmissionStore {
         keys.push(`${this.base}:settled:${plan.requestId}`, ...plan.scopeKeys.map(this.scopeKey), ...plan.rateScopes.map((scope) => this.rateKey(scope, "tpm", minute)));
         args.push(plan.requestId, plan.actualNano, plan.tokens, plan.scopeKeys.length, plan.rateScopes.length);
       }
-      this.redis.tollgateSettle(keys.length, ...keys, ...args).then(
-        () => batch.forEach(({ resolve }) => resolve()),
-        (error: unknown) => batch.forEach(({ reject }) => reject(error)),
-      );
+      // Runs on its own turn: a throw here would be uncaught, so every outcome goes to the callers.
+      Promise.resolve()
+        .then(() => this.redis.tollgateSettle(keys.length, ...keys, ...args))
+        .then(
+          () => batch.forEach(({ resolve }) => resolve()),
+          (error: unknown) => batch.forEach(({ reject }) => reject(error)),
+        );
     }
   }
 
