@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { getEventListeners } from "node:events";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ChatRequest } from "../../src/model/chat-request.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
 import { Agent } from "undici";
@@ -137,23 +137,41 @@ describe.each([
   });
 
   it("leaves no deadline timer or client listener behind once an answer has been read", async () => {
-    handle = (_request, response) => {
-      response.writeHead(200, { "content-type": "text/event-stream" });
-      response.end(chunk({ content: "ok" }, "stop"));
-    };
-    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;
+    // Every 10-minute deadline timer a call sets must be cleared by the time its answer is read.
+    const created: unknown[] = [];
+    const cleared = new Set<unknown>();
+    const realSetTimeout = globalThis.setTimeout;
+    const realClearTimeout = globalThis.clearTimeout;
+    const set = vi.spyOn(globalThis, "setTimeout").mockImplementation(((callback: () => void, ms?: number) => {
+      const timer = realSetTimeout(callback, ms);
+      if (ms === 600_000) created.push(timer);
+      return timer;
+    }) as typeof setTimeout);
+    const clear = vi.spyOn(globalThis, "clearTimeout").mockImplementation(((timer: Parameters<typeof clearTimeout>[0]) => {
+      cleared.add(timer);
+      realClearTimeout(timer);
+    }) as typeof clearTimeout);
     const client = new AbortController();
     const slow = createOpenAICompatibleAdapter({ name: "gpu", baseUrl, timeoutMs: 600_000, ...options() });
-    const before = timers();
-    for (let i = 0; i < 5; i++) {
-      await collect(slow.stream(request, "m", client.signal));
-      handle = (_request, response) => {
-        response.writeHead(200, { "content-type": "application/json" });
-        response.end(JSON.stringify({ id: "c", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }] }));
-      };
-      await slow.generate({ ...request, stream: false }, "m", client.signal);
+    try {
+      for (let i = 0; i < 5; i++) {
+        handle = (_request, response) => {
+          response.writeHead(200, { "content-type": "text/event-stream" });
+          response.end(chunk({ content: "ok" }, "stop"));
+        };
+        await collect(slow.stream(request, "m", client.signal));
+        handle = (_request, response) => {
+          response.writeHead(200, { "content-type": "application/json" });
+          response.end(JSON.stringify({ id: "c", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }] }));
+        };
+        await slow.generate({ ...request, stream: false }, "m", client.signal);
+      }
+    } finally {
+      set.mockRestore();
+      clear.mockRestore();
     }
-    expect(timers()).toBeLessThanOrEqual(before);
+    expect(created).toHaveLength(10);
+    expect(created.filter((timer) => !cleared.has(timer))).toEqual([]);
     expect(getEventListeners(client.signal, "abort")).toEqual([]);
   });
 

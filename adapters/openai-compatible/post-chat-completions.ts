@@ -75,6 +75,8 @@ class CallDeadline {
       // The reason AbortSignal.timeout gives, so a stream cut mid-way reads as a timeout too.
       this.controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, "TimeoutError"));
     }, timeoutMs);
+    // The call holds the process open while it runs; the timer alone must not (Node only).
+    (this.timer as { unref?: () => void }).unref?.();
     if (client.aborted) this.controller.abort(client.reason);
     else client.addEventListener("abort", this.followClient, { once: true });
   }

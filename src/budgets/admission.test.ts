@@ -231,6 +231,25 @@ describe("Redis admission store: settlements issued in one turn", () => {
   });
 });
 
+describe("Redis admission store: one bad settlement in a batch", () => {
+  it("fails alone: the others in its batch are applied and resolve", async () => {
+    const prefix = uniquePrefix("poisoned");
+    const store = new RedisAdmissionStore(redis, prefix);
+    const key = "route:daily|2026-11-22";
+    const settle = (requestId: string, tokens: number) => store.settle({ requestId, now: 0, scopeKeys: [key], actualNano: 1_000, tokens, rateScopes: ["key:app"] });
+    const outcomes = await Promise.allSettled([settle("req_p1", 5), settle("req_p2", 12.5), settle("req_p3", 5)]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(String((outcomes[1] as PromiseRejectedResult).reason)).toContain("settling req_p2 failed: ");
+    expect(String((outcomes[1] as PromiseRejectedResult).reason)).toContain("must be whole numbers");
+    // Nothing of the bad one was written; a retry with sound figures applies it once.
+    expect(await store.levels([key], 0)).toEqual([{ spentNano: 2_000, reservedNano: 0 }]);
+    await settle("req_p2", 12);
+    await settle("req_p1", 5);
+    expect(await store.levels([key], 0)).toEqual([{ spentNano: 3_000, reservedNano: 0 }]);
+    expect(await redis.get(`${prefix}{tollgate:budgets}:rate:key:app|tpm|0`)).toBe("22");
+  });
+});
+
 describe("Redis admission store: a batch that cannot be written", () => {
   it("rejects every settlement in it, for the caller's retry, and throws nothing of its own", async () => {
     const unreachable = new Redis({ port: 1, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });

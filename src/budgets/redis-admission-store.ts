@@ -96,35 +96,44 @@ end
 return {'ok', levels, soft}
 `;
 
-// Settles a batch: the settlements issued in one event-loop turn, in one call.
+// Settles a batch: the settlements issued in one event-loop turn, in one call. Each one is applied
+// on its own (a failing one does not stop those after it) and gets its own result: 1, or why not.
 // KEYS: expiries, reservations, then per settlement: its settled marker, n scope keys, m tpm keys.
 // ARGV: now, count, then per settlement: request id, actual, tokens, n, m.
 const SETTLE = `${SWEEP}
-sweep(tonumber(ARGV[1]))
-local k, a = 3, 3
-for _ = 1, tonumber(ARGV[2]) do
-  local id, actual, tokens, n, m = ARGV[a], ARGV[a + 1], ARGV[a + 2], tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
-  a = a + 5
-  local marker = KEYS[k]
-  if redis.call('EXISTS', marker) == 0 then
-    local held = redis.call('HGET', KEYS[2], id)
-    if held then
-      release(cjson.decode(held))
-      redis.call('HDEL', KEYS[2], id)
-      redis.call('ZREM', KEYS[1], id)
-    end
-    for i = 1, n do redis.call('HINCRBY', KEYS[k + i], 'spent', actual) end
-    for j = 1, m do
-      redis.call('INCRBY', KEYS[k + n + j], tokens)
-      redis.call('PEXPIRE', KEYS[k + n + j], ${3 * MINUTE_MS})
-    end
-    -- Marked last: Redis does not undo a script that fails half-way, and a retry must then redo it.
-    -- The marker only has to outlive retries of this settle (seconds to minutes): an hour.
-    redis.call('SET', marker, '1', 'PX', 3600000)
+local function settle(k, id, actual, tokens, n, m)
+  -- Checked before anything is written: Redis does not undo a script's writes.
+  if not (string.match(actual, '^%-?%d+$') and string.match(tokens, '^%d+$')) then
+    error('actual cost and tokens must be whole numbers, got ' .. actual .. ' and ' .. tokens)
   end
-  k = k + 1 + n + m
+  if redis.call('EXISTS', KEYS[k]) == 1 then return end
+  local held = redis.call('HGET', KEYS[2], id)
+  if held then
+    release(cjson.decode(held))
+    redis.call('HDEL', KEYS[2], id)
+    redis.call('ZREM', KEYS[1], id)
+  end
+  for i = 1, n do redis.call('HINCRBY', KEYS[k + i], 'spent', actual) end
+  for j = 1, m do
+    redis.call('INCRBY', KEYS[k + n + j], tokens)
+    redis.call('PEXPIRE', KEYS[k + n + j], ${3 * MINUTE_MS})
+  end
+  -- Marked last, so a settlement that failed half-way is redone by its retry. The marker only
+  -- has to outlive retries of this settle (seconds to minutes): an hour.
+  redis.call('SET', KEYS[k], '1', 'PX', 3600000)
 end
-return 1
+sweep(tonumber(ARGV[1]))
+local results = {}
+local k, a = 3, 3
+for p = 1, tonumber(ARGV[2]) do
+  local n, m = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
+  local ok, failure = pcall(settle, k, ARGV[a], ARGV[a + 1], ARGV[a + 2], n, m)
+  if ok then results[p] = 1
+  elseif type(failure) == 'table' then results[p] = tostring(failure.err)
+  else results[p] = tostring(failure) end
+  k, a = k + 1 + n + m, a + 5
+end
+return results
 `;
 
 // KEYS: expiries, reservations, then scope keys. ARGV: now.
@@ -140,7 +149,7 @@ return out
 
 type Scripts = {
   tollgateAdmit(...args: (string | number)[]): Promise<[string, ...unknown[]]>;
-  tollgateSettle(...args: (string | number)[]): Promise<number>;
+  tollgateSettle(...args: (string | number)[]): Promise<(number | string)[]>;
   tollgateLevels(...args: (string | number)[]): Promise<number[]>;
 };
 
@@ -234,7 +243,10 @@ export class RedisAdmissionStore implements AdmissionStore {
       Promise.resolve()
         .then(() => this.redis.tollgateSettle(keys.length, ...keys, ...args))
         .then(
-          () => batch.forEach(({ resolve }) => resolve()),
+          (results) =>
+            batch.forEach(({ plan, resolve, reject }, index) =>
+              results[index] === 1 ? resolve() : reject(new Error(`settling ${plan.requestId} failed: ${String(results[index])}`)),
+            ),
           (error: unknown) => batch.forEach(({ reject }) => reject(error)),
         );
     }
