@@ -7,6 +7,7 @@ import {
   type ScopeLevel,
   type SettlePlan,
 } from "./admission-store.ts";
+import { nextTurn } from "../runtime/next-turn.ts";
 
 // Budgets and rate limits on Redis: admission is ONE script (every rate limit and every budget
 // scope checked, then all reserved, or nothing written), settlement another (batched). Every key carries
@@ -155,9 +156,6 @@ type Scripts = {
 
 /** Settlements per script call: one call holds Redis for its whole batch. */
 const MAX_SETTLE_BATCH = 64;
-
-const nextTurn: (callback: () => void) => void =
-  (globalThis as { setImmediate?: (callback: () => void) => void }).setImmediate ?? ((callback) => setTimeout(callback, 0));
 
 type QueuedSettlement = { plan: SettlePlan; resolve(): void; reject(error: unknown): void };
 

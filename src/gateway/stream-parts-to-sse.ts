@@ -2,6 +2,7 @@ import type { StreamRenderer } from "../dialects/dialect.ts";
 import type { StreamSummary } from "../dialects/stream-summary.ts";
 import { toGatewayError } from "../errors/gateway-error.ts";
 import type { StreamPart } from "../model/stream-part.ts";
+import { nextTurn } from "../runtime/next-turn.ts";
 
 // Turns the committed stream of parts into SSE bytes for the client. Pull-based: the next
 // upstream part is read only when the client side asks for more, so a slow client slows the
@@ -29,9 +30,6 @@ const encoder = new TextEncoder();
 /** A burst is cut into writes of about this size, so one write never holds a whole answer. */
 export const MAX_WRITE_BYTES = 16 * 1024;
 const NOT_YET = Symbol("not yet");
-const nextTurn: (callback: () => void) => void =
-  (globalThis as { setImmediate?: (callback: () => void) => void }).setImmediate ?? ((callback) => setTimeout(callback, 0));
-
 export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint8Array> {
   let pendingFirst: StreamPart | undefined = options.first;
   /** A `next()` that did not settle within the last write's turn; the next pull awaits it. */

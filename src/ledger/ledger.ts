@@ -1,5 +1,6 @@
 import type { CostRecord } from "../metering/cost-record.ts";
 import type { LedgerStore } from "./ledger-store.ts";
+import { nextTurn } from "../runtime/next-turn.ts";
 
 // Records leave the request path here. `record()` only queues: the write happens on a later turn
 // of the event loop, after the answer's last byte went out, and many records share one write
@@ -15,9 +16,6 @@ export type LedgerOptions = {
   retryDelayMs?: number;
   maxRetryDelayMs?: number;
 };
-
-const nextTurn: (callback: () => void) => void =
-  (globalThis as { setImmediate?: (callback: () => void) => void }).setImmediate ?? ((callback) => setTimeout(callback, 0));
 
 export class Ledger {
   private readonly queue: CostRecord[] = [];
