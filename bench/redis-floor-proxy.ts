@@ -1,4 +1,4 @@
-// The floor of a metering proxy on this stack: bare-hono-proxy.ts plus the Redis work a gateway
+// The floor of a metering proxy on this stack: bare-hono-proxy.ts (the same forward()) plus the Redis work a gateway
 // that enforces budgets and keeps an exact ledger cannot skip: one script call before the
 // upstream call (reserve a request's worst case on three scopes, atomically, with an expiry) and,
 // after the answer, one batched script call that writes a cost record of tollgate's size with
@@ -6,15 +6,12 @@
 // Usage: tsx bench/redis-floor-proxy.ts <port> <upstream origin>   (Redis: TOLLGATE_BENCH_REDIS_URL)
 import type { Server } from "node:http";
 import { randomUUID } from "node:crypto";
-import { Readable } from "node:stream";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { Redis } from "ioredis";
-import { Agent, request } from "undici";
-import { announce, BENCH_REDIS_VARIABLE, CHAT_PATH, portFromArgs, upstreamFromArgs } from "./lib/shared.ts";
+import { forward, toWebStream } from "./lib/forward.ts";
+import { announce, BENCH_REDIS_VARIABLE, CHAT_PATH, portFromArgs } from "./lib/shared.ts";
 
-const target = new URL(CHAT_PATH, upstreamFromArgs()).href;
-const dispatcher = new Agent({ connections: 256, keepAliveTimeout: 60_000 });
 const redis = new Redis(process.env[BENCH_REDIS_VARIABLE]!, { enableAutoPipelining: true });
 
 // KEYS: three scope hashes, reservations, expiries. ARGV: request id, amount, expires at.
@@ -69,37 +66,14 @@ const app = new Hono();
 app.post(CHAT_PATH, async (c) => {
   const id = randomUUID();
   await scripts.floorReserve(...fixed, id, 1000, Date.now() + 660_000);
-  const up = await request(target, {
-    method: "POST",
-    dispatcher,
-    headers: { "content-type": c.req.header("content-type") ?? "application/json" },
-    body: await c.req.arrayBuffer().then((b) => Buffer.from(b)),
-  });
-  const contentType = String(up.headers["content-type"] ?? "application/json");
-  const status = up.statusCode as 200;
+  const { status, contentType, body } = await forward(c);
   if (contentType.startsWith("text/event-stream")) {
-    return c.body(toWebStream(up.body, () => record(id)), status, { "content-type": contentType, "cache-control": "no-cache" });
+    return c.body(toWebStream(body, () => record(id)), status, { "content-type": contentType, "cache-control": "no-cache" });
   }
-  const body = new Uint8Array(await up.body.arrayBuffer());
+  const bytes = new Uint8Array(await body.arrayBuffer());
   record(id);
-  return c.body(body, status, { "content-type": contentType });
+  return c.body(bytes, status, { "content-type": contentType });
 });
-
-function toWebStream(body: Readable, done: () => void): ReadableStream<Uint8Array> {
-  const it = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const { value, done: ended } = await it.next();
-      if (ended) {
-        controller.close();
-        done();
-      } else controller.enqueue(value);
-    },
-    cancel() {
-      body.destroy();
-    },
-  });
-}
 
 const server = serve({ fetch: app.fetch, port: portFromArgs(), hostname: "127.0.0.1" }, (info) => {
   announce({ type: "ready", port: info.port });

@@ -2,9 +2,9 @@ import type { Redis } from "ioredis";
 import type { CostRecord } from "../metering/cost-record.ts";
 import { aggregateIncrements, dimensionsOf, recordDay, type AggregateDimensions, type AggregateMetric } from "./ledger-store.ts";
 
-// The ledger in Redis. Each record and the aggregates it feeds are written by one Lua script, so
-// they land together or not at all, and the script writes nothing when the record's key already
-// exists: a retried write never counts twice. A batch of records is one script call, one round trip.
+// The ledger in Redis. Each record and the aggregates it feeds are written by the same Lua script
+// call, and the script writes nothing for a record whose key already exists: a retried write never
+// counts twice. A batch of records is one script call, one round trip.
 //
 // Key layout (all keys of a day share the hash tag `{tollgate:YYYY-MM-DD}`, so one script only
 // touches one Redis Cluster slot):

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { CostRecord } from "../metering/cost-record.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import { createGatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
+import { makeCostRecord } from "../../test/support/cost-records.ts";
 import { createOtlpReceiver, decodeAttributes, pointWith, type OtlpMetric, type OtlpSpan, type TracesBody } from "../../test/support/otlp-receiver.ts";
 import { setupTelemetry, type TelemetryHandle } from "./setup-telemetry.ts";
 
@@ -49,21 +50,17 @@ const chatRequest: ChatRequest = {
 };
 const target = { providerName: "openai-main", providerType: "openai" as const, model: "gpt-4o", baseUrl: "https://api.openai.com/v1" };
 
+/** The shared test record, as this telemetry test's request would have made it. */
 function costRecord(overrides: Partial<CostRecord>): CostRecord {
-  return {
+  return makeCostRecord({
     requestId: "req_1",
     time: "2026-07-01T12:00:00.000Z",
     keyId: "key_ops",
     team: "platform",
     route: "smart",
     provider: "openai-main",
-    model: "gpt-4o",
     responseModel: "gpt-4o-2024-08-06",
-    dialect: "openai",
     stream: true,
-    status: "ok",
-    httpStatus: 200,
-    finishReason: "stop",
     // gpt-4o at $2.50 input, $1.25 cached, $10 output per 1M tokens.
     usage: { inputTokens: 800, cacheReadTokens: 1200, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 300, reasoningTokens: 0 },
     cost: { inputNano: 2_000_000, cacheReadNano: 1_500_000, cacheWriteNano: 0, outputNano: 3_000_000, totalNano: 6_500_000, cacheSavingsNano: 1_500_000 },
@@ -71,12 +68,8 @@ function costRecord(overrides: Partial<CostRecord>): CostRecord {
     upstreamTtftMs: 250,
     durationMs: 1500,
     outputTokensPerSecond: 240,
-    estimated: false,
-    unpriced: false,
-    policies: [],
-    warnings: [],
     ...overrides,
-  };
+  });
 }
 
 describe("setupTelemetry", () => {
