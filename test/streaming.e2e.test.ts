@@ -1,7 +1,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
-import { APP_KEY, testConfig, useMockedGateway } from "./support/gateway.ts";
+import { APP_KEY, startTestGateway, testConfig, useMockedGateway, waitForRecord } from "./support/gateway.ts";
 import { startGateway } from "../src/node/serve.ts";
 
 // What streaming must get right beyond the happy path: no buffering, client disconnects stop
@@ -188,6 +188,59 @@ describe("a provider that does not answer", () => {
       await until(() => rig.mocks.anthropic.requests[0]!.aborted, "the hung upstream request to be aborted");
     } finally {
       await impatient.close();
+    }
+  });
+});
+
+describe("a provider that goes silent mid-stream", () => {
+  async function gatewayWithIdleLimit(idleMs: number) {
+    const config = testConfig();
+    for (const provider of ["openai", "anthropic"] as const) (config.providers[provider] as Record<string, unknown>).streamIdleTimeoutMs = idleMs;
+    return startTestGateway(config);
+  }
+
+  it("is cut off after streamIdleTimeoutMs: the client keeps what came and gets a timeout error; the call is aborted and recorded", async () => {
+    const gateway = await gatewayWithIdleLimit(200);
+    try {
+      rig.mocks.anthropic.enqueue({ kind: "stall", afterChunks: 2 });
+      const { data: stream, response } = await gateway.openai.chat.completions
+        .create({ model: "claude", max_tokens: 50, messages: [{ role: "user", content: "hi" }], stream: true })
+        .withResponse();
+      let text = "";
+      const failure = await (async () => {
+        try {
+          for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+        } catch (error) {
+          return error;
+        }
+      })();
+      expect(text).toBe("chunk0 chunk1");
+      expect(failure).toBeInstanceOf(OpenAI.APIError);
+      expect((failure as Error).message).toContain('provider "anthropic" went silent for 200 ms mid-stream; the stream was cut off');
+      await until(() => rig.mocks.anthropic.requests[0]!.aborted, "the stalled upstream request to be aborted");
+      const record = await waitForRecord(gateway, response.headers.get("x-tollgate-request-id")!);
+      // Two chunks came ("chunk0", " chunk1"): counted by the tokenizer, since no usage followed.
+      expect(record).toMatchObject({ status: "error", httpStatus: 200, errorType: "timeout", provider: "anthropic", estimated: true });
+      expect(record.usage.outputTokens).toBeGreaterThan(0);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it("before its first token, counts as a failed target: the route falls back to the next one", async () => {
+    const config = testConfig();
+    (config.providers.openai as Record<string, unknown>).timeoutMs = 300;
+    const gateway = await startTestGateway(config);
+    try {
+      rig.mocks.openai.enqueue({ kind: "stall", afterChunks: 0, headersOnly: true });
+      rig.mocks.anthropic.enqueue({ kind: "text", chunks: ["rescued"] });
+      const stream = await gateway.anthropic.messages.create({ model: "gpt-then-claude", max_tokens: 20, messages: [{ role: "user", content: "hi" }], stream: true });
+      let text = "";
+      for await (const event of stream) if (event.type === "content_block_delta" && event.delta.type === "text_delta") text += event.delta.text;
+      expect(text).toBe("rescued");
+      expect(rig.mocks.openai.requests[0]!.aborted).toBe(true);
+    } finally {
+      await gateway.close();
     }
   });
 });

@@ -7,6 +7,7 @@ import type { StreamPart } from "../../src/model/stream-part.ts";
 import { Agent } from "undici";
 import type { TransportOptions } from "../../src/model/chat-model.ts";
 import { createUndiciPost } from "../../src/node/undici-fetch.ts";
+import { withStreamDeadlines } from "../../src/routing/stream-deadlines.ts";
 import { createOpenAICompatibleAdapter } from "./create-openai-compatible-adapter.ts";
 
 // The SDK-free adapter against a real HTTP server that misbehaves the ways local decoders do.
@@ -125,15 +126,42 @@ describe.each([
     await expect(adapter().generate({ ...request, stream: false }, "m", new AbortController().signal)).rejects.toMatchObject({ kind: "timeout", status: 504 });
   });
 
-  it("cuts a stream that is still going at timeoutMs with a timeout error part", async () => {
+  it("bounds only the wait for a stream's headers: a stream still producing at timeoutMs goes on", async () => {
     handle = (_request, response) => {
       response.writeHead(200, { "content-type": "text/event-stream" });
-      const timer = setInterval(() => response.write(chunk({ content: "t" })), 20);
+      let n = 0;
+      // 25 chunks 20 ms apart: the answer takes about 500 ms, past the 300 ms timeoutMs.
+      const timer = setInterval(() => {
+        if (n < 25) return void response.write(chunk({ content: `t${n++}` }));
+        clearInterval(timer);
+        response.end(`${chunk({}, "stop")}data: [DONE]\n\n`);
+      }, 20);
       response.on("close", () => clearInterval(timer));
     };
     const parts = await collect(adapter().stream(request, "m", new AbortController().signal));
-    expect(parts.filter((part) => part.type === "text-delta").length).toBeGreaterThan(3);
-    expect(parts.at(-1)).toMatchObject({ type: "error", error: { kind: "timeout", status: 504 } });
+    expect(parts.filter((part) => part.type === "text-delta")).toHaveLength(25);
+    expect(parts.at(-1)).toEqual({ type: "finish", reason: "stop" });
+  });
+
+  it("gives up on a stream whose response headers do not come within timeoutMs", async () => {
+    handle = () => {}; // never answers
+    const parts = await collect(adapter().stream(request, "m", new AbortController().signal));
+    expect(parts).toEqual([expect.objectContaining({ type: "error", error: expect.objectContaining({ kind: "timeout", status: 504 }) })]);
+  });
+
+  it("with the router's stream deadlines, a decoder that goes silent mid-stream is cut off and its connection closed", async () => {
+    handle = (_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.write(chunk({ role: "assistant", content: "" }));
+      response.write(chunk({ content: "partial" }));
+      // …and then nothing: a wedged decoder that keeps the connection open.
+    };
+    const guarded = withStreamDeadlines(adapter(), { firstPartMs: 300, idleMs: 100 });
+    const parts = await collect(guarded.stream(request, "m", new AbortController().signal));
+    expect(parts.filter((part) => part.type === "text-delta")).toEqual([{ type: "text-delta", text: "partial" }]);
+    expect(parts.at(-1)).toMatchObject({ type: "error", error: { kind: "timeout", status: 504, message: 'provider "gpu" went silent for 100 ms mid-stream; the stream was cut off' } });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(closed.at(-1)).toBe(true);
   });
 
   it("leaves no deadline timer or client listener behind once an answer has been read", async () => {

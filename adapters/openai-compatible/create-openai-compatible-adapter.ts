@@ -34,7 +34,8 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
   };
   const timeoutMs = options.timeoutMs ?? 600_000;
   const errorContext: ProviderErrorContext = { provider: options.name, apiKey: options.apiKey, keyVariable: options.keyVariable };
-  const call = (body: unknown, signal: AbortSignal) => postChatCompletions({ url, body, signal, timeoutMs, transport, ...(options.apiKey ? { apiKey: options.apiKey } : {}) });
+  const call = (body: unknown, signal: AbortSignal, timeoutCovers: "answer" | "headers") =>
+    postChatCompletions({ url, body, signal, timeoutMs, timeoutCovers, transport, ...(options.apiKey ? { apiKey: options.apiKey } : {}) });
 
   return {
     providerName: options.name,
@@ -44,7 +45,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     async generate(request, model, signal) {
       const body = convertToOpenAIRequest({ ...request, stream: false }, model, "compatible");
       try {
-        const response = await call(body, signal);
+        const response = await call(body, signal, "answer");
         return mapOpenAIResponse((await response.json()) as OpenAI.Chat.Completions.ChatCompletion);
       } catch (error) {
         throw mapProviderError(error, errorContext);
@@ -54,7 +55,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     async *stream(request, model, signal): AsyncGenerator<StreamPart> {
       const body = convertToOpenAIRequest({ ...request, stream: true }, model, "compatible");
       try {
-        const response = await call({ ...body, stream: true }, signal);
+        const response = await call({ ...body, stream: true }, signal, "headers");
         let finished = false;
         for await (const part of mapOpenAIStream(parseChunks(readSseData(response.body)))) {
           if (part.type === "finish") finished = true;

@@ -13,6 +13,12 @@ export type ChatCompletionsCall = {
   body: unknown;
   signal: AbortSignal;
   timeoutMs: number;
+  /**
+   * What `timeoutMs` bounds: the whole answer, or only the wait for the response headers (a
+   * stream, whose body the router's stream deadlines guard instead; see
+   * src/routing/stream-deadlines.ts).
+   */
+  timeoutCovers: "answer" | "headers";
   transport: TransportOptions;
 };
 
@@ -35,17 +41,21 @@ export async function postChatCompletions(call: ChatCompletionsCall): Promise<Ch
   const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json, text/event-stream" };
   if (call.apiKey) headers.authorization = `Bearer ${call.apiKey}`;
   const deadline = new CallDeadline(call.signal, call.timeoutMs);
+  const accepted = (response: ChatCompletionsResponse) => {
+    if (call.timeoutCovers === "headers") deadline.stopClock();
+    return deadline.endsWith(response);
+  };
   const signal = deadline.signal;
   const body = JSON.stringify(call.body);
   try {
     if (call.transport.post) {
       const response = await call.transport.post(call.url, { headers, body, signal });
-      if (response.status < 400) return deadline.endsWith(response);
+      if (response.status < 400) return accepted(response);
       throw new ProviderHttpError(response.status, new Headers(flatHeaders(response.headers)), errorBody(await response.text().catch(() => "")));
     }
     const doFetch = call.transport.fetch ?? fetch;
     const response = await doFetch(call.url, { method: "POST", headers, body, signal, ...(call.transport.fetchOptions ?? {}) } as RequestInit);
-    if (response.ok) return deadline.endsWith({ json: () => response.json(), body: response.body! });
+    if (response.ok) return accepted({ json: () => response.json(), body: response.body! });
     throw new ProviderHttpError(response.status, response.headers, errorBody(await response.text().catch(() => "")));
   } catch (error) {
     deadline.end();
@@ -86,6 +96,11 @@ class CallDeadline {
   }
 
   private readonly followClient = () => this.controller.abort(this.client.reason);
+
+  /** The deadline no longer applies; a client that leaves still aborts the call. */
+  stopClock(): void {
+    clearTimeout(this.timer);
+  }
 
   end(): void {
     clearTimeout(this.timer);

@@ -73,7 +73,10 @@ const providerSchema = z
     apiKey: secretSchema.optional(),
     /** When true, a missing key variable is reported at start-up instead of stopping it. */
     optional: z.boolean().default(false),
+    /** Until the answer (non-streaming) or the first part of a stream. */
     timeoutMs: z.number().int().positive().default(600_000),
+    /** The longest silence between two parts of a stream once it has started; default: timeoutMs. */
+    streamIdleTimeoutMs: z.number().int().positive().optional(),
     /** The SDKs' own retries; 0 by default because the route's fallback targets are the retry. */
     maxRetries: z.number().int().min(0).max(10).default(0),
     pricing: pricingSchema.optional(),

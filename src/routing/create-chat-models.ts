@@ -3,6 +3,7 @@ import { createOpenAICompatibleAdapter } from "../../adapters/openai-compatible/
 import { createOpenAIAdapter } from "../../adapters/openai/create-openai-adapter.ts";
 import type { ResolvedProvider } from "../config/resolve-config.ts";
 import type { ChatModel, TransportOptions } from "../model/chat-model.ts";
+import { withStreamDeadlines } from "./stream-deadlines.ts";
 
 /** A provider tollgate can call, or why it cannot (an optional provider without its key). */
 export type ProviderSlot = { model: ChatModel } | { unavailable: string };
@@ -23,17 +24,19 @@ export function createChatModels(providers: Record<string, ResolvedProvider>, tr
       ...(provider.apiKey ? { keyVariable: provider.apiKey.env } : {}),
       ...(provider.baseUrl ? { baseUrl: provider.baseUrl } : {}),
     };
-    switch (provider.type) {
-      case "openai":
-        slots.set(provider.name, { model: createOpenAIAdapter(common) });
-        break;
-      case "anthropic":
-        slots.set(provider.name, { model: createAnthropicAdapter({ ...common, apiKey: provider.apiKeyValue ?? "" }) });
-        break;
-      case "openai-compatible":
-        slots.set(provider.name, { model: createOpenAICompatibleAdapter({ ...common, baseUrl: provider.baseUrl ?? "" }) });
-        break;
-    }
+    const model = createAdapter(provider, common);
+    slots.set(provider.name, { model: withStreamDeadlines(model, { firstPartMs: provider.timeoutMs, idleMs: provider.streamIdleTimeoutMs ?? provider.timeoutMs }) });
   }
   return slots;
+}
+
+function createAdapter(provider: ResolvedProvider, common: Parameters<typeof createOpenAIAdapter>[0]): ChatModel {
+  switch (provider.type) {
+    case "openai":
+      return createOpenAIAdapter(common);
+    case "anthropic":
+      return createAnthropicAdapter({ ...common, apiKey: provider.apiKeyValue ?? "" });
+    case "openai-compatible":
+      return createOpenAICompatibleAdapter({ ...common, baseUrl: provider.baseUrl ?? "" });
+  }
 }

@@ -6,6 +6,7 @@ import { http, HttpResponse } from "msw";
 import {
   countWordsInContent,
   paced,
+  thenStall,
   recordRequest,
   ReplyQueue,
   sseBody,
@@ -99,6 +100,17 @@ export type AnthropicMockReply =
        */
       kind: "endless";
       delayMsBetweenChunks: number;
+    }
+  | {
+      /**
+       * Starts a stream normally, sends `afterChunks` content chunks ("chunk0", " chunk1", …), then
+       * sends nothing more, connection open, until the request aborts (a wedged provider). A
+       * non-streaming request gets no answer at all until it aborts.
+       */
+      kind: "stall";
+      afterChunks: number;
+      /** Send the 200 and its headers, then not even the stream's opening event. */
+      headersOnly?: boolean;
     };
 
 export type AnthropicMockOptions = ProviderMockOptions;
@@ -145,9 +157,9 @@ export function createAnthropicMock({
     const model = ("model" in reply && reply.model) || (typeof body.model === "string" ? body.model : "claude-sonnet-4-6");
     const stream = body.stream === true;
     const promptWords = countWordsInContent(body.system) + countWordsInContent(body.messages);
-    const sse = (frames: Iterable<string>, delayMs = 0) =>
+    const sse = (frames: Iterable<string>, delayMs = 0, stall = false) =>
       new HttpResponse(
-        sseBody(paced(frames, delayMs, request.signal), request.signal, () => (record.aborted = true)),
+        sseBody(stall ? thenStall(frames, request.signal) : paced(frames, delayMs, request.signal), request.signal, () => (record.aborted = true)),
         { status: 200, headers: { "request-id": requestId, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" } },
       );
 
@@ -168,6 +180,16 @@ export function createAnthropicMock({
         frames.push(...partial.map((piece) => sseEvent("content_block_delta", textDeltaEvent(0, piece))));
         frames.push(sseEvent("error", streamErrorBody(type, message, requestId)));
         return sse(frames, reply.delayMsBetweenChunks);
+      }
+
+      case "stall": {
+        if (!stream) {
+          await untilAborted(request.signal);
+          return HttpResponse.error();
+        }
+        const frames = openingFrames({ id: newMessageId(), model }, promptWords);
+        for (let i = 0; i < reply.afterChunks; i++) frames.push(sseEvent("content_block_delta", textDeltaEvent(0, `${i === 0 ? "" : " "}chunk${i}`)));
+        return sse(reply.headersOnly ? [] : frames, 0, true);
       }
 
       case "endless": {

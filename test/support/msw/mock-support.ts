@@ -163,6 +163,12 @@ export async function* paced(frames: Iterable<string>, delayMs: number, signal: 
   }
 }
 
+/** Yields `frames`, then nothing more until `signal` aborts: a provider that hangs mid-answer with its connection open. */
+export async function* thenStall(frames: Iterable<string>, signal: AbortSignal): AsyncGenerator<string, void, undefined> {
+  yield* frames;
+  await untilAborted(signal);
+}
+
 /**
  * A response body that pulls one SSE frame at a time from `frames`, so each frame reaches the client
  * as its own chunk and any `await sleep(...)` inside the generator really delays it.

@@ -6,6 +6,7 @@ import { http, HttpResponse, type JsonBodyType } from "msw";
 import {
   countWordsInContent,
   paced,
+  thenStall,
   recordRequest,
   ReplyQueue,
   sseBody,
@@ -94,6 +95,17 @@ export type OpenAIMockReply =
        */
       kind: "endless";
       delayMsBetweenChunks: number;
+    }
+  | {
+      /**
+       * Starts a stream normally, sends `afterChunks` content chunks ("chunk0", " chunk1", …), then
+       * sends nothing more, connection open, until the request aborts (a wedged provider). A
+       * non-streaming request gets no answer at all until it aborts.
+       */
+      kind: "stall";
+      afterChunks: number;
+      /** Send the 200 and its headers, then not even the stream's opening event. */
+      headersOnly?: boolean;
     };
 
 export type OpenAIMockOptions = ProviderMockOptions;
@@ -136,9 +148,9 @@ export function createOpenAIMock({
       includeUsage: body.stream_options?.include_usage === true,
       includeObfuscation: body.stream_options?.include_obfuscation !== false,
     };
-    const sse = (frames: Iterable<string>, delayMs = 0) =>
+    const sse = (frames: Iterable<string>, delayMs = 0, stall = false) =>
       new HttpResponse(
-        sseBody(paced(frames, delayMs, request.signal), request.signal, () => (record.aborted = true)),
+        sseBody(stall ? thenStall(frames, request.signal) : paced(frames, delayMs, request.signal), request.signal, () => (record.aborted = true)),
         { status: 200, headers: { ...headers(), "content-type": "text/event-stream; charset=utf-8" } },
       );
 
@@ -166,6 +178,17 @@ export function createOpenAIMock({
         for (let i = 0; i < reply.afterChunks; i++) frames.push(contentFrame(identity, shape, `${i === 0 ? "" : " "}chunk${i}`));
         frames.push(sseData(error));
         return sse(frames, reply.delayMsBetweenChunks);
+      }
+
+      case "stall": {
+        if (!stream) {
+          await untilAborted(request.signal);
+          return HttpResponse.error();
+        }
+        const identity = newResponseIdentity(model);
+        const frames = [sseData(buildChunk(identity, shape, [streamChoice(FIRST_TEXT_DELTA)]))];
+        for (let i = 0; i < reply.afterChunks; i++) frames.push(contentFrame(identity, shape, `${i === 0 ? "" : " "}chunk${i}`));
+        return sse(reply.headersOnly ? [] : frames, 0, true);
       }
 
       case "endless": {

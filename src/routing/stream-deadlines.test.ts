@@ -1,0 +1,106 @@
+import { describe, expect, it } from "vitest";
+import { GatewayError } from "../errors/gateway-error.ts";
+import type { ChatModel } from "../model/chat-model.ts";
+import type { ChatRequest } from "../model/chat-request.ts";
+import type { StreamPart } from "../model/stream-part.ts";
+import { withStreamDeadlines } from "./stream-deadlines.ts";
+
+// A scripted adapter: each step is a delay in ms before the next part ("stall" never comes).
+// Like the real adapters, it ends quietly when its signal aborts, and records that it did.
+function scriptedModel(steps: (number | "stall")[]) {
+  const seen = { aborted: false, returned: false };
+  const model: ChatModel = {
+    providerName: "scripted",
+    providerType: "openai-compatible",
+    baseUrl: "http://127.0.0.1:1/v1",
+    generate: async () => {
+      throw new Error("not used");
+    },
+    async *stream(_request, _model, signal) {
+      signal.addEventListener("abort", () => (seen.aborted = true), { once: true });
+      try {
+        for (const [index, step] of steps.entries()) {
+          const arrived = await new Promise<boolean>((resolve) => {
+            const timer = step === "stall" ? undefined : setTimeout(() => resolve(true), step);
+            signal.addEventListener("abort", () => (clearTimeout(timer), resolve(false)), { once: true });
+          });
+          if (!arrived) return;
+          yield index === 0 ? { type: "start", id: "x", model: "m" } : { type: "text-delta", text: `t${index}` };
+        }
+        yield { type: "finish", reason: "stop" };
+      } finally {
+        seen.returned = true;
+      }
+    },
+  };
+  return { model, seen };
+}
+
+const request: ChatRequest = { route: "r", messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }], stream: true, streamUsage: false };
+
+async function collect(parts: AsyncGenerator<StreamPart>, readDelayMs = 0): Promise<StreamPart[]> {
+  const out: StreamPart[] = [];
+  for await (const part of parts) {
+    out.push(part);
+    if (readDelayMs) await new Promise((resolve) => setTimeout(resolve, readDelayMs));
+  }
+  return out;
+}
+
+describe("stream deadlines", () => {
+  it("lets a stream that keeps producing run longer than both limits together", async () => {
+    const { model } = scriptedModel([10, 40, 40, 40, 40, 40]);
+    const parts = await collect(withStreamDeadlines(model, { firstPartMs: 100, idleMs: 100 }).stream(request, "m", new AbortController().signal));
+    expect(parts.map((part) => part.type)).toEqual(["start", "text-delta", "text-delta", "text-delta", "text-delta", "text-delta", "finish"]);
+  });
+
+  it("cuts a stream that goes silent mid-way, aborts the upstream call, and says so", async () => {
+    const { model, seen } = scriptedModel([0, 5, "stall"]);
+    // A first-part limit past the test's own timeout: only the idle limit can end this stream in time.
+    const parts = await collect(withStreamDeadlines(model, { firstPartMs: 60_000, idleMs: 80 }).stream(request, "m", new AbortController().signal));
+    expect(parts.slice(0, 2).map((part) => part.type)).toEqual(["start", "text-delta"]);
+    const last = parts.at(-1)!;
+    expect(last.type).toBe("error");
+    const error = (last as { error: GatewayError }).error;
+    expect(error).toMatchObject({ kind: "timeout", status: 504, retryable: false });
+    expect(error.message).toBe('provider "scripted" went silent for 80 ms mid-stream; the stream was cut off');
+    expect(seen.aborted).toBe(true);
+    expect(seen.returned).toBe(true);
+  });
+
+  it("bounds the wait for the first part with its own limit, and leaves the route free to fall back", async () => {
+    const { model, seen } = scriptedModel(["stall"]);
+    const parts = await collect(withStreamDeadlines(model, { firstPartMs: 60, idleMs: 10_000 }).stream(request, "m", new AbortController().signal));
+    expect(parts).toHaveLength(1);
+    const error = (parts[0] as { error: GatewayError }).error;
+    expect(error).toMatchObject({ kind: "timeout", retryable: true, message: 'provider "scripted" sent nothing within 60 ms' });
+    expect(seen.aborted).toBe(true);
+  });
+
+  it("does not count a slow reader's time as upstream silence (backpressure is not a stall)", async () => {
+    const { model, seen } = scriptedModel([0, 1, 1, 1, 1]);
+    // Each part waits 60 ms in the reader, twice the idle limit; the upstream itself is quick.
+    const parts = await collect(withStreamDeadlines(model, { firstPartMs: 30, idleMs: 30 }).stream(request, "m", new AbortController().signal), 60);
+    expect(parts.map((part) => part.type)).toEqual(["start", "text-delta", "text-delta", "text-delta", "text-delta", "finish"]);
+    expect(seen.aborted).toBe(false);
+  });
+
+  it("passes a client that leaves through to the upstream call, with no error of its own", async () => {
+    const { model, seen } = scriptedModel([0, "stall"]);
+    const client = new AbortController();
+    const stream = withStreamDeadlines(model, { firstPartMs: 10_000, idleMs: 10_000 }).stream(request, "m", client.signal);
+    expect((await stream.next()).value).toMatchObject({ type: "start" });
+    setTimeout(() => client.abort(), 20);
+    expect(await stream.next()).toEqual({ done: true, value: undefined });
+    expect(seen.aborted).toBe(true);
+  });
+
+  it("ends the adapter's stream when the reader leaves early", async () => {
+    const { model, seen } = scriptedModel([0, 1, 1, 1]);
+    const stream = withStreamDeadlines(model, { firstPartMs: 1_000, idleMs: 1_000 }).stream(request, "m", new AbortController().signal);
+    await stream.next();
+    await stream.return(undefined);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(seen.returned).toBe(true);
+  });
+});

@@ -1,0 +1,128 @@
+import { GatewayError } from "../errors/gateway-error.ts";
+import type { ChatModel } from "../model/chat-model.ts";
+import type { StreamPart } from "../model/stream-part.ts";
+
+// Two deadlines guard every stream, whichever adapter makes it. The first part must arrive within
+// the provider's `timeoutMs` of the call; after that, the upstream may not go silent for longer
+// than `streamIdleTimeoutMs` between two parts. A stream that keeps producing may run as long as
+// it needs (a local decoder writing 30,000 tokens takes many minutes). A stalled one is cut: the
+// upstream request is aborted, and the client gets a timeout error in its dialect instead of
+// waiting forever on a connection that holds a budget reservation.
+//
+// Only time spent waiting on the upstream counts. While the client reads slowly, this generator
+// sits at its `yield` and the clock is not running: backpressure is not a stall.
+
+export type StreamDeadlines = { firstPartMs: number; idleMs: number };
+
+export function withStreamDeadlines(model: ChatModel, deadlines: StreamDeadlines): ChatModel {
+  return {
+    providerName: model.providerName,
+    providerType: model.providerType,
+    baseUrl: model.baseUrl,
+    generate: (request, modelName, signal) => model.generate(request, modelName, signal),
+    stream: (request, modelName, signal) => guarded(model, deadlines, signal, (inner) => model.stream(request, modelName, inner)),
+  };
+}
+
+async function* guarded(
+  model: ChatModel,
+  { firstPartMs, idleMs }: StreamDeadlines,
+  client: AbortSignal,
+  open: (signal: AbortSignal) => AsyncGenerator<StreamPart>,
+): AsyncGenerator<StreamPart> {
+  const watchdog = new Watchdog(client);
+  const parts = open(watchdog.signal);
+  let first = true;
+  try {
+    for (;;) {
+      watchdog.waitAtMost(first ? firstPartMs : idleMs);
+      const next = await parts.next();
+      watchdog.arrived();
+      // Once the watchdog fired, whatever the adapter made of the abort is replaced by why it fired.
+      if (watchdog.fired) {
+        const where = `provider "${model.providerName}"`;
+        const message = first ? `${where} sent nothing within ${firstPartMs} ms` : `${where} went silent for ${idleMs} ms mid-stream; the stream was cut off`;
+        // Before the first part, the route's next target may still answer.
+        yield { type: "error", error: new GatewayError("timeout", message, { retryable: first }) };
+        return;
+      }
+      if (next.done) return;
+      first = false;
+      yield next.value;
+    }
+  } finally {
+    watchdog.stop();
+    // Leaving early (the client went away, or a failure) must also end the adapter's stream.
+    void parts.return(undefined).catch(() => undefined);
+  }
+}
+
+/**
+ * One timer per stream, re-armed only when it runs out: arriving parts just note the time, so a
+ * stream of thousands of chunks does not create thousands of timers.
+ */
+class Watchdog {
+  private readonly controller = new AbortController();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the current wait on the upstream began; -1 while not waiting. */
+  private waitingSince = -1;
+  private limitMs = 0;
+  /** When the running timer fires. */
+  private dueAt = 0;
+  fired = false;
+
+  constructor(private readonly client: AbortSignal) {
+    if (client.aborted) this.controller.abort(client.reason);
+    else client.addEventListener("abort", this.followClient, { once: true });
+  }
+
+  /** What the adapter's call listens to: the client leaving, or this watchdog firing. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  waitAtMost(limitMs: number): void {
+    this.waitingSince = performance.now();
+    this.limitMs = limitMs;
+    // A timer set for a longer limit (the first part's) would check too late for this one.
+    if (this.timer && this.dueAt > this.waitingSince + limitMs) this.stopTimer();
+    this.timer ??= this.schedule(limitMs);
+  }
+
+  arrived(): void {
+    this.waitingSince = -1;
+  }
+
+  stop(): void {
+    this.stopTimer();
+    this.client.removeEventListener("abort", this.followClient);
+  }
+
+  private stopTimer(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private readonly followClient = () => this.controller.abort(this.client.reason);
+
+  private schedule(ms: number): ReturnType<typeof setTimeout> {
+    this.dueAt = performance.now() + ms;
+    const timer = setTimeout(this.check, Math.max(1, Math.ceil(ms)));
+    // The upstream call holds the process open while it runs; the watchdog alone must not.
+    (timer as { unref?: () => void }).unref?.();
+    return timer;
+  }
+
+  private readonly check = () => {
+    this.timer = undefined;
+    // Not waiting (the client is reading slowly): the next wait starts a new timer.
+    if (this.waitingSince < 0) return;
+    const leftMs = this.waitingSince + this.limitMs - performance.now();
+    if (leftMs > 0) {
+      this.timer = this.schedule(leftMs);
+      return;
+    }
+    this.fired = true;
+    this.controller.abort(new DOMException(`no stream part within ${this.limitMs} ms`, "TimeoutError"));
+  };
+}
