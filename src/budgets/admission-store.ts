@@ -54,6 +54,11 @@ export interface AdmissionStore {
   admit(plan: AdmitPlan): Promise<AdmitResult>;
   /** Idempotent by request id: a retried settle never counts twice. */
   settle(plan: SettlePlan): Promise<void>;
+  /**
+   * Pushes the expiry of reservations still held out to `expiresAt` (never earlier). One already
+   * settled or expired stays gone: its request still settles with its actual cost.
+   */
+  extend(requestIds: string[], expiresAt: number): Promise<void>;
   levels(scopeKeys: string[], now: number): Promise<ScopeLevel[]>;
 }
 

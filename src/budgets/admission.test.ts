@@ -7,6 +7,7 @@ import { GatewayError } from "../errors/gateway-error.ts";
 import { PriceBook } from "../metering/price-book.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import { Admission } from "./admission.ts";
+import { windowKey, windowOf } from "./budget-window.ts";
 import type { AdmissionStore } from "./admission-store.ts";
 import { MemoryAdmissionStore } from "./memory-admission-store.ts";
 import { RedisAdmissionStore } from "./redis-admission-store.ts";
@@ -77,7 +78,7 @@ describe.each([
   }
 
   it("reserves the worst case in every scope, rejects with 402 naming scope, limit, spend and reset, and settles to the actual cost", async () => {
-    const { admit, store } = setup();
+    const { admit, store, clock } = setup();
     const first = await admit("daily");
     const second = await admit("daily");
     // 3,000,000 nano: two worst cases (2,090,000) fit, a third does not.
@@ -89,14 +90,14 @@ describe.each([
         "this request could cost up to $0.001045; resets at 2026-11-23T00:00:00.000Z",
     );
     const keys = ["route:daily|2026-11-22", "key:app|2026-11", "team:search|week-2026-11-16"];
-    expect(await store.levels(keys, Date.now())).toEqual(keys.map(() => ({ spentNano: 0, reservedNano: 2 * WORST })));
+    expect(await store.levels(keys, clock.now)).toEqual(keys.map(() => ({ spentNano: 0, reservedNano: 2 * WORST })));
 
     await first.settle(makeCostRecord({ cost: { inputNano: 5000, cacheReadNano: 0, cacheWriteNano: 0, outputNano: 40_000, totalNano: 45_000, cacheSavingsNano: 0 } }));
     await first.settle(undefined); // a second settle changes nothing
-    expect(await store.levels(keys, Date.now())).toEqual(keys.map(() => ({ spentNano: 45_000, reservedNano: WORST })));
+    expect(await store.levels(keys, clock.now)).toEqual(keys.map(() => ({ spentNano: 45_000, reservedNano: WORST })));
     expect(second.remainingNano(45_000)).toBe(3_000_000 - WORST - 45_000); // the tightest scope: the route
     await second.settle(undefined);
-    expect((await store.levels(keys, Date.now()))[0]).toEqual({ spentNano: 45_000, reservedNano: 0 });
+    expect((await store.levels(keys, clock.now))[0]).toEqual({ spentNano: 45_000, reservedNano: 0 });
   });
 
   it("a reservation that is never settled frees itself; settling late still records the cost", async () => {
@@ -104,12 +105,30 @@ describe.each([
     const ticket = await admit("daily");
     await admit("daily");
     await expect(admit("daily")).rejects.toMatchObject({ status: 402 });
-    // Reservations live the longest provider timeout (600 s) + 60 s.
-    clock.now += 661_000;
+    // Nothing renews them here (the keeper's timer runs on real time, 40 s away), as after a
+    // crash: reservations live 120 s past their last renewal.
+    clock.now += 120_001;
     expect((await store.levels(["route:daily|2026-11-22"], clock.now))[0]).toEqual({ spentNano: 0, reservedNano: 0 });
     await admit("daily");
     await ticket.settle(makeCostRecord({ cost: { inputNano: 0, cacheReadNano: 0, cacheWriteNano: 0, outputNano: 70_000, totalNano: 70_000, cacheSavingsNano: 0 } }));
     expect((await store.levels(["route:daily|2026-11-22"], clock.now))[0]).toEqual({ spentNano: 70_000, reservedNano: WORST });
+  });
+
+  it("keeps a running request's reservation past its TTL, and lets it go once settled", async () => {
+    // A 1 s TTL on the real clock: renewed every third of a second while the request runs.
+    const shortLived = { ...config, server: { ...config.server, reservationTtlSeconds: 1 } };
+    const store = makeStore();
+    const admission = new Admission({ config: shortLived, store, prices: new PriceBook(config.providers) });
+    const ticket = await admission.admit({ requestId: `req_long_${Math.random()}`, caller, routeName: "daily", route: config.routes.daily!, request: request() });
+    const scopeKeys = admission.scopesFor(caller, "daily").map(({ scope, budget }) => windowKey(scope, windowOf(budget, Date.now())));
+    await new Promise((resolve) => setTimeout(resolve, 2_200)); // more than twice the TTL
+    expect(await store.levels(scopeKeys, Date.now())).toEqual(scopeKeys.map(() => ({ spentNano: 0, reservedNano: WORST })));
+    await ticket.settle(makeCostRecord({ cost: { inputNano: 0, cacheReadNano: 0, cacheWriteNano: 0, outputNano: 30_000, totalNano: 30_000, cacheSavingsNano: 0 } }));
+    expect(admission.keeper.size).toBe(0);
+    expect(await store.levels(scopeKeys, Date.now())).toEqual(scopeKeys.map(() => ({ spentNano: 30_000, reservedNano: 0 })));
+    // A settled reservation is not brought back by a late renewal.
+    await store.extend([`req_settled_elsewhere`], Date.now() + 60_000);
+    expect(await store.levels(scopeKeys, Date.now())).toEqual(scopeKeys.map(() => ({ spentNano: 30_000, reservedNano: 0 })));
   });
 
   it("a day window rolls over at midnight in its time zone", async () => {
@@ -178,6 +197,7 @@ describe("admission when the store is down", () => {
         throw new Error("connect ECONNREFUSED 127.0.0.1:6379");
       },
       settle: async () => {},
+      extend: async () => {},
       levels: async () => [],
     };
     const logs: string[] = [];

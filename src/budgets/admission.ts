@@ -12,6 +12,7 @@ import { DEFAULT_ANTHROPIC_MAX_TOKENS } from "../../adapters/anthropic/convert-t
 import type { AdmissionStore, RateCheck, ScopeCharge, ScopeLevel } from "./admission-store.ts";
 import type { BudgetConfig } from "./budget-config.ts";
 import { windowKey, windowOf } from "./budget-window.ts";
+import { ReservationKeeper } from "./reservation-keeper.ts";
 import { DEFAULT_OUTPUT_BOUND, worstCaseCost } from "./worst-case-cost.ts";
 
 // Admission, between the policies and the router: the per-request cap, the rate limits, and the
@@ -49,9 +50,12 @@ export type AdmitInput = { requestId: string; caller: Caller; routeName: string;
 
 export class Admission {
   private readonly now: () => number;
+  /** Renews the reservations of requests in flight, so only a dead gateway's expire. */
+  readonly keeper: ReservationKeeper;
 
   constructor(private readonly deps: AdmissionDeps) {
     this.now = deps.now ?? Date.now;
+    this.keeper = new ReservationKeeper(deps.store, this.now, deps.log);
   }
 
   /** Every budget scope a caller may see on this route (for GET /v1/budgets as well). */
@@ -103,8 +107,9 @@ export class Admission {
     if (caller.kind === "key" && caller.key.rateLimit) rates.push({ scope: `key:${caller.key.id}`, ...caller.key.rateLimit });
     if (scopes.length === 0 && rates.length === 0) return { ...FREE_PASS, ...outputBound };
 
+    const ttlMs = this.reservationTtlMs();
     const result = await this.deps.store
-      .admit({ requestId, now, reservationExpiresAt: now + this.reservationTtlMs(route), amountNano: worst.amountNano, scopes, rates })
+      .admit({ requestId, now, reservationExpiresAt: now + ttlMs, amountNano: worst.amountNano, scopes, rates })
       .catch((error: Error) => {
         // Fail closed: a budget that cannot be checked is not spent blindly.
         this.deps.log?.(`[tollgate] error: budget store unreachable (${error.message}); refusing ${requestId}`);
@@ -128,6 +133,9 @@ export class Admission {
       this.deps.log?.(`[tollgate] warning: soft budget ${scope} is exhausted; request ${requestId} served anyway`);
       this.deps.onSoftExceeded?.(scope);
     }
+    // Only budget scopes reserve; rate limits alone hold nothing.
+    if (scopes.length > 0) this.keeper.hold(requestId, ttlMs);
+    const keeper = this.keeper;
     const store = this.deps.store;
     const clock = this.now;
     let settled = false;
@@ -141,6 +149,7 @@ export class Admission {
       async settle(record) {
         if (settled) return;
         settled = true;
+        keeper.release(requestId);
         const plan = {
           requestId,
           now: clock(),
@@ -163,14 +172,17 @@ export class Admission {
     };
   }
 
-  /** A reservation outlives the longest upstream call the route can make, then frees itself. */
-  private reservationTtlMs(route: RouteConfig): number {
-    const configured = this.deps.config.server.reservationTtlSeconds;
-    if (configured !== undefined) return configured * 1000;
-    const longest = Math.max(...route.targets.map((target) => this.deps.config.providers[target.provider]?.timeoutMs ?? 600_000));
-    return longest + 60_000;
+  /**
+   * How long a reservation outlives the last renewal of its gateway. The keeper renews it every
+   * third of this while its request runs, so it need not cover the longest request.
+   */
+  private reservationTtlMs(): number {
+    return (this.deps.config.server.reservationTtlSeconds ?? DEFAULT_RESERVATION_TTL_SECONDS) * 1000;
   }
 }
+
+/** A crashed gateway's holds free themselves within two minutes. */
+export const DEFAULT_RESERVATION_TTL_SECONDS = 120;
 
 /** Retries of a failed settle: 100 ms doubling, about 25 s in all. */
 const SETTLE_RETRIES = 8;

@@ -58,6 +58,13 @@ export class MemoryAdmissionStore implements AdmissionStore {
     for (const scope of plan.rateScopes) this.bump(`${scope}|tpm|${bucket}`, plan.tokens, bucket);
   }
 
+  async extend(requestIds: string[], expiresAt: number): Promise<void> {
+    for (const requestId of requestIds) {
+      const reservation = this.reservations.get(requestId);
+      if (reservation) reservation.expiresAt = Math.max(reservation.expiresAt, expiresAt);
+    }
+  }
+
   async levels(scopeKeys: string[], now: number): Promise<ScopeLevel[]> {
     this.sweep(now);
     return scopeKeys.map((key) => ({ ...this.level(key) }));

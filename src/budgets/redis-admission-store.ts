@@ -156,6 +156,8 @@ type Scripts = {
 
 /** Settlements per script call: one call holds Redis for its whole batch. */
 const MAX_SETTLE_BATCH = 64;
+/** Reservations per ZADD when renewing. */
+const MAX_EXTEND_BATCH = 1_000;
 
 type QueuedSettlement = { plan: SettlePlan; resolve(): void; reject(error: unknown): void };
 
@@ -247,6 +249,14 @@ export class RedisAdmissionStore implements AdmissionStore {
             ),
           (error: unknown) => batch.forEach(({ reject }) => reject(error)),
         );
+    }
+  }
+
+  async extend(requestIds: string[], expiresAt: number): Promise<void> {
+    // XX: only reservations still held (a settled or swept one is not brought back); GT: never earlier.
+    for (let at = 0; at < requestIds.length; at += MAX_EXTEND_BATCH) {
+      const members = requestIds.slice(at, at + MAX_EXTEND_BATCH).flatMap((requestId) => [expiresAt, requestId]);
+      await this.redis.zadd(this.fixedKeys[0]!, "XX", "GT", ...members);
     }
   }
 

@@ -135,7 +135,7 @@ export const configSchema = z
     server: z
       .strictObject({
         maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024),
-        /** How long a budget reservation lives if its request never settles (default: the longest provider timeout + 60 s). */
+        /** How long a budget reservation outlives its gateway's last renewal of it (default 120): how soon a crashed gateway's holds free themselves. */
         reservationTtlSeconds: z.number().int().positive().optional(),
       })
       .default({ maxBodyBytes: 4 * 1024 * 1024 }),
