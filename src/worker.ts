@@ -1,6 +1,7 @@
 import exampleConfig from "../config/example.json";
 import { resolveConfig, type Environment } from "./config/resolve-config.ts";
 import { createGateway } from "./gateway/create-gateway.ts";
+import { workerWarnings } from "./worker-warnings.ts";
 
 // Cloudflare Workers entry. The config comes from the TOLLGATE_CONFIG variable (JSON text) or the
 // bundled example; provider keys are Worker secrets, read through the same {"env": NAME} names.
@@ -16,7 +17,11 @@ let gateway: ReturnType<typeof createGateway> | undefined;
 
 export default {
   fetch(request: Request, env: WorkerEnv, context: unknown): Response | Promise<Response> {
-    gateway ??= createGateway({ config: resolveConfig(env.TOLLGATE_CONFIG ? JSON.parse(env.TOLLGATE_CONFIG) : exampleConfig, env) });
+    if (!gateway) {
+      const config = resolveConfig(env.TOLLGATE_CONFIG ? JSON.parse(env.TOLLGATE_CONFIG) : exampleConfig, env);
+      for (const warning of workerWarnings(config)) console.warn(warning);
+      gateway = createGateway({ config });
+    }
     return gateway.fetch(request, env, context as never);
   },
 };

@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { resolveConfig } from "./config/resolve-config.ts";
+import { workerWarnings } from "./worker-warnings.ts";
+
+const base = {
+  providers: { local: { type: "openai-compatible", baseUrl: "http://127.0.0.1:8080/v1" } },
+  routes: { local: { targets: [{ provider: "local", model: "m" }] } },
+  keys: [{ id: "app", team: "search", hash: `sha256:${"a".repeat(64)}` }],
+};
+
+describe("what the Workers entry warns about", () => {
+  it("says that cost records do not outlive the isolate, even with nothing else configured", () => {
+    expect(workerWarnings(resolveConfig(base, {}))).toEqual([
+      "[tollgate] warning: on Workers, cost records live in this isolate's memory and are lost when it is evicted; the response headers and the stream's final event still carry each request's cost",
+    ]);
+  });
+
+  it.each([
+    ["a route budget", { ...base, routes: { local: { ...base.routes.local, budget: { usd: 5, window: "day" } } } }],
+    ["a key's rate limit", { ...base, keys: [{ ...base.keys[0], rateLimit: { rpm: 60 } }] }],
+    ["a team budget", { ...base, teams: { search: { budget: { usd: 50, window: "month" } } } }],
+  ])("says that limits hold per isolate only, given %s", (_, config) => {
+    expect(workerWarnings(resolveConfig(config, {})).join("\n")).toContain("budgets and rate limits are enforced per isolate: several isolates together can spend past a limit");
+  });
+
+  it("says that a configured Redis is not used there, along with the config's own warnings", () => {
+    const warnings = workerWarnings(resolveConfig({ ...base, store: { redisUrl: { env: "REDIS_URL" } } }, { REDIS_URL: "redis://10.0.0.5:6379" }));
+    expect(warnings[0]).toBe("[tollgate] warning: store.redisUrl is not used on Workers; budgets, rate limits and cost records stay in this isolate's memory");
+    const unset = workerWarnings(resolveConfig({ ...base, store: { redisUrl: { env: "REDIS_URL" } } }, {}));
+    expect(unset[0]).toBe("[tollgate] warning: store.redisUrl: REDIS_URL is not set; using the embedded store");
+  });
+});
