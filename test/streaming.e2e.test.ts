@@ -1,7 +1,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
-import { APP_KEY, startTestGateway, testConfig, useMockedGateway, waitForRecord } from "./support/gateway.ts";
+import { APP_KEY, readSseEvents, startTestGateway, testConfig, useMockedGateway, waitForRecord } from "./support/gateway.ts";
 import { startGateway } from "../src/node/serve.ts";
 
 // What streaming must get right beyond the happy path: no buffering, client disconnects stop
@@ -239,6 +239,40 @@ describe("a provider that goes silent mid-stream", () => {
       for await (const event of stream) if (event.type === "content_block_delta" && event.delta.type === "text_delta") text += event.delta.text;
       expect(text).toBe("rescued");
       expect(rig.mocks.openai.requests[0]!.aborted).toBe(true);
+    } finally {
+      await gateway.close();
+    }
+  });
+});
+
+describe("a stream whose upstream is quiet for a while", () => {
+  it("gets keep-alives the official SDKs skip: both clients read exactly the answer, the raw stream shows them", async () => {
+    const config = testConfig();
+    (config.server as Record<string, unknown>).streamKeepAliveSeconds = 0.03;
+    const gateway = await startTestGateway(config);
+    try {
+      // 120 ms between chunks: several 30 ms keep-alive intervals of silence each time.
+      const chunks = ["slow", " but", " steady"];
+      rig.mocks.anthropic.enqueue({ kind: "text", chunks, delayMsBetweenChunks: 120 });
+      const openaiStream = await gateway.openai.chat.completions.create({ model: "claude", max_tokens: 20, messages: [{ role: "user", content: "hi" }], stream: true });
+      let openaiText = "";
+      for await (const chunk of openaiStream) openaiText += chunk.choices[0]?.delta.content ?? "";
+      expect(openaiText).toBe("slow but steady");
+
+      rig.mocks.openai.enqueue({ kind: "text", chunks, delayMsBetweenChunks: 120 });
+      const message = await gateway.anthropic.messages.stream({ model: "gpt", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }).finalMessage();
+      expect(message.content).toEqual([{ type: "text", text: "slow but steady" }]);
+
+      rig.mocks.openai.enqueue({ kind: "text", chunks, delayMsBetweenChunks: 120 });
+      const raw = await fetch(`${gateway.url}/v1/messages`, {
+        method: "POST",
+        headers: { "x-api-key": APP_KEY },
+        body: JSON.stringify({ model: "gpt", max_tokens: 20, stream: true, messages: [{ role: "user", content: "hi" }] }),
+      });
+      const events = await readSseEvents(raw);
+      const pings = events.filter((event) => event.event === "ping");
+      expect(pings.length).toBeGreaterThanOrEqual(2);
+      expect(pings.every((event) => event.data === '{"type":"ping"}')).toBe(true);
     } finally {
       await gateway.close();
     }

@@ -135,10 +135,15 @@ export const configSchema = z
     server: z
       .strictObject({
         maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024),
+        /**
+         * A stream whose upstream is quiet this long gets a keep-alive (an SSE comment, or
+         * Anthropic's ping), so idle timeouts of proxies in front of tollgate do not cut it. 0: off.
+         */
+        streamKeepAliveSeconds: z.number().min(0).default(15),
         /** How long a budget reservation outlives its gateway's last renewal of it (default 120): how soon a crashed gateway's holds free themselves. */
         reservationTtlSeconds: z.number().int().positive().optional(),
       })
-      .default({ maxBodyBytes: 4 * 1024 * 1024 }),
+      .default({ maxBodyBytes: 4 * 1024 * 1024, streamKeepAliveSeconds: 15 }),
     providers: z.record(z.string(), providerSchema),
     routes: z.record(z.string(), routeSchema),
     keys: z.array(virtualKeySchema).default([]),

@@ -27,6 +27,8 @@ export interface StreamRenderer {
   end(summary: StreamSummary): string;
   /** Closes a stream with an error event in the dialect; nothing may follow it. */
   error(error: GatewayError): string;
+  /** Bytes that keep a quiet stream's connection open and that the dialect's SDK skips. */
+  keepAlive(): string;
 }
 
 export const openAIDialect: Dialect = {

@@ -54,6 +54,8 @@ type Job = {
   call: MeteredCall;
   adapt: AdaptToTarget;
   slot: CacheSlot | undefined;
+  /** How long a stream may be quiet before the client gets a keep-alive (0: never). */
+  keepAliveMs: number;
 };
 
 /** Keeps a completed answer for the response cache; the cache only saves money, so failures are ignored. */
@@ -88,7 +90,7 @@ export function createChatHandler({ config, admission, log: logLine, slots, mete
       // The reservation gives way to the actual cost once the record is made (or to nothing).
       call.onFinished((record) => void ticket.settle(record).catch((error: Error) => logLine(`[tollgate] error: settling ${requestId} failed: ${error.message}`)));
       c.set("ticket", ticket);
-      return await answerRouted(c, bounded, route, chain, context, call, slots);
+      return await answerRouted(c, bounded, route, chain, context, call, slots, config.server.streamKeepAliveSeconds * 1000);
     } catch (error) {
       // Whatever failed past admission (the failures the router reports are recorded already):
       // one record if a provider was called, none otherwise, and the reservation released.
@@ -109,6 +111,7 @@ async function answerRouted(
   context: PolicyContext,
   call: MeteredCall,
   slots: Map<string, ProviderSlot>,
+  keepAliveMs: number,
 ): Promise<Response> {
   const slot = chain.responseCache && isDeterministic(request) ? { cache: chain.responseCache, key: await chain.responseCache.keyFor(context.route, request) } : undefined;
   const hit = slot && (await slot.cache.lookup(slot.key).catch(() => undefined));
@@ -120,7 +123,7 @@ async function answerRouted(
     call.notePolicies("target", adapted.log.notes, adapted.log.warnings);
     return adapted.request;
   };
-  const job: Job = { request, route, slots, call, adapt, slot };
+  const job: Job = { request, route, slots, call, adapt, slot, keepAliveMs };
   return request.stream ? streamAnswer(c, job) : answer(c, job);
 }
 
@@ -157,7 +160,7 @@ async function answer(c: Context<GatewayEnv>, { request, route, slots, call, ada
   return response;
 }
 
-async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, slot }: Job): Promise<Response> {
+async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, slot, keepAliveMs }: Job): Promise<Response> {
   // A stream's upstream stops on either sign that the client is gone: the request's signal, or
   // the response body being cancelled when a write to the client fails.
   const upstream = new AbortController();
@@ -176,7 +179,7 @@ async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, cal
     throw error; // recorded by handleChat's catch
   }
   try {
-    return respondWithStream(c, { request, call, slot }, routed, upstream.signal, stopUpstream, forgetClient);
+    return respondWithStream(c, { request, call, slot, keepAliveMs }, routed, upstream.signal, stopUpstream, forgetClient);
   } catch (error) {
     // Nothing reached the client: stop the provider before the failure is recorded.
     stopUpstream();
@@ -188,7 +191,7 @@ async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, cal
 
 function respondWithStream(
   c: Context<GatewayEnv>,
-  { request, call, slot }: Pick<Job, "request" | "call" | "slot">,
+  { request, call, slot, keepAliveMs }: Pick<Job, "request" | "call" | "slot" | "keepAliveMs">,
   { target, first, rest }: RoutedStream,
   upstreamSignal: AbortSignal,
   stopUpstream: () => void,
@@ -202,6 +205,7 @@ function respondWithStream(
     first,
     rest,
     renderer: c.get("dialect").createStreamRenderer(request),
+    keepAliveMs,
     observe(part) {
       call.observe(part);
       collector?.add(part);

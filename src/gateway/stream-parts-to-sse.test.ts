@@ -85,6 +85,38 @@ describe("streamPartsToSse", () => {
   });
 });
 
+describe("streamPartsToSse keep-alives", () => {
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it("writes the dialect's keep-alive while the upstream is quiet, between the parts around the silence", async () => {
+    async function* parts(): AsyncGenerator<StreamPart> {
+      yield { type: "text-delta", text: "before" };
+      await pause(150); // over three keep-alive intervals of quiet
+      yield { type: "text-delta", text: "after" };
+    }
+    const text = await new Response(sseFrom(parts(), { keepAliveMs: 40 })).text();
+    const events = text.trim().split("\n\n");
+    const before = events.findIndex((event) => event.includes('"before"'));
+    const after = events.findIndex((event) => event.includes('"after"'));
+    const keepAlives = events.flatMap((event, index) => (event === ": keep-alive" ? [index] : []));
+    expect(keepAlives.length).toBeGreaterThanOrEqual(2);
+    expect(keepAlives.every((index) => index > before && index < after)).toBe(true);
+  });
+
+  it("writes none while parts keep coming, and none after the stream has closed", async () => {
+    async function* parts(): AsyncGenerator<StreamPart> {
+      for (let i = 0; i < 5; i++) {
+        await pause(5);
+        yield { type: "text-delta", text: `t${i}` };
+      }
+    }
+    const text = await new Response(sseFrom(parts(), { keepAliveMs: 40 })).text();
+    expect(text).not.toContain("keep-alive");
+    // A timer left running would now enqueue into a closed stream and throw (vitest reports it).
+    await pause(100);
+  });
+});
+
 describe("streamPartsToSse when tollgate itself fails", () => {
   it("ends the stream with an error event and still reports the close (so the request is recorded)", async () => {
     async function* parts(): AsyncGenerator<StreamPart> {

@@ -24,6 +24,12 @@ export type SseStreamOptions = {
   /** The client went away: stop the upstream request so nobody pays for unread tokens. */
   abortUpstream(): void;
   onClose(outcome: "completed" | "failed" | "cancelled"): void;
+  /**
+   * While the upstream is quiet this long, the client gets the renderer's keep-alive, so a proxy
+   * in front of tollgate does not take the silence (a model reasoning for minutes) for a dead
+   * connection. 0 or absent: none.
+   */
+  keepAliveMs?: number;
 };
 
 const encoder = new TextEncoder();
@@ -35,6 +41,7 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
   /** A `next()` that did not settle within the last write's turn; the next pull awaits it. */
   let inFlight: Promise<IteratorResult<StreamPart>> | undefined;
   let closed = false;
+  const keepAlive = options.keepAliveMs ? new KeepAlive(options.keepAliveMs, () => options.renderer.keepAlive()) : undefined;
 
   const next = (): Promise<IteratorResult<StreamPart>> => {
     if (pendingFirst) {
@@ -49,6 +56,9 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
 
   return new ReadableStream<Uint8Array>(
     {
+      start(controller) {
+        keepAlive?.start(controller);
+      },
       async pull(controller) {
         let text = "";
         let outcome: "completed" | "failed" | undefined;
@@ -64,7 +74,11 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
             const promise = next();
             let result: IteratorResult<StreamPart> | typeof NOT_YET;
             try {
-              result = text === "" ? await promise : await alreadyThere(promise);
+              if (text === "") {
+                keepAlive?.waiting();
+                result = await promise;
+                keepAlive?.arrived();
+              } else result = await alreadyThere(promise);
             } catch (error) {
               text += options.renderer.error(toGatewayError(error));
               return "failed";
@@ -102,6 +116,7 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
         if (text) controller.enqueue(encoder.encode(text));
         if (outcome) {
           closed = true;
+          keepAlive?.stop();
           controller.close();
           options.onClose(outcome);
         }
@@ -109,6 +124,7 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
       async cancel() {
         if (closed) return;
         closed = true;
+        keepAlive?.stop();
         options.abortUpstream();
         await options.rest.return(undefined).catch(() => undefined);
         options.onClose("cancelled");
@@ -117,4 +133,58 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
     // One chunk of read-ahead at most: the upstream is read at the pace the client reads.
     new CountQueuingStrategy({ highWaterMark: 1 }),
   );
+}
+
+/**
+ * One timer per stream, re-armed only when it runs out (parts arriving just note the time). It
+ * writes only while the stream waits on its upstream: a client that is not reading has a full
+ * queue already, and a burst being written is not silence.
+ */
+class KeepAlive {
+  private controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the stream last wrote or began waiting; -1 while it is not waiting on the upstream. */
+  private quietSince = -1;
+
+  constructor(
+    private readonly everyMs: number,
+    private readonly bytes: () => string,
+  ) {}
+
+  start(controller: ReadableStreamDefaultController<Uint8Array>): void {
+    this.controller = controller;
+  }
+
+  waiting(): void {
+    this.quietSince = performance.now();
+    this.timer ??= this.schedule(this.everyMs);
+  }
+
+  arrived(): void {
+    this.quietSince = -1;
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.controller = undefined;
+  }
+
+  private schedule(ms: number): ReturnType<typeof setTimeout> {
+    const timer = setTimeout(this.check, Math.max(1, Math.ceil(ms)));
+    // The stream's own work keeps the process alive; this timer alone must not.
+    (timer as { unref?: () => void }).unref?.();
+    return timer;
+  }
+
+  private readonly check = () => {
+    this.timer = undefined;
+    if (this.quietSince < 0 || !this.controller) return; // not waiting: the next wait re-arms
+    const leftMs = this.quietSince + this.everyMs - performance.now();
+    if (leftMs <= 0) {
+      this.controller.enqueue(encoder.encode(this.bytes()));
+      this.quietSince = performance.now();
+    }
+    this.timer = this.schedule(leftMs > 0 ? leftMs : this.everyMs);
+  };
 }

@@ -79,6 +79,11 @@ export class AnthropicStreamRenderer {
     );
   }
 
+  /** Anthropic's own keep-alive event, which its SDK skips. */
+  keepAlive(): string {
+    return event("ping", { type: "ping" });
+  }
+
   /** `event: error` is how Anthropic itself fails a stream after HTTP 200; the SDK throws on it. */
   error(error: GatewayError): string {
     this.failed = true;
