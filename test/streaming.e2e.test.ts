@@ -17,6 +17,17 @@ async function until(condition: () => boolean, what: string, timeoutMs = 5_000) 
   }
 }
 
+/** Reads an OpenAI SDK stream to its end or its error: the text that came, and what it threw. */
+async function readUntilFailure(stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>): Promise<{ text: string; failure: unknown }> {
+  let text = "";
+  try {
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+  } catch (error) {
+    return { text, failure: error };
+  }
+  return { text, failure: undefined };
+}
+
 function postStream(path: string, body: object, signal: AbortSignal) {
   return fetch(`${rig.gateway.url}${path}`, {
     method: "POST",
@@ -96,14 +107,7 @@ describe("an upstream failure mid-stream reaches the client as an error in its d
   it("OpenAI client, OpenAI upstream: the SDK throws after the content it got", async () => {
     rig.mocks.openai.enqueue({ kind: "stream-error", afterChunks: 2, message: "The server had an error while processing your request." });
     const stream = await rig.gateway.openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "hi" }], stream: true });
-    let text = "";
-    const failure = await (async () => {
-      try {
-        for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
-      } catch (error) {
-        return error;
-      }
-    })();
+    const { text, failure } = await readUntilFailure(stream);
     expect(text).toBe("chunk0 chunk1");
     expect(failure).toBeInstanceOf(OpenAI.APIError);
     expect((failure as Error).message).toContain('provider "openai" failed mid-stream: The server had an error');
@@ -206,14 +210,7 @@ describe("a provider that goes silent mid-stream", () => {
       const { data: stream, response } = await gateway.openai.chat.completions
         .create({ model: "claude", max_tokens: 50, messages: [{ role: "user", content: "hi" }], stream: true })
         .withResponse();
-      let text = "";
-      const failure = await (async () => {
-        try {
-          for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
-        } catch (error) {
-          return error;
-        }
-      })();
+      const { text, failure } = await readUntilFailure(stream);
       expect(text).toBe("chunk0 chunk1");
       expect(failure).toBeInstanceOf(OpenAI.APIError);
       expect((failure as Error).message).toContain('provider "anthropic" went silent for 200 ms mid-stream; the stream was cut off');

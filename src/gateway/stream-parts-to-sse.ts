@@ -3,6 +3,7 @@ import type { StreamSummary } from "../dialects/stream-summary.ts";
 import { toGatewayError } from "../errors/gateway-error.ts";
 import type { StreamPart } from "../model/stream-part.ts";
 import { nextTurn } from "../runtime/next-turn.ts";
+import { QuietTimer } from "../runtime/quiet-timer.ts";
 
 // Turns the committed stream of parts into SSE bytes for the client. Pull-based: the next
 // upstream part is read only when the client side asks for more, so a slow client slows the
@@ -136,15 +137,15 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
 }
 
 /**
- * One timer per stream, re-armed only when it runs out (parts arriving just note the time). It
- * writes only while the stream waits on its upstream: a client that is not reading has a full
- * queue already, and a burst being written is not silence.
+ * Writes the keep-alive only while the stream waits on its upstream: a client that is not reading
+ * has a full queue already, and a burst being written is not silence.
  */
 class KeepAlive {
   private controller: ReadableStreamDefaultController<Uint8Array> | undefined;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  /** When the stream last wrote or began waiting; -1 while it is not waiting on the upstream. */
-  private quietSince = -1;
+  private readonly clock = new QuietTimer(() => {
+    this.controller?.enqueue(encoder.encode(this.bytes()));
+    this.waiting(); // still waiting: the next keep-alive is due a whole interval from now
+  });
 
   constructor(
     private readonly everyMs: number,
@@ -156,35 +157,15 @@ class KeepAlive {
   }
 
   waiting(): void {
-    this.quietSince = performance.now();
-    this.timer ??= this.schedule(this.everyMs);
+    this.clock.wait(this.everyMs);
   }
 
   arrived(): void {
-    this.quietSince = -1;
+    this.clock.pause();
   }
 
   stop(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.clock.stop();
     this.controller = undefined;
   }
-
-  private schedule(ms: number): ReturnType<typeof setTimeout> {
-    const timer = setTimeout(this.check, Math.max(1, Math.ceil(ms)));
-    // The stream's own work keeps the process alive; this timer alone must not.
-    (timer as { unref?: () => void }).unref?.();
-    return timer;
-  }
-
-  private readonly check = () => {
-    this.timer = undefined;
-    if (this.quietSince < 0 || !this.controller) return; // not waiting: the next wait re-arms
-    const leftMs = this.quietSince + this.everyMs - performance.now();
-    if (leftMs <= 0) {
-      this.controller.enqueue(encoder.encode(this.bytes()));
-      this.quietSince = performance.now();
-    }
-    this.timer = this.schedule(leftMs > 0 ? leftMs : this.everyMs);
-  };
 }

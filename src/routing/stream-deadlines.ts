@@ -1,6 +1,7 @@
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { ChatModel } from "../model/chat-model.ts";
 import type { StreamPart } from "../model/stream-part.ts";
+import { QuietTimer } from "../runtime/quiet-timer.ts";
 
 // Two deadlines guard every stream, whichever adapter makes it. The first part must arrive within
 // the provider's `timeoutMs` of the call; after that, the upstream may not go silent for longer
@@ -57,18 +58,13 @@ async function* guarded(
   }
 }
 
-/**
- * One timer per stream, re-armed only when it runs out: arriving parts just note the time, so a
- * stream of thousands of chunks does not create thousands of timers.
- */
+/** The client's signal and the deadlines, as one signal for the adapter's call. */
 class Watchdog {
   private readonly controller = new AbortController();
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  /** When the current wait on the upstream began; -1 while not waiting. */
-  private waitingSince = -1;
-  private limitMs = 0;
-  /** When the running timer fires. */
-  private dueAt = 0;
+  private readonly clock = new QuietTimer((limitMs) => {
+    this.fired = true;
+    this.controller.abort(new DOMException(`no stream part within ${limitMs} ms`, "TimeoutError"));
+  });
   fired = false;
 
   constructor(private readonly client: AbortSignal) {
@@ -82,47 +78,17 @@ class Watchdog {
   }
 
   waitAtMost(limitMs: number): void {
-    this.waitingSince = performance.now();
-    this.limitMs = limitMs;
-    // A timer set for a longer limit (the first part's) would check too late for this one.
-    if (this.timer && this.dueAt > this.waitingSince + limitMs) this.stopTimer();
-    this.timer ??= this.schedule(limitMs);
+    this.clock.wait(limitMs);
   }
 
   arrived(): void {
-    this.waitingSince = -1;
+    this.clock.pause();
   }
 
   stop(): void {
-    this.stopTimer();
+    this.clock.stop();
     this.client.removeEventListener("abort", this.followClient);
   }
 
-  private stopTimer(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-  }
-
   private readonly followClient = () => this.controller.abort(this.client.reason);
-
-  private schedule(ms: number): ReturnType<typeof setTimeout> {
-    this.dueAt = performance.now() + ms;
-    const timer = setTimeout(this.check, Math.max(1, Math.ceil(ms)));
-    // The upstream call holds the process open while it runs; the watchdog alone must not.
-    (timer as { unref?: () => void }).unref?.();
-    return timer;
-  }
-
-  private readonly check = () => {
-    this.timer = undefined;
-    // Not waiting (the client is reading slowly): the next wait starts a new timer.
-    if (this.waitingSince < 0) return;
-    const leftMs = this.waitingSince + this.limitMs - performance.now();
-    if (leftMs > 0) {
-      this.timer = this.schedule(leftMs);
-      return;
-    }
-    this.fired = true;
-    this.controller.abort(new DOMException(`no stream part within ${this.limitMs} ms`, "TimeoutError"));
-  };
 }
