@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import { runningClockCount } from "../runtime/quiet-timer.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import { OpenAIStreamRenderer } from "../dialects/openai/render-openai-stream.ts";
 import type { StreamPart } from "../model/stream-part.ts";
@@ -86,6 +87,8 @@ describe("streamPartsToSse", () => {
 });
 
 describe("streamPartsToSse keep-alives", () => {
+  // A finished stream's keep-alive clock is no longer watched.
+  afterEach(() => expect(runningClockCount()).toBe(0));
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
   it("writes the dialect's keep-alive while the upstream is quiet, between the parts around the silence", async () => {

@@ -3,7 +3,7 @@ import type { StreamSummary } from "../dialects/stream-summary.ts";
 import { toGatewayError } from "../errors/gateway-error.ts";
 import type { StreamPart } from "../model/stream-part.ts";
 import { nextTurn } from "../runtime/next-turn.ts";
-import { QuietTimer } from "../runtime/quiet-timer.ts";
+import { QuietTimer, type QuietListener } from "../runtime/quiet-timer.ts";
 
 // Turns the committed stream of parts into SSE bytes for the client. Pull-based: the next
 // upstream part is read only when the client side asks for more, so a slow client slows the
@@ -42,7 +42,7 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
   /** A `next()` that did not settle within the last write's turn; the next pull awaits it. */
   let inFlight: Promise<IteratorResult<StreamPart>> | undefined;
   let closed = false;
-  const keepAlive = options.keepAliveMs ? new KeepAlive(options.keepAliveMs, () => options.renderer.keepAlive()) : undefined;
+  const keepAlive = options.keepAliveMs ? new KeepAlive(options.keepAliveMs, options.renderer) : undefined;
 
   const next = (): Promise<IteratorResult<StreamPart>> => {
     if (pendingFirst) {
@@ -140,16 +140,13 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
  * Writes the keep-alive only while the stream waits on its upstream: a client that is not reading
  * has a full queue already, and a burst being written is not silence.
  */
-class KeepAlive {
+class KeepAlive implements QuietListener {
   private controller: ReadableStreamDefaultController<Uint8Array> | undefined;
-  private readonly clock = new QuietTimer(() => {
-    this.controller?.enqueue(encoder.encode(this.bytes()));
-    this.waiting(); // still waiting: the next keep-alive is due a whole interval from now
-  });
+  private readonly clock = new QuietTimer(this);
 
   constructor(
     private readonly everyMs: number,
-    private readonly bytes: () => string,
+    private readonly renderer: StreamRenderer,
   ) {}
 
   start(controller: ReadableStreamDefaultController<Uint8Array>): void {
@@ -167,5 +164,10 @@ class KeepAlive {
   stop(): void {
     this.clock.stop();
     this.controller = undefined;
+  }
+
+  quiet(): void {
+    this.controller?.enqueue(encoder.encode(this.renderer.keepAlive()));
+    this.waiting(); // still waiting: the next keep-alive is due a whole interval from now
   }
 }

@@ -59,7 +59,10 @@ export async function streamOnRoute(
     const parts = target.model.stream(adapted, target.modelName, signal);
     const first = await parts.next();
     if (first.done) return { failure: new GatewayError("upstream", `provider "${target.model.providerName}" closed the stream without answering`, { retryable: true }) };
-    if (first.value.type === "error") return { failure: first.value.error };
+    if (first.value.type === "error") {
+      void parts.return(undefined).catch(() => undefined); // let the adapter's stream end
+      return { failure: first.value.error };
+    }
     return { answer: { first: first.value, rest: parts } };
   });
   return { target, ...answer, upstreamTtftMs };

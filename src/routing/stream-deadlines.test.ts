@@ -1,8 +1,9 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { ChatModel } from "../model/chat-model.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import type { StreamPart } from "../model/stream-part.ts";
+import { runningClockCount } from "../runtime/quiet-timer.ts";
 import { withStreamDeadlines } from "./stream-deadlines.ts";
 
 // A scripted adapter: each step is a delay in ms before the next part ("stall" never comes).
@@ -48,6 +49,9 @@ async function collect(parts: AsyncGenerator<StreamPart>, readDelayMs = 0): Prom
 }
 
 describe("stream deadlines", () => {
+  // However a stream ended, its clock is no longer watched (no stream leaks into the sweep).
+  afterEach(() => expect(runningClockCount()).toBe(0));
+
   it("lets a stream that keeps producing run longer than both limits together", async () => {
     const { model } = scriptedModel([10, 40, 40, 40, 40, 40]);
     const parts = await collect(withStreamDeadlines(model, { firstPartMs: 100, idleMs: 100 }).stream(request, "m", new AbortController().signal));
@@ -75,6 +79,13 @@ describe("stream deadlines", () => {
     const error = (parts[0] as { error: GatewayError }).error;
     expect(error).toMatchObject({ kind: "timeout", retryable: true, message: 'provider "scripted" sent nothing within 60 ms' });
     expect(seen.aborted).toBe(true);
+  });
+
+  it("lets go of its clock at the error part, even if the consumer never asks for more (as the router does on a failed first part)", async () => {
+    const { model } = scriptedModel(["stall"]);
+    const stream = withStreamDeadlines(model, { firstPartMs: 30, idleMs: 30 }).stream(request, "m", new AbortController().signal);
+    expect((await stream.next()).value).toMatchObject({ type: "error" });
+    expect(runningClockCount()).toBe(0);
   });
 
   it("does not count a slow reader's time as upstream silence (backpressure is not a stall)", async () => {

@@ -1,7 +1,7 @@
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { ChatModel } from "../model/chat-model.ts";
 import type { StreamPart } from "../model/stream-part.ts";
-import { QuietTimer } from "../runtime/quiet-timer.ts";
+import { QuietTimer, type QuietListener } from "../runtime/quiet-timer.ts";
 
 // Two deadlines guard every stream, whichever adapter makes it. The first part must arrive within
 // the provider's `timeoutMs` of the call; after that, the upstream may not go silent for longer
@@ -43,12 +43,15 @@ async function* guarded(
       if (watchdog.fired) {
         const where = `provider "${model.providerName}"`;
         const message = first ? `${where} sent nothing within ${firstPartMs} ms` : `${where} went silent for ${idleMs} ms mid-stream; the stream was cut off`;
+        watchdog.stop(); // now, not when the consumer gets round to ending this generator
         // Before the first part, the route's next target may still answer.
         yield { type: "error", error: new GatewayError("timeout", message, { retryable: first }) };
         return;
       }
       if (next.done) return;
       first = false;
+      // An error part is the stream's last: the deadlines are over.
+      if (next.value.type === "error") watchdog.stop();
       yield next.value;
     }
   } finally {
@@ -59,17 +62,15 @@ async function* guarded(
 }
 
 /** The client's signal and the deadlines, as one signal for the adapter's call. */
-class Watchdog {
+class Watchdog implements QuietListener {
   private readonly controller = new AbortController();
-  private readonly clock = new QuietTimer((limitMs) => {
-    this.fired = true;
-    this.controller.abort(new DOMException(`no stream part within ${limitMs} ms`, "TimeoutError"));
-  });
+  private readonly clock = new QuietTimer(this);
   fired = false;
 
   constructor(private readonly client: AbortSignal) {
+    // `this` as the listener (handleEvent): no closure per stream.
     if (client.aborted) this.controller.abort(client.reason);
-    else client.addEventListener("abort", this.followClient, { once: true });
+    else client.addEventListener("abort", this, { once: true });
   }
 
   /** What the adapter's call listens to: the client leaving, or this watchdog firing. */
@@ -87,8 +88,17 @@ class Watchdog {
 
   stop(): void {
     this.clock.stop();
-    this.client.removeEventListener("abort", this.followClient);
+    this.client.removeEventListener("abort", this);
   }
 
-  private readonly followClient = () => this.controller.abort(this.client.reason);
+  /** The client went away. */
+  handleEvent(): void {
+    this.controller.abort(this.client.reason);
+  }
+
+  /** A deadline ran out. */
+  quiet(limitMs: number): void {
+    this.fired = true;
+    this.controller.abort(new DOMException(`no stream part within ${limitMs} ms`, "TimeoutError"));
+  }
 }

@@ -1,26 +1,29 @@
 /**
- * Calls `onQuiet` when a wait has lasted `limitMs`: the clock behind the stream deadlines (an
+ * Tells its listener when a wait has lasted `limitMs`: the clock behind the stream deadlines (an
  * upstream that stopped sending) and the stream keep-alives (a client that would hear nothing).
  *
- * Streams deliver parts by the thousand, so starting and stopping the clock only notes the time:
- * there is one timer, and it is re-armed only when it runs out while the wait it was set for is
- * over (or when a shorter limit needs it sooner).
+ * Streams deliver parts by the thousand and open by the hundred per second, so a stream owns no
+ * timer: starting and stopping its clock only notes the time, and one sweep shared by every
+ * running clock looks at them all a few times per shortest limit. A limit is therefore kept
+ * within a quarter of itself (at most 1 s late): ample for keep-alives every 15 s and deadlines
+ * of minutes, and it spares every stream a timer made and cleared.
  */
+export interface QuietListener {
+  quiet(limitMs: number): void;
+}
+
 export class QuietTimer {
-  private timer: ReturnType<typeof setTimeout> | undefined;
   /** When the current wait began; -1 while nothing is being waited on. */
   private since = -1;
   private limitMs = 0;
-  private dueAt = 0;
 
-  constructor(private readonly onQuiet: (limitMs: number) => void) {}
+  constructor(private readonly listener: QuietListener) {}
 
-  /** A wait begins now; `onQuiet` runs if it is still going on after `limitMs`. */
+  /** A wait begins now; the listener hears of it if it is still going on after `limitMs`. */
   wait(limitMs: number): void {
     this.since = performance.now();
     this.limitMs = limitMs;
-    if (this.timer && this.dueAt > this.since + limitMs) this.stop();
-    this.timer ??= this.schedule(limitMs);
+    sweep.watch(this, limitMs);
   }
 
   /** The wait is over (what was waited for came); the clock stands until the next `wait`. */
@@ -28,28 +31,59 @@ export class QuietTimer {
     this.since = -1;
   }
 
+  /** No more waits: the sweep forgets this clock. */
   stop(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-  }
-
-  private schedule(ms: number): ReturnType<typeof setTimeout> {
-    this.dueAt = performance.now() + ms;
-    const timer = setTimeout(this.check, Math.max(1, Math.ceil(ms)));
-    // What is being waited on holds the process open if it must; this timer alone must not.
-    (timer as { unref?: () => void }).unref?.();
-    return timer;
-  }
-
-  private readonly check = () => {
-    this.timer = undefined;
-    if (this.since < 0) return; // nothing being waited on: the next wait re-arms
-    const leftMs = this.since + this.limitMs - performance.now();
-    if (leftMs > 0) {
-      this.timer = this.schedule(leftMs);
-      return;
-    }
     this.since = -1;
-    this.onQuiet(this.limitMs); // may start the next wait
-  };
+    sweep.forget(this);
+  }
+
+  /** Called by the sweep. */
+  check(now: number): void {
+    if (this.since < 0 || now - this.since < this.limitMs) return;
+    this.since = -1;
+    this.listener.quiet(this.limitMs); // may start the next wait
+  }
+}
+
+/** The one interval timer for every running clock; it runs only while some clock does. */
+class Sweep {
+  private readonly clocks = new Set<QuietTimer>();
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private everyMs = Infinity;
+
+  watch(clock: QuietTimer, limitMs: number): void {
+    this.clocks.add(clock);
+    const everyMs = Math.min(1_000, Math.max(5, limitMs / 4));
+    if (everyMs >= this.everyMs) return;
+    clearInterval(this.timer);
+    this.everyMs = everyMs;
+    this.timer = setInterval(() => this.run(), everyMs);
+    // The streams hold the process open while they run; the sweep alone must not.
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  forget(clock: QuietTimer): void {
+    this.clocks.delete(clock);
+  }
+
+  get size(): number {
+    return this.clocks.size;
+  }
+
+  private run(): void {
+    const now = performance.now();
+    for (const clock of this.clocks) clock.check(now);
+    if (this.clocks.size > 0) return;
+    // Idle: stop, and let the next clock set the pace afresh.
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.everyMs = Infinity;
+  }
+}
+
+const sweep = new Sweep();
+
+/** Clocks the sweep is watching: every stream's must be let go of when it ends (for tests). */
+export function runningClockCount(): number {
+  return sweep.size;
 }
