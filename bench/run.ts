@@ -1,5 +1,5 @@
-// `npm run bench`: fake upstream, bare Hono proxy, raw Node proxy and tollgate, each in its own
-// process; R interleaved rounds of throughput (autocannon) and single-client latency; medians.
+// `npm run bench`: fake upstream, bare Hono proxy, raw Node proxy, the Hono + Redis floor and
+// tollgate, each in its own process; R interleaved rounds of throughput (autocannon) and single-client latency; medians.
 // Env: BENCH_ROUNDS (5), BENCH_SECONDS (5, per throughput run), BENCH_REQUESTS (2000 per latency run),
 //      BENCH_CONNECTIONS (32), BENCH_FOREIGN_LIMIT (0.25 cores), BENCH_RETRIES (1).
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -40,6 +40,9 @@ async function startAll(servers: ServerProcess[]) {
   const targets = new Map<TargetName, string>([["direct", upstream.url]]);
   targets.set("hono", started(await startServer("bare-hono", "bare-hono-proxy.ts", [upstream.url]), "bare Hono proxy").url);
   targets.set("raw", started(await startServer("raw-node", "raw-node-proxy.ts", [upstream.url]), "raw Node proxy").url);
+  // Bare Hono plus only the Redis work a budgeted, metered gateway cannot skip: how far tollgate
+  // is from what its contract costs on this stack (keys under {floor}, beside tollgate's).
+  targets.set("floor", started(await startServer("redis-floor", "redis-floor-proxy.ts", [upstream.url]), "Hono + Redis floor").url);
   let tollgateNote: string | undefined;
   const tg = await startServer("tollgate", "tollgate-server.ts", [upstream.url]);
   if ("unavailable" in tg) tollgateNote = tg.unavailable;

@@ -1,7 +1,7 @@
 // Turns per-round measurements into medians, ratios and target checks, and formats them as text.
 import { median } from "./stats.ts";
 
-export type TargetName = "direct" | "hono" | "raw" | "tollgate";
+export type TargetName = "direct" | "hono" | "raw" | "floor" | "tollgate";
 export type Mode = "json" | "stream";
 export const MODES: Mode[] = ["json", "stream"];
 
@@ -78,9 +78,11 @@ export function summarize(rounds: RoundResult[], names: TargetName[], foreignLim
   const ratios = {} as Summary["ratios"];
   for (const m of MODES) {
     ratios[m] = { "hono/raw": ratio("hono", "raw", m) };
+    if (names.includes("floor")) ratios[m]["floor/hono"] = ratio("floor", "hono", m);
     if (names.includes("tollgate")) {
       ratios[m]["tollgate/hono"] = ratio("tollgate", "hono", m);
       ratios[m]["tollgate/raw"] = ratio("tollgate", "raw", m);
+      if (names.includes("floor")) ratios[m]["tollgate/floor"] = ratio("tollgate", "floor", m);
     }
   }
   const goals: Summary["goals"] = [];
@@ -111,6 +113,7 @@ const LABEL: Record<TargetName, string> = {
   direct: "upstream direct",
   hono: "bare Hono proxy",
   raw: "raw Node proxy",
+  floor: "Hono + Redis floor",
   tollgate: "tollgate",
 };
 
