@@ -12,8 +12,9 @@ import { sha256 } from "./support/gateway.ts";
 import { startRedis, uniquePrefix, type RedisHandle } from "./support/redis-server.ts";
 
 // A gateway process killed (SIGKILL: no shutdown hook runs) while its requests wait on the
-// provider. Their reservations sit in Redis with nobody left to settle them; they must free
-// themselves, so the budget is whole again without any operator action.
+// provider. While it lived it renewed their reservations; now they sit in Redis with nobody left
+// to settle or renew them, and must free themselves, so the budget is whole again without any
+// operator action.
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const KEY = "tg_crash_test_key_0123456789";
@@ -72,7 +73,7 @@ async function startGatewayProcess(configPath: string): Promise<{ child: ChildPr
 }
 
 describe("a gateway killed with requests in flight", () => {
-  it("leaves reservations that expire on their own: the budget is whole again", async () => {
+  it("leaves reservations that expire on their own: the budget is whole again", { timeout: 20_000 }, async () => {
     const configPath = join(dir, "tollgate.json");
     const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
     writeFileSync(
@@ -101,6 +102,9 @@ describe("a gateway killed with requests in flight", () => {
     const store = new RedisAdmissionStore(redis, prefix);
     const scope = `route:chat|${today()}`;
     // Worst case each: (2 bytes + 16 framing) × 1000 + 1000 × 4000 = 4,018,000 nano.
+    expect(await store.levels([scope], Date.now())).toEqual([{ spentNano: 0, reservedNano: 3 * 4_018_000 }]);
+    // While the gateway lives it renews them: still held after more than twice their TTL.
+    await new Promise((resolve) => setTimeout(resolve, 4_500));
     expect(await store.levels([scope], Date.now())).toEqual([{ spentNano: 0, reservedNano: 3 * 4_018_000 }]);
 
     gateway.kill("SIGKILL");
