@@ -90,7 +90,7 @@ export function createChatHandler({ config, admission, log: logLine, slots, mete
       // The reservation gives way to the actual cost once the record is made (or to nothing).
       call.onFinished((record) => void ticket.settle(record).catch((error: Error) => logLine(`[tollgate] error: settling ${requestId} failed: ${error.message}`)));
       c.set("ticket", ticket);
-      return await answerRouted(c, bounded, route, chain, context, call, slots, config.server.streamKeepAliveSeconds * 1000);
+      return await answerRouted(c, chain, context, { request: bounded, route, call, slots, keepAliveMs: config.server.streamKeepAliveSeconds * 1000 });
     } catch (error) {
       // Whatever failed past admission (the failures the router reports are recorded already):
       // one record if a provider was called, none otherwise, and the reservation released.
@@ -105,13 +105,9 @@ export function createChatHandler({ config, admission, log: logLine, slots, mete
 /** A cached answer when there is one; otherwise the route's providers, streamed or not. */
 async function answerRouted(
   c: Context<GatewayEnv>,
-  request: ChatRequest,
-  route: RouteConfig,
   chain: PolicyChain,
   context: PolicyContext,
-  call: MeteredCall,
-  slots: Map<string, ProviderSlot>,
-  keepAliveMs: number,
+  { request, route, call, slots, keepAliveMs }: Omit<Job, "adapt" | "slot">,
 ): Promise<Response> {
   const slot = chain.responseCache && isDeterministic(request) ? { cache: chain.responseCache, key: await chain.responseCache.keyFor(context.route, request) } : undefined;
   const hit = slot && (await slot.cache.lookup(slot.key).catch(() => undefined));
