@@ -72,7 +72,15 @@ class Sweep {
 
   private run(): void {
     const now = performance.now();
-    for (const clock of this.clocks) clock.check(now);
+    for (const clock of this.clocks) {
+      try {
+        clock.check(now);
+      } catch {
+        // A listener's failure is its stream's; it must not reach the timer (an uncaught
+        // exception would end the process) nor keep the other clocks from their turn.
+        this.clocks.delete(clock);
+      }
+    }
     if (this.clocks.size > 0) return;
     // Idle: stop, and let the next clock set the pace afresh.
     clearInterval(this.timer);
