@@ -1,3 +1,4 @@
+import { hasBudgets, hasRateLimits } from "./budgets/budget-config.ts";
 import type { ResolvedConfig } from "./config/resolve-config.ts";
 
 // What the Workers entry cannot promise, said once per isolate in the Worker's log. On Workers the
@@ -10,20 +11,11 @@ export function workerWarnings(config: ResolvedConfig): string[] {
   if (config.store?.redisUrl) {
     warnings.push("[tollgate] warning: store.redisUrl is not used on Workers; budgets, rate limits and cost records stay in this isolate's memory");
   }
-  if (hasLimits(config)) {
+  if (hasBudgets(config) || hasRateLimits(config)) {
     warnings.push(
       "[tollgate] warning: on Workers, budgets and rate limits are enforced per isolate: several isolates together can spend past a limit. Run the Node server with Redis where a budget must hold",
     );
   }
   warnings.push("[tollgate] warning: on Workers, cost records live in this isolate's memory and are lost when it is evicted; the response headers and the stream's final event still carry each request's cost");
   return warnings;
-}
-
-function hasLimits(config: ResolvedConfig): boolean {
-  const routes = Object.values(config.routes);
-  return (
-    routes.some((route) => route.budget || route.rateLimit) ||
-    config.keys.some((key) => key.budget || key.rateLimit) ||
-    Object.values(config.teams ?? {}).some((team) => team.budget)
-  );
 }

@@ -1,4 +1,5 @@
 import type { TransportOptions } from "../../src/model/chat-model.ts";
+import { unrefTimer } from "../../src/runtime/unref-timer.ts";
 import { chunksOf } from "./read-sse-data.ts";
 
 // One Chat Completions call over the transport's fetch, without an SDK: local decoders sit a
@@ -40,22 +41,18 @@ export type ChatCompletionsResponse = { json(): Promise<unknown>; body: AsyncIte
 export async function postChatCompletions(call: ChatCompletionsCall): Promise<ChatCompletionsResponse> {
   const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json, text/event-stream" };
   if (call.apiKey) headers.authorization = `Bearer ${call.apiKey}`;
-  const deadline = new CallDeadline(call.signal, call.timeoutMs);
-  const accepted = (response: ChatCompletionsResponse) => {
-    if (call.timeoutCovers === "headers") deadline.stopClock();
-    return deadline.endsWith(response);
-  };
+  const deadline = new CallDeadline(call.signal, call.timeoutMs, call.timeoutCovers);
   const signal = deadline.signal;
   const body = JSON.stringify(call.body);
   try {
     if (call.transport.post) {
       const response = await call.transport.post(call.url, { headers, body, signal });
-      if (response.status < 400) return accepted(response);
+      if (response.status < 400) return deadline.endsWith(response);
       throw new ProviderHttpError(response.status, new Headers(flatHeaders(response.headers)), errorBody(await response.text().catch(() => "")));
     }
     const doFetch = call.transport.fetch ?? fetch;
     const response = await doFetch(call.url, { method: "POST", headers, body, signal, ...(call.transport.fetchOptions ?? {}) } as RequestInit);
-    if (response.ok) return accepted({ json: () => response.json(), body: response.body! });
+    if (response.ok) return deadline.endsWith({ json: () => response.json(), body: response.body! });
     throw new ProviderHttpError(response.status, response.headers, errorBody(await response.text().catch(() => "")));
   } catch (error) {
     deadline.end();
@@ -79,14 +76,16 @@ class CallDeadline {
   constructor(
     private readonly client: AbortSignal,
     timeoutMs: number,
+    private readonly covers: ChatCompletionsCall["timeoutCovers"],
   ) {
-    this.timer = setTimeout(() => {
-      this.timedOut = true;
-      // The reason AbortSignal.timeout gives, so a stream cut mid-way reads as a timeout too.
-      this.controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, "TimeoutError"));
-    }, timeoutMs);
-    // The call holds the process open while it runs; the timer alone must not (Node only).
-    (this.timer as { unref?: () => void }).unref?.();
+    // The call holds the process open while it runs; the timer alone must not.
+    this.timer = unrefTimer(
+      setTimeout(() => {
+        this.timedOut = true;
+        // The reason AbortSignal.timeout gives, so a stream cut mid-way reads as a timeout too.
+        this.controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, "TimeoutError"));
+      }, timeoutMs),
+    );
     if (client.aborted) this.controller.abort(client.reason);
     else client.addEventListener("abort", this.followClient, { once: true });
   }
@@ -97,18 +96,17 @@ class CallDeadline {
 
   private readonly followClient = () => this.controller.abort(this.client.reason);
 
-  /** The deadline no longer applies; a client that leaves still aborts the call. */
-  stopClock(): void {
-    clearTimeout(this.timer);
-  }
-
   end(): void {
     clearTimeout(this.timer);
     this.client.removeEventListener("abort", this.followClient);
   }
 
-  /** The answer, with the deadline ended once its body has been read (or abandoned). */
+  /**
+   * The answer, with the deadline ended once its body has been read (or abandoned). A deadline
+   * that covers only the headers stops now; a client that leaves still aborts the body.
+   */
   endsWith(response: ChatCompletionsResponse): ChatCompletionsResponse {
+    if (this.covers === "headers") clearTimeout(this.timer);
     const end = () => this.end();
     return {
       json: () => response.json().finally(end),

@@ -126,9 +126,6 @@ describe.each([
     await ticket.settle(makeCostRecord({ cost: { inputNano: 0, cacheReadNano: 0, cacheWriteNano: 0, outputNano: 30_000, totalNano: 30_000, cacheSavingsNano: 0 } }));
     expect(admission.keeper.size).toBe(0);
     expect(await store.levels(scopeKeys, Date.now())).toEqual(scopeKeys.map(() => ({ spentNano: 30_000, reservedNano: 0 })));
-    // A settled reservation is not brought back by a late renewal.
-    await store.extend([`req_settled_elsewhere`], Date.now() + 60_000);
-    expect(await store.levels(scopeKeys, Date.now())).toEqual(scopeKeys.map(() => ({ spentNano: 30_000, reservedNano: 0 })));
   });
 
   it("a day window rolls over at midnight in its time zone", async () => {
@@ -220,6 +217,26 @@ describe("Redis admission store: reservations written by an older gateway", () =
     await redis.hset(`${base}:reservations`, "old_1", JSON.stringify({ keys: [`${base}:scope:${scopeKey}`], amount: 500 }), "old_0", JSON.stringify({ keys: [`${base}:scope:${scopeKey}`], amount: 0 }));
     await redis.zadd(`${base}:expiries`, 1, "old_1", 1, "old_0");
     expect(await store.levels([scopeKey], 10)).toEqual([{ spentNano: 0, reservedNano: 0 }]);
+  });
+});
+
+describe("Redis admission store: renewing reservations", () => {
+  it("pushes a held reservation's expiry out, never earlier, and does not bring back a settled one", async () => {
+    const prefix = uniquePrefix("renew");
+    const store = new RedisAdmissionStore(redis, prefix);
+    const expiries = `${prefix}{tollgate:budgets}:expiries`;
+    const scope = { key: "route:r|2026-11-22", scope: "route:r", limitNano: 10_000_000, mode: "hard" as const, windowEndsAt: 0 };
+    const now = Date.parse("2026-11-22T12:00:00Z");
+    for (const requestId of ["req_held", "req_done"]) {
+      await store.admit({ requestId, now, reservationExpiresAt: now + 120_000, amountNano: 1000, scopes: [scope], rates: [] });
+    }
+    await store.settle({ requestId: "req_done", now, scopeKeys: [scope.key], actualNano: 500, tokens: 0, rateScopes: [] });
+
+    await store.extend(["req_held", "req_done"], now + 240_000);
+    expect(Number(await redis.zscore(expiries, "req_held"))).toBe(now + 240_000);
+    expect(await redis.zscore(expiries, "req_done")).toBeNull();
+    await store.extend(["req_held"], now + 60_000); // a late, stale renewal
+    expect(Number(await redis.zscore(expiries, "req_held"))).toBe(now + 240_000);
   });
 });
 

@@ -50,12 +50,18 @@ export type AdmitInput = { requestId: string; caller: Caller; routeName: string;
 
 export class Admission {
   private readonly now: () => number;
+  /**
+   * How long a reservation outlives the last renewal of its gateway. The keeper renews it every
+   * third of this while its request runs, so it need not cover the longest request.
+   */
+  private readonly reservationTtlMs: number;
   /** Renews the reservations of requests in flight, so only a dead gateway's expire. */
   readonly keeper: ReservationKeeper;
 
   constructor(private readonly deps: AdmissionDeps) {
     this.now = deps.now ?? Date.now;
-    this.keeper = new ReservationKeeper(deps.store, this.now, deps.log);
+    this.reservationTtlMs = (deps.config.server.reservationTtlSeconds ?? DEFAULT_RESERVATION_TTL_SECONDS) * 1000;
+    this.keeper = new ReservationKeeper(deps.store, this.reservationTtlMs, this.now, deps.log);
   }
 
   /** Every budget scope a caller may see on this route (for GET /v1/budgets as well). */
@@ -107,9 +113,8 @@ export class Admission {
     if (caller.kind === "key" && caller.key.rateLimit) rates.push({ scope: `key:${caller.key.id}`, ...caller.key.rateLimit });
     if (scopes.length === 0 && rates.length === 0) return { ...FREE_PASS, ...outputBound };
 
-    const ttlMs = this.reservationTtlMs();
     const result = await this.deps.store
-      .admit({ requestId, now, reservationExpiresAt: now + ttlMs, amountNano: worst.amountNano, scopes, rates })
+      .admit({ requestId, now, reservationExpiresAt: now + this.reservationTtlMs, amountNano: worst.amountNano, scopes, rates })
       .catch((error: Error) => {
         // Fail closed: a budget that cannot be checked is not spent blindly.
         this.deps.log?.(`[tollgate] error: budget store unreachable (${error.message}); refusing ${requestId}`);
@@ -134,7 +139,7 @@ export class Admission {
       this.deps.onSoftExceeded?.(scope);
     }
     // Only budget scopes reserve; rate limits alone hold nothing.
-    if (scopes.length > 0) this.keeper.hold(requestId, ttlMs);
+    if (scopes.length > 0) this.keeper.hold(requestId);
     const keeper = this.keeper;
     const store = this.deps.store;
     const clock = this.now;
@@ -170,14 +175,6 @@ export class Admission {
         }
       },
     };
-  }
-
-  /**
-   * How long a reservation outlives the last renewal of its gateway. The keeper renews it every
-   * third of this while its request runs, so it need not cover the longest request.
-   */
-  private reservationTtlMs(): number {
-    return (this.deps.config.server.reservationTtlSeconds ?? DEFAULT_RESERVATION_TTL_SECONDS) * 1000;
   }
 }
 

@@ -29,6 +29,27 @@ export const teamSchema = z.strictObject({ budget: budgetSchema.optional() });
 export type BudgetConfig = z.output<typeof budgetSchema>;
 export type RateLimitConfig = z.output<typeof rateLimitSchema>;
 
+/** The parts of a config that can carry budgets and rate limits. */
+type LimitHolders = {
+  routes: Record<string, { budget?: BudgetConfig; rateLimit?: RateLimitConfig }>;
+  keys: { budget?: BudgetConfig; rateLimit?: RateLimitConfig }[];
+  teams?: Record<string, { budget?: BudgetConfig }>;
+};
+
+/** Some route, key or team has a budget. */
+export function hasBudgets(config: LimitHolders): boolean {
+  return (
+    Object.values(config.routes).some((route) => route.budget) ||
+    config.keys.some((key) => key.budget) ||
+    Object.values(config.teams ?? {}).some((team) => team.budget)
+  );
+}
+
+/** Some route or key has a rate limit. */
+export function hasRateLimits(config: LimitHolders): boolean {
+  return Object.values(config.routes).some((route) => route.rateLimit) || config.keys.some((key) => key.rateLimit);
+}
+
 function isTimeZone(zone: string): boolean {
   try {
     new Intl.DateTimeFormat("en-US", { timeZone: zone });

@@ -1,3 +1,4 @@
+import { unrefTimer } from "../runtime/unref-timer.ts";
 import type { AdmissionStore } from "./admission-store.ts";
 
 // Keeps the reservations of requests still in flight from expiring. A reservation's time to live
@@ -6,28 +7,28 @@ import type { AdmissionStore } from "./admission-store.ts";
 // free themselves within one TTL. Without renewal a long stream would lose its reservation half-way
 // and let other requests spend the budget it still needs.
 //
-// Each hold is renewed when a third of its TTL has passed, so two renewals can fail or run late
+// Each hold is renewed when a third of the TTL has passed, so two renewals can fail or run late
 // before it expires. One timer serves every hold, and the holds due together go to the store in
 // one call.
 
-type Hold = { ttlMs: number; renewAt: number };
-
 export class ReservationKeeper {
-  private readonly holds = new Map<string, Hold>();
+  /** Request id → when its reservation is next renewed. */
+  private readonly holds = new Map<string, number>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private timerDueAt = Infinity;
   private renewing = false;
 
   constructor(
     private readonly store: Pick<AdmissionStore, "extend">,
+    private readonly ttlMs: number,
     private readonly now: () => number,
     private readonly log: (line: string) => void = () => {},
   ) {}
 
-  /** Starts renewing a reservation that was just made with this TTL. */
-  hold(requestId: string, ttlMs: number): void {
-    const renewAt = this.now() + ttlMs / 3;
-    this.holds.set(requestId, { ttlMs, renewAt });
+  /** Starts renewing a reservation that was just made. */
+  hold(requestId: string): void {
+    const renewAt = this.now() + this.ttlMs / 3;
+    this.holds.set(requestId, renewAt);
     this.wakeAt(renewAt);
   }
 
@@ -46,43 +47,29 @@ export class ReservationKeeper {
     if (this.renewing || (this.timer && this.timerDueAt <= at)) return;
     clearTimeout(this.timer);
     this.timerDueAt = at;
-    this.timer = setTimeout(() => void this.renewDue(), Math.max(0, at - this.now()));
     // In-flight requests keep the process alive; their renewals alone must not.
-    (this.timer as { unref?: () => void }).unref?.();
+    this.timer = unrefTimer(setTimeout(() => void this.renewDue(), Math.max(0, at - this.now())));
   }
 
   private async renewDue(): Promise<void> {
     this.timer = undefined;
     this.timerDueAt = Infinity;
     this.renewing = true;
+    const now = this.now();
+    const due = [...this.holds].filter(([, renewAt]) => renewAt <= now).map(([requestId]) => requestId);
+    let nextAt = now + this.ttlMs / 3;
     try {
-      const now = this.now();
-      const dueByTtl = new Map<number, string[]>();
-      for (const [requestId, hold] of this.holds) {
-        if (hold.renewAt > now) continue;
-        const ids = dueByTtl.get(hold.ttlMs);
-        if (ids) ids.push(requestId);
-        else dueByTtl.set(hold.ttlMs, [requestId]);
-      }
-      for (const [ttlMs, requestIds] of dueByTtl) {
-        let nextAt = now + ttlMs / 3;
-        try {
-          await this.store.extend(requestIds, now + ttlMs);
-        } catch (error) {
-          // Try again soon: the reservation still has two thirds of its TTL to go.
-          nextAt = now + Math.min(1_000, ttlMs / 3);
-          this.log(`[tollgate] warning: renewing ${requestIds.length} budget reservations failed (${(error as Error).message}); retrying`);
-        }
-        for (const requestId of requestIds) {
-          const hold = this.holds.get(requestId);
-          if (hold) hold.renewAt = nextAt;
-        }
-      }
+      if (due.length > 0) await this.store.extend(due, now + this.ttlMs);
+    } catch (error) {
+      // Try again soon: the reservations still have two thirds of their TTL to go.
+      nextAt = now + Math.min(1_000, this.ttlMs / 3);
+      this.log(`[tollgate] warning: renewing ${due.length} budget reservations failed (${(error as Error).message}); retrying`);
     } finally {
       this.renewing = false;
     }
+    for (const requestId of due) if (this.holds.has(requestId)) this.holds.set(requestId, nextAt);
     let next = Infinity;
-    for (const hold of this.holds.values()) next = Math.min(next, hold.renewAt);
+    for (const renewAt of this.holds.values()) next = Math.min(next, renewAt);
     if (next < Infinity) this.wakeAt(next);
   }
 }

@@ -8,6 +8,7 @@ import { RedisLedgerStore } from "../ledger/redis-ledger-store.ts";
 import type { AdmissionStore } from "../budgets/admission-store.ts";
 import { MemoryAdmissionStore } from "../budgets/memory-admission-store.ts";
 import { RedisAdmissionStore } from "../budgets/redis-admission-store.ts";
+import { hasBudgets } from "../budgets/budget-config.ts";
 import { SpendTally } from "../budgets/spend-tally.ts";
 import type { KeyValueStore } from "../store/key-value-store.ts";
 import { MemoryKeyValueStore } from "../store/memory-key-value-store.ts";
@@ -42,8 +43,7 @@ export async function openStores(config: ResolvedConfig, log: (line: string) => 
   const path = resolve(config.store?.path ?? DEFAULT_LEDGER_PATH);
   // Without Redis, budgets live in memory: the spend on record is rebuilt from the same read
   // that opens the file, so a restart does not reset them.
-  const hasBudgets = Object.values(config.routes).some((route) => route.budget) || config.keys.some((key) => key.budget) || Object.keys(config.teams ?? {}).length > 0;
-  const spend = hasBudgets ? new SpendTally(config) : undefined;
+  const spend = hasBudgets(config) ? new SpendTally(config) : undefined;
   const ledgerStore = await FileLedgerStore.open(path, spend && ((record) => spend.add(record)));
   const admissionStore = new MemoryAdmissionStore();
   for (const [scopeKey, nano] of spend?.totals ?? []) admissionStore.addSpent(scopeKey, nano);

@@ -1,3 +1,5 @@
+import { unrefTimer } from "./unref-timer.ts";
+
 /**
  * Tells its listener when a wait has lasted `limitMs`: the clock behind the stream deadlines (an
  * upstream that stopped sending) and the stream keep-alives (a client that would hear nothing).
@@ -57,9 +59,8 @@ class Sweep {
     if (everyMs >= this.everyMs) return;
     clearInterval(this.timer);
     this.everyMs = everyMs;
-    this.timer = setInterval(() => this.run(), everyMs);
     // The streams hold the process open while they run; the sweep alone must not.
-    (this.timer as { unref?: () => void }).unref?.();
+    this.timer = unrefTimer(setInterval(() => this.run(), everyMs));
   }
 
   forget(clock: QuietTimer): void {

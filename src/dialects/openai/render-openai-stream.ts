@@ -66,12 +66,12 @@ export class OpenAIStreamRenderer {
     return out + "data: [DONE]\n\n" + frame({ tollgate: summary });
   }
 
-  /** OpenAI reports a mid-stream failure as a data event with an `error` object; the SDK throws on it. */
   /** An SSE comment: the OpenAI SDK's decoder skips lines that start with a colon. */
   keepAlive(): string {
     return ": keep-alive\n\n";
   }
 
+  /** OpenAI reports a mid-stream failure as a data event with an `error` object; the SDK throws on it. */
   error(error: GatewayError): string {
     this.failed = true;
     return frame(renderOpenAIError(error));
