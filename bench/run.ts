@@ -1,7 +1,8 @@
 // `npm run bench`: fake upstream, bare Hono proxy, raw Node proxy, the Hono + Redis floor and
 // tollgate, each in its own process; R interleaved rounds of throughput (autocannon) and single-client latency; medians.
 // Env: BENCH_ROUNDS (5), BENCH_SECONDS (5, per throughput run), BENCH_REQUESTS (2000 per latency run),
-//      BENCH_CONNECTIONS (32), BENCH_FOREIGN_LIMIT (0.25 cores), BENCH_RETRIES (1).
+//      BENCH_CONNECTIONS (32), BENCH_FOREIGN_LIMIT (0.25 cores), BENCH_RETRIES (1),
+//      BENCH_PIN (1: each role on CPUs of its own, on machines with 8 or more).
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -10,6 +11,7 @@ import { busiestOthers, foreignCores, snapshot } from "./lib/cpu.ts";
 import { checkOnce, sequential, throughput } from "./lib/load.ts";
 import { Redis } from "ioredis";
 import { startRedis, type RedisHandle } from "../test/support/redis-server.ts";
+import { describePinning, pin, pinningWanted } from "./lib/pinning.ts";
 import { startServer, type ServerProcess } from "./lib/processes.ts";
 import { BENCH_REDIS_VARIABLE } from "./lib/shared.ts";
 import { formatReport, summarize, type Measurement, type Mode, type RoundResult, type TargetName } from "./lib/report.ts";
@@ -122,10 +124,17 @@ async function main(): Promise<void> {
   const servers: ServerProcess[] = [];
   // tollgate meters every request into this Redis, as a platform deployment would. A private
   // server, even when REDIS_URL is set: a run writes hundreds of thousands of records.
+  const pinned = pinningWanted();
   const redis = await startRedis({ privateServer: true });
   process.env[BENCH_REDIS_VARIABLE] = redis.url;
   try {
     const { targets, tollgateNote } = await startAll(servers);
+    if (pinned) {
+      pin(process.pid, "runner");
+      if (redis.pid) pin(redis.pid, "redis");
+      for (const server of servers) pin(server.pid, server.name === "fake-upstream" ? "upstream" : "server");
+      log(`pinned: ${describePinning()}`);
+    }
     if (tollgateNote) log(`tollgate NOT measured: ${tollgateNote}`);
     const pids = [process.pid, ...servers.map((s) => s.pid), ...(redis.pid ? [redis.pid] : [])];
     const loadBefore = os.loadavg();
@@ -156,6 +165,7 @@ async function main(): Promise<void> {
       loadavg: { before: loadBefore, after: os.loadavg() },
       othersAtStart,
       settings,
+      pinning: pinned ? describePinning() : "none",
       tollgate: tollgateNote ? { measured: false, reason: tollgateNote } : { measured: true, metering: "Redis", recordsWritten: 0 },
       summary: summarize(rounds, [...targets.keys()], settings.foreignLimit),
       rounds,

@@ -7,7 +7,7 @@ import type { CostRecord } from "../src/metering/cost-record.ts";
 import { startGateway, type RunningGateway } from "../src/node/serve.ts";
 import { APP_KEY, ADMIN_KEY, ledgerRecords, LIMITED_KEY, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { useRedis } from "./support/redis-server.ts";
+import { useRedis } from "./support/use-redis.ts";
 
 // Budgets and rate limits under real concurrency, through running gateways. The upstream is the
 // msw OpenAI stand-in: a request "Hello there" costs 2 prompt + 4 completion tokens on gpt-4o,

@@ -8,7 +8,7 @@ import { RedisLedgerStore } from "../src/ledger/redis-ledger-store.ts";
 import { startGateway } from "../src/node/serve.ts";
 import { APP_KEY, ledgerRecords, readSseEvents, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { useRedis } from "./support/redis-server.ts";
+import { useRedis } from "./support/use-redis.ts";
 
 // Every request leaves one exact cost record, however it ended, and the client sees the same
 // figures (headers, or the stream's final event). Expected costs are worked out by hand from the

@@ -130,6 +130,7 @@ export interface ReportInput {
   settings: { rounds: number; seconds: number; requests: number; connections: number };
   tollgate: { measured: boolean; reason?: string };
   othersAtStart: { pid: number; cores: number; command: string }[];
+  pinning: string;
   summary: Summary;
 }
 
@@ -138,6 +139,7 @@ export function formatReport(r: ReportInput): string {
   const out: string[] = [
     `tollgate benchmark: median of ${st.rounds} interleaved rounds; throughput at ${st.connections} connections for ${st.seconds}s; ` +
       `latency over ${st.requests} sequential requests on 1 keep-alive connection; ms; "+" = added over upstream direct in the same round`,
+    `CPU pinning: ${r.pinning}`,
   ];
   for (const m of MODES) {
     const head = ["", "req/s", "p50", "p99", "+p50", "+p99", ...(m === "stream" ? ["TTFT p50", "+TTFT p50"] : []), "non-2xx", "errors"];

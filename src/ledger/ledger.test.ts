@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeCostRecord } from "../../test/support/cost-records.ts";
-import { useRedis } from "../../test/support/redis-server.ts";
+import { useRedis } from "../../test/support/use-redis.ts";
 import { FileLedgerStore, readLedgerFile } from "./file-ledger-store.ts";
 import { Ledger } from "./ledger.ts";
 import type { LedgerStore } from "./ledger-store.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { useRedis } from "../../test/support/redis-server.ts";
+import { useRedis } from "../../test/support/use-redis.ts";
 import { RedisKeyValueStore } from "./redis-key-value-store.ts";
 
 describe("RedisKeyValueStore (real redis-server)", () => {

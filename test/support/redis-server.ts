@@ -1,12 +1,11 @@
 // A real Redis for tests. With REDIS_URL set, that server is used as is (and shared: give every
 // test its own key prefix with uniquePrefix()). Otherwise a private, memory-only redis-server is
-// spawned on a free local port and shut down by stop().
+// spawned on a free local port and shut down by stop(). No vitest here: the benchmark uses it too
+// (useRedis in use-redis.ts is the test files' helper).
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { Redis } from "ioredis";
-import { afterAll, beforeAll } from "vitest";
 import { gracefulStop, killOnProcessExit } from "./child-process.ts";
 
 export interface RedisHandle {
@@ -121,32 +120,4 @@ function answersPing(port: number): Promise<boolean> {
       if (reply.includes("\r\n")) done(reply.startsWith("+PONG"));
     });
   });
-}
-
-// If the test process ends without calling stop(), do not leave servers behind.
-
-export type RedisRig = { url: string; redis: Redis; prefix: string };
-
-/**
- * The usual Redis of a test file: a server (REDIS_URL's, or a private one), a client, and a key
- * prefix of its own, with the prefix's keys deleted and everything stopped after the file.
- * Fields are filled in by beforeAll.
- */
-export function useRedis(label: string): RedisRig {
-  const rig = { prefix: uniquePrefix(label) } as RedisRig;
-  let server: RedisHandle | undefined;
-  beforeAll(async () => {
-    server = await startRedis();
-    rig.url = server.url;
-    rig.redis = new Redis(server.url);
-  });
-  afterAll(async () => {
-    if (rig.redis) {
-      const keys = await rig.redis.keys(`${rig.prefix}*`);
-      if (keys.length > 0) await rig.redis.del(...keys);
-      rig.redis.disconnect();
-    }
-    await server?.stop();
-  });
-  return rig;
 }
