@@ -188,10 +188,45 @@ describe("a provider that does not answer", () => {
         body: JSON.stringify({ model: "claude", max_tokens: 5, messages: [{ role: "user", content: "x" }] }),
       });
       expect(response.status).toBe(504);
-      expect(await response.json()).toEqual({ type: "error", error: { type: "timeout_error", message: 'provider "anthropic" did not answer in time' } });
+      expect(await response.json()).toEqual({ type: "error", error: { type: "timeout_error", message: 'provider "anthropic" did not answer within 300 ms' } });
       await until(() => rig.mocks.anthropic.requests[0]!.aborted, "the hung upstream request to be aborted");
     } finally {
       await impatient.close();
+    }
+  });
+});
+
+describe("a provider that sends its headers and then nothing (not streamed)", () => {
+  // The official SDKs' timeout ends at the response headers; the router's deadline bounds the rest.
+  it("is cut off at timeoutMs: a 504 in the client's dialect, the upstream call aborted, one error record", async () => {
+    const config = testConfig();
+    (config.providers.anthropic as Record<string, unknown>).timeoutMs = 300;
+    const gateway = await startTestGateway(config);
+    try {
+      rig.mocks.anthropic.enqueue({ kind: "stall", afterChunks: 0, headersOnly: true });
+      const failure = await gateway.openai.chat.completions.create({ model: "claude", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(OpenAI.APIError);
+      expect(failure).toMatchObject({ status: 504, error: { message: 'provider "anthropic" did not answer within 300 ms', type: "server_error" } });
+      await until(() => rig.mocks.anthropic.requests[0]!.aborted, "the stalled upstream request to be aborted");
+      const record = await waitForRecord(gateway, (failure as InstanceType<typeof OpenAI.APIError>).headers!.get("x-tollgate-request-id")!);
+      expect(record).toMatchObject({ status: "error", httpStatus: 504, errorType: "timeout", provider: "anthropic" });
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it("counts as a failed target: the route falls back to the next one", async () => {
+    const config = testConfig();
+    (config.providers.openai as Record<string, unknown>).timeoutMs = 300;
+    const gateway = await startTestGateway(config);
+    try {
+      rig.mocks.openai.enqueue({ kind: "stall", afterChunks: 0, headersOnly: true });
+      rig.mocks.anthropic.enqueue({ kind: "text", chunks: ["rescued"] });
+      const message = await gateway.anthropic.messages.create({ model: "gpt-then-claude", max_tokens: 20, messages: [{ role: "user", content: "hi" }] });
+      expect(message.content).toEqual([{ type: "text", text: "rescued" }]);
+      expect(rig.mocks.openai.requests[0]!.aborted).toBe(true);
+    } finally {
+      await gateway.close();
     }
   });
 });

@@ -2,6 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import type { ChatModel, TransportOptions } from "../../src/model/chat-model.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
 import { isAbortError, mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
+import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
 import { convertToAnthropicRequest } from "./convert-to-anthropic-request.ts";
 import { mapAnthropicResponse } from "./map-anthropic-response.ts";
 import { streamWithPrefill, withPrefill } from "./prefill.ts";
@@ -21,14 +22,14 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
   const client = new Anthropic({
     apiKey: options.apiKey,
     baseURL: baseUrl,
-    timeout: options.timeoutMs ?? 600_000,
+    timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     maxRetries: options.maxRetries ?? 0,
     // tollgate's own CLIENT span (src/telemetry) covers each call; the SDK's would count it twice.
     openTelemetry: false,
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.fetchOptions ? { fetchOptions: options.fetchOptions as NonNullable<ConstructorParameters<typeof Anthropic>[0]>["fetchOptions"] } : {}),
   });
-  const errorContext: ProviderErrorContext = { provider: options.name, apiKey: options.apiKey, keyVariable: options.keyVariable };
+  const errorContext: ProviderErrorContext = { provider: options.name, apiKey: options.apiKey, keyVariable: options.keyVariable, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS };
 
   return {
     providerName: options.name,

@@ -7,7 +7,7 @@ import type { StreamPart } from "../../src/model/stream-part.ts";
 import { Agent } from "undici";
 import type { TransportOptions } from "../../src/model/chat-model.ts";
 import { createUndiciPost } from "../../src/node/undici-fetch.ts";
-import { withStreamDeadlines } from "../../src/routing/stream-deadlines.ts";
+import { withDeadlines } from "../../src/routing/call-deadlines.ts";
 import { createOpenAICompatibleAdapter } from "./create-openai-compatible-adapter.ts";
 
 // The SDK-free adapter against a real HTTP server that misbehaves the ways local decoders do.
@@ -121,7 +121,7 @@ describe.each([
     expect(parts.at(-1)).toEqual({ type: "finish", reason: "stop" });
   });
 
-  it("gives up on a decoder that does not answer within timeoutMs (504)", async () => {
+  it("gives up on a decoder that sends no response headers within timeoutMs (504)", async () => {
     handle = () => {}; // never answers
     await expect(adapter().generate({ ...request, stream: false }, "m", new AbortController().signal)).rejects.toMatchObject({ kind: "timeout", status: 504 });
   });
@@ -156,10 +156,26 @@ describe.each([
       response.write(chunk({ content: "partial" }));
       // …and then nothing: a wedged decoder that keeps the connection open.
     };
-    const guarded = withStreamDeadlines(adapter(), { firstPartMs: 300, idleMs: 100 });
+    const guarded = withDeadlines(adapter(), { timeoutMs: 300, idleMs: 100 });
     const parts = await collect(guarded.stream(request, "m", new AbortController().signal));
     expect(parts.filter((part) => part.type === "text-delta")).toEqual([{ type: "text-delta", text: "partial" }]);
     expect(parts.at(-1)).toMatchObject({ type: "error", error: { kind: "timeout", status: 504, message: 'provider "gpu" went silent for 100 ms mid-stream; the stream was cut off' } });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(closed.at(-1)).toBe(true);
+  });
+
+  it("with the router's deadlines, an answer whose body stalls after the headers is cut off at timeoutMs and its connection closed", async () => {
+    handle = (_request, response) => {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.write('{"id":"c1","object":"chat.completion",'); // …and then nothing
+    };
+    const guarded = withDeadlines(adapter(), { timeoutMs: 200, idleMs: 200 });
+    await expect(guarded.generate({ ...request, stream: false }, "m", new AbortController().signal)).rejects.toMatchObject({
+      kind: "timeout",
+      status: 504,
+      retryable: true,
+      message: 'provider "gpu" did not answer within 200 ms',
+    });
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(closed.at(-1)).toBe(true);
   });

@@ -6,6 +6,7 @@ import { convertToOpenAIRequest } from "../openai/convert-to-openai-request.ts";
 import { mapOpenAIResponse } from "../openai/map-openai-response.ts";
 import { mapOpenAIStream } from "../openai/map-openai-stream.ts";
 import { isAbortError, mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
+import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
 import { postChatCompletions } from "./post-chat-completions.ts";
 import { readSseData } from "./read-sse-data.ts";
 
@@ -32,10 +33,10 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.fetchOptions ? { fetchOptions: options.fetchOptions } : {}),
   };
-  const timeoutMs = options.timeoutMs ?? 600_000;
-  const errorContext: ProviderErrorContext = { provider: options.name, apiKey: options.apiKey, keyVariable: options.keyVariable };
-  const call = (body: unknown, signal: AbortSignal, timeoutCovers: "answer" | "headers") =>
-    postChatCompletions({ url, body, signal, timeoutMs, timeoutCovers, transport, ...(options.apiKey ? { apiKey: options.apiKey } : {}) });
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const errorContext: ProviderErrorContext = { provider: options.name, apiKey: options.apiKey, keyVariable: options.keyVariable, timeoutMs };
+  const call = (body: unknown, signal: AbortSignal) =>
+    postChatCompletions({ url, body, signal, timeoutMs, transport, ...(options.apiKey ? { apiKey: options.apiKey } : {}) });
 
   return {
     providerName: options.name,
@@ -45,7 +46,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     async generate(request, model, signal) {
       const body = convertToOpenAIRequest({ ...request, stream: false }, model, "compatible");
       try {
-        const response = await call(body, signal, "answer");
+        const response = await call(body, signal);
         return mapOpenAIResponse((await response.json()) as OpenAI.Chat.Completions.ChatCompletion);
       } catch (error) {
         throw mapProviderError(error, errorContext);
@@ -55,7 +56,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     async *stream(request, model, signal): AsyncGenerator<StreamPart> {
       const body = convertToOpenAIRequest({ ...request, stream: true }, model, "compatible");
       try {
-        const response = await call({ ...body, stream: true }, signal, "headers");
+        const response = await call({ ...body, stream: true }, signal);
         let finished = false;
         for await (const part of mapOpenAIStream(parseChunks(readSseData(response.body)))) {
           if (part.type === "finish") finished = true;

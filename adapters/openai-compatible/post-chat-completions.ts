@@ -13,13 +13,12 @@ export type ChatCompletionsCall = {
   apiKey?: string;
   body: unknown;
   signal: AbortSignal;
-  timeoutMs: number;
   /**
-   * What `timeoutMs` bounds: the whole answer, or only the wait for the response headers (a
-   * stream, whose body the router's stream deadlines guard instead; see
-   * src/routing/stream-deadlines.ts).
+   * The longest wait for the response headers, as the official SDKs' `timeout` bounds it. The
+   * whole answer and a stream's silences are bounded for every adapter alike by the router
+   * (src/routing/call-deadlines.ts).
    */
-  timeoutCovers: "answer" | "headers";
+  timeoutMs: number;
   transport: TransportOptions;
 };
 
@@ -41,7 +40,7 @@ export type ChatCompletionsResponse = { json(): Promise<unknown>; body: AsyncIte
 export async function postChatCompletions(call: ChatCompletionsCall): Promise<ChatCompletionsResponse> {
   const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json, text/event-stream" };
   if (call.apiKey) headers.authorization = `Bearer ${call.apiKey}`;
-  const deadline = new CallDeadline(call.signal, call.timeoutMs, call.timeoutCovers);
+  const deadline = new HeadersDeadline(call.signal, call.timeoutMs);
   const signal = deadline.signal;
   const body = JSON.stringify(call.body);
   try {
@@ -57,18 +56,18 @@ export async function postChatCompletions(call: ChatCompletionsCall): Promise<Ch
   } catch (error) {
     deadline.end();
     // Either transport reports a fired signal as an abort; say which signal it was.
-    if (deadline.timedOut && !call.signal.aborted) throw Object.assign(new Error(`no answer within ${call.timeoutMs} ms`), { name: "TimeoutError" });
+    if (deadline.timedOut && !call.signal.aborted) throw Object.assign(new Error(`no response headers within ${call.timeoutMs} ms`), { name: "TimeoutError" });
     throw error;
   }
 }
 
 /**
- * The client's signal or the provider's deadline, whichever fires first: one controller and one
- * timer, both let go of once the answer has been read. (AbortSignal.timeout left a 10-minute
- * timer behind every call until a full GC collected its signal, and AbortSignal.any with it cost
- * about 5% of the gateway's CPU in the benchmark.)
+ * The client's signal or the headers' deadline, whichever fires first: one controller and one
+ * timer; the timer stops when the headers are in, the client's listener once the answer has been
+ * read. (AbortSignal.timeout left a 10-minute timer behind every call until a full GC collected
+ * its signal, and AbortSignal.any with it cost about 5% of the gateway's CPU in the benchmark.)
  */
-class CallDeadline {
+class HeadersDeadline {
   private readonly controller = new AbortController();
   private readonly timer: ReturnType<typeof setTimeout>;
   timedOut = false;
@@ -76,14 +75,13 @@ class CallDeadline {
   constructor(
     private readonly client: AbortSignal,
     timeoutMs: number,
-    private readonly covers: ChatCompletionsCall["timeoutCovers"],
   ) {
     // The call holds the process open while it runs; the timer alone must not.
     this.timer = unrefTimer(
       setTimeout(() => {
         this.timedOut = true;
         // The reason AbortSignal.timeout gives, so a stream cut mid-way reads as a timeout too.
-        this.controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, "TimeoutError"));
+        this.controller.abort(new DOMException(`no response headers within ${timeoutMs} ms`, "TimeoutError"));
       }, timeoutMs),
     );
     if (client.aborted) this.controller.abort(client.reason);
@@ -102,11 +100,11 @@ class CallDeadline {
   }
 
   /**
-   * The answer, with the deadline ended once its body has been read (or abandoned). A deadline
-   * that covers only the headers stops now; a client that leaves still aborts the body.
+   * The answer: the headers are in, so the timer stops now; a client that leaves still aborts
+   * the body, until it has been read (or abandoned).
    */
   endsWith(response: ChatCompletionsResponse): ChatCompletionsResponse {
-    if (this.covers === "headers") clearTimeout(this.timer);
+    clearTimeout(this.timer);
     const end = () => this.end();
     return {
       json: () => response.json().finally(end),

@@ -2,6 +2,7 @@ import OpenAI from "openai";
 import type { ChatModel, ProviderType, TransportOptions } from "../../src/model/chat-model.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
 import { isAbortError, mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
+import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
 import { convertToOpenAIRequest, type OpenAIFlavor } from "./convert-to-openai-request.ts";
 import { mapOpenAIResponse } from "./map-openai-response.ts";
 import { mapOpenAIStream } from "./map-openai-stream.ts";
@@ -24,12 +25,12 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
     // Local decoders usually run without a key; the SDK insists on one, and the server ignores it.
     apiKey: options.apiKey ?? "no-key",
     baseURL: baseUrl,
-    timeout: options.timeoutMs ?? 600_000,
+    timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     maxRetries: options.maxRetries ?? 0,
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.fetchOptions ? { fetchOptions: options.fetchOptions as NonNullable<ConstructorParameters<typeof OpenAI>[0]>["fetchOptions"] } : {}),
   });
-  const errorContext: ProviderErrorContext = { provider: options.name, apiKey: options.apiKey, keyVariable: options.keyVariable };
+  const errorContext: ProviderErrorContext = { provider: options.name, apiKey: options.apiKey, keyVariable: options.keyVariable, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS };
   const providerType: ProviderType = flavor === "openai" ? "openai" : "openai-compatible";
 
   return {

@@ -1,4 +1,5 @@
 import { GatewayError } from "../../src/errors/gateway-error.ts";
+import { didNotAnswer } from "./timeouts.ts";
 
 // Both official SDKs throw APIError subclasses of the same shape (status, headers, error body),
 // so one mapping serves every adapter. What a client may see is decided here: a provider's
@@ -7,7 +8,7 @@ import { GatewayError } from "../../src/errors/gateway-error.ts";
 
 type SdkError = Error & { status?: number; headers?: Headers | Record<string, string>; error?: unknown };
 
-export type ProviderErrorContext = { provider: string; apiKey?: string; keyVariable?: string };
+export type ProviderErrorContext = { provider: string; apiKey?: string; keyVariable?: string; timeoutMs?: number };
 
 export function mapProviderError(error: unknown, context: ProviderErrorContext): GatewayError {
   if (error instanceof GatewayError) return error;
@@ -20,7 +21,7 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
     // An error event inside a 200 stream: the SDKs throw it with no status but with the body.
     const streamedType = errorType(sdkError);
     if (streamedType) return mapStreamedError(streamedType, where, upstreamMessage, error);
-    if (isTimeout(sdkError)) return new GatewayError("timeout", `${where} did not answer in time`, { retryable: true, cause: error });
+    if (isTimeout(sdkError)) return new GatewayError("timeout", didNotAnswer(where, context.timeoutMs), { retryable: true, cause: error });
     return new GatewayError("upstream", `could not reach ${where}: ${scrub(sdkError?.message ?? "connection failed", context.apiKey)}`, {
       retryable: true,
       cause: error,

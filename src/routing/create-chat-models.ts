@@ -3,7 +3,7 @@ import { createOpenAICompatibleAdapter } from "../../adapters/openai-compatible/
 import { createOpenAIAdapter } from "../../adapters/openai/create-openai-adapter.ts";
 import type { ResolvedProvider } from "../config/resolve-config.ts";
 import type { ChatModel, TransportOptions } from "../model/chat-model.ts";
-import { withStreamDeadlines } from "./stream-deadlines.ts";
+import { withDeadlines } from "./call-deadlines.ts";
 
 /** A provider tollgate can call, or why it cannot (an optional provider without its key). */
 export type ProviderSlot = { model: ChatModel } | { unavailable: string };
@@ -25,7 +25,7 @@ export function createChatModels(providers: Record<string, ResolvedProvider>, tr
       ...(provider.baseUrl ? { baseUrl: provider.baseUrl } : {}),
     };
     const model = createAdapter(provider, common);
-    slots.set(provider.name, { model: withStreamDeadlines(model, { firstPartMs: provider.timeoutMs, idleMs: provider.streamIdleTimeoutMs ?? provider.timeoutMs }) });
+    slots.set(provider.name, { model: withDeadlines(model, { timeoutMs: provider.timeoutMs, idleMs: provider.streamIdleTimeoutMs ?? provider.timeoutMs }) });
   }
   return slots;
 }

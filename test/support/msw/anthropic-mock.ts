@@ -7,6 +7,7 @@ import {
   countWordsInContent,
   paced,
   thenStall,
+  stalledJsonBody,
   recordRequest,
   ReplyQueue,
   sseBody,
@@ -105,11 +106,14 @@ export type AnthropicMockReply =
       /**
        * Starts a stream normally, sends `afterChunks` content chunks ("chunk0", " chunk1", …), then
        * sends nothing more, connection open, until the request aborts (a wedged provider). A
-       * non-streaming request gets no answer at all until it aborts.
+       * non-streaming request gets no answer at all until it aborts (see headersOnly).
        */
       kind: "stall";
       afterChunks: number;
-      /** Send the 200 and its headers, then not even the stream's opening event. */
+      /**
+       * Send the 200 and its headers, then not even the stream's opening event; a non-streaming
+       * request gets its 200, headers and the first bytes of its JSON, then nothing.
+       */
       headersOnly?: boolean;
     };
 
@@ -183,6 +187,10 @@ export function createAnthropicMock({
       }
 
       case "stall": {
+        if (!stream && reply.headersOnly) {
+          const body = stalledJsonBody('{"id":"msg_', request.signal, () => (record.aborted = true));
+          return new HttpResponse(body, { status: 200, headers: { "request-id": requestId, "content-type": "application/json" } });
+        }
         if (!stream) {
           await untilAborted(request.signal);
           return HttpResponse.error();

@@ -170,6 +170,14 @@ export async function* thenStall(frames: Iterable<string>, signal: AbortSignal):
 }
 
 /**
+ * The body of a 200 answer (not streamed) that sends the first bytes of its JSON and then nothing
+ * until the request aborts: a provider wedged after its headers.
+ */
+export function stalledJsonBody(opening: string, signal: AbortSignal, onCancel: () => void): ReadableStream<Uint8Array> {
+  return sseBody(thenStall([opening], signal), signal, onCancel);
+}
+
+/**
  * A response body that pulls one SSE frame at a time from `frames`, so each frame reaches the client
  * as its own chunk and any `await sleep(...)` inside the generator really delays it.
  * When `signal` aborts, the body errors with an AbortError (what undici does to a real aborted

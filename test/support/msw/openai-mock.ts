@@ -7,6 +7,7 @@ import {
   countWordsInContent,
   paced,
   thenStall,
+  stalledJsonBody,
   recordRequest,
   ReplyQueue,
   sseBody,
@@ -100,11 +101,14 @@ export type OpenAIMockReply =
       /**
        * Starts a stream normally, sends `afterChunks` content chunks ("chunk0", " chunk1", …), then
        * sends nothing more, connection open, until the request aborts (a wedged provider). A
-       * non-streaming request gets no answer at all until it aborts.
+       * non-streaming request gets no answer at all until it aborts (see headersOnly).
        */
       kind: "stall";
       afterChunks: number;
-      /** Send the 200 and its headers, then not even the stream's opening event. */
+      /**
+       * Send the 200 and its headers, then not even the stream's opening event; a non-streaming
+       * request gets its 200, headers and the first bytes of its JSON, then nothing.
+       */
       headersOnly?: boolean;
     };
 
@@ -181,6 +185,10 @@ export function createOpenAIMock({
       }
 
       case "stall": {
+        if (!stream && reply.headersOnly) {
+          const body = stalledJsonBody('{"id":"chatcmpl-', request.signal, () => (record.aborted = true));
+          return new HttpResponse(body, { status: 200, headers: { ...headers(), "content-type": "application/json" } });
+        }
         if (!stream) {
           await untilAborted(request.signal);
           return HttpResponse.error();

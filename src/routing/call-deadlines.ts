@@ -1,33 +1,60 @@
+import { didNotAnswer } from "../../adapters/shared/timeouts.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { ChatModel } from "../model/chat-model.ts";
+import type { ChatResponse } from "../model/chat-response.ts";
 import type { StreamPart } from "../model/stream-part.ts";
 import { QuietTimer, type QuietListener } from "../runtime/quiet-timer.ts";
 
-// Two deadlines guard every stream, whichever adapter makes it. The first part must arrive within
-// the provider's `timeoutMs` of the call; after that, the upstream may not go silent for longer
-// than `streamIdleTimeoutMs` between two parts. A stream that keeps producing may run as long as
-// it needs (a local decoder writing 30,000 tokens takes many minutes). A stalled one is cut: the
-// upstream request is aborted, and the client gets a timeout error in its dialect instead of
-// waiting forever on a connection that holds a budget reservation.
+// The provider's deadlines, kept here for every adapter alike. The official SDKs' `timeout` ends
+// when the response headers arrive: a provider that sends headers and then nothing would hold the
+// call (and its budget reservation, which the keeper renews) for as long as the connection lives.
 //
-// Only time spent waiting on the upstream counts. While the client reads slowly, this generator
-// sits at its `yield` and the clock is not running: backpressure is not a stall.
+// - An answer (not streamed) must be complete within the provider's `timeoutMs` of the call.
+// - A stream's first part must arrive within `timeoutMs`; after that, the upstream may not go
+//   silent for longer than `streamIdleTimeoutMs` between two parts. A stream that keeps producing
+//   may run as long as it needs (a local decoder writing 30,000 tokens takes many minutes).
+//
+// A call that misses its deadline is cut: the upstream request is aborted, and the client gets a
+// timeout error in its dialect. Before anything reached the client, the route's next target may
+// still answer (the error is retryable).
+//
+// Only time spent waiting on the upstream counts. While the client reads slowly, a stream sits at
+// its `yield` and the clock is not running: backpressure is not a stall.
 
-export type StreamDeadlines = { firstPartMs: number; idleMs: number };
+export type CallDeadlines = { timeoutMs: number; idleMs: number };
 
-export function withStreamDeadlines(model: ChatModel, deadlines: StreamDeadlines): ChatModel {
+export function withDeadlines(model: ChatModel, deadlines: CallDeadlines): ChatModel {
   return {
     providerName: model.providerName,
     providerType: model.providerType,
     baseUrl: model.baseUrl,
-    generate: (request, modelName, signal) => model.generate(request, modelName, signal),
+    generate: (request, modelName, signal) => answerWithin(model, deadlines.timeoutMs, signal, (inner) => model.generate(request, modelName, inner)),
     stream: (request, modelName, signal) => guarded(model, deadlines, signal, (inner) => model.stream(request, modelName, inner)),
   };
 }
 
+async function answerWithin(
+  model: ChatModel,
+  timeoutMs: number,
+  client: AbortSignal,
+  call: (signal: AbortSignal) => Promise<ChatResponse>,
+): Promise<ChatResponse> {
+  const watchdog = new Watchdog(client);
+  watchdog.waitAtMost(timeoutMs);
+  try {
+    return await call(watchdog.signal);
+  } catch (error) {
+    // Whatever the adapter made of the abort, the reason is the deadline.
+    if (watchdog.fired) throw new GatewayError("timeout", didNotAnswer(`provider "${model.providerName}"`, timeoutMs), { retryable: true, cause: error });
+    throw error;
+  } finally {
+    watchdog.stop();
+  }
+}
+
 async function* guarded(
   model: ChatModel,
-  { firstPartMs, idleMs }: StreamDeadlines,
+  { timeoutMs, idleMs }: CallDeadlines,
   client: AbortSignal,
   open: (signal: AbortSignal) => AsyncGenerator<StreamPart>,
 ): AsyncGenerator<StreamPart> {
@@ -36,13 +63,13 @@ async function* guarded(
   let first = true;
   try {
     for (;;) {
-      watchdog.waitAtMost(first ? firstPartMs : idleMs);
+      watchdog.waitAtMost(first ? timeoutMs : idleMs);
       const next = await parts.next();
       watchdog.arrived();
       // Once the watchdog fired, whatever the adapter made of the abort is replaced by why it fired.
       if (watchdog.fired) {
         const where = `provider "${model.providerName}"`;
-        const message = first ? `${where} sent nothing within ${firstPartMs} ms` : `${where} went silent for ${idleMs} ms mid-stream; the stream was cut off`;
+        const message = first ? didNotAnswer(where, timeoutMs) : `${where} went silent for ${idleMs} ms mid-stream; the stream was cut off`;
         watchdog.stop(); // now, not when the consumer gets round to ending this generator
         // Before the first part, the route's next target may still answer.
         yield { type: "error", error: new GatewayError("timeout", message, { retryable: first }) };
@@ -61,7 +88,7 @@ async function* guarded(
   }
 }
 
-/** The client's signal and the deadlines, as one signal for the adapter's call. */
+/** The client's signal and the deadline, as one signal for the adapter's call. */
 class Watchdog implements QuietListener {
   private readonly controller = new AbortController();
   private readonly clock = new QuietTimer(this);
@@ -99,6 +126,6 @@ class Watchdog implements QuietListener {
   /** A deadline ran out. */
   quiet(limitMs: number): void {
     this.fired = true;
-    this.controller.abort(new DOMException(`no stream part within ${limitMs} ms`, "TimeoutError"));
+    this.controller.abort(new DOMException(`no answer within ${limitMs} ms`, "TimeoutError"));
   }
 }
