@@ -196,7 +196,7 @@ describe("a provider that does not answer", () => {
   });
 });
 
-describe("a provider that sends its headers and then nothing (not streamed)", () => {
+describe("a provider that sends its headers and then nothing", () => {
   // The official SDKs' timeout ends at the response headers; the router's deadline bounds the rest.
   it("is cut off at timeoutMs: a 504 in the client's dialect, the upstream call aborted, one error record", async () => {
     const config = testConfig();
@@ -215,14 +215,18 @@ describe("a provider that sends its headers and then nothing (not streamed)", ()
     }
   });
 
-  it("counts as a failed target: the route falls back to the next one", async () => {
+  it.each([
+    { mode: "not streamed", stream: false },
+    { mode: "streamed", stream: true },
+  ])("counts as a failed target ($mode): the route falls back to the next one", async ({ stream }) => {
     const config = testConfig();
     (config.providers.openai as Record<string, unknown>).timeoutMs = 300;
     const gateway = await startTestGateway(config);
     try {
       rig.mocks.openai.enqueue({ kind: "stall", afterChunks: 0, headersOnly: true });
       rig.mocks.anthropic.enqueue({ kind: "text", chunks: ["rescued"] });
-      const message = await gateway.anthropic.messages.create({ model: "gpt-then-claude", max_tokens: 20, messages: [{ role: "user", content: "hi" }] });
+      const params = { model: "gpt-then-claude", max_tokens: 20, messages: [{ role: "user" as const, content: "hi" }] };
+      const message = stream ? await gateway.anthropic.messages.stream(params).finalMessage() : await gateway.anthropic.messages.create(params);
       expect(message.content).toEqual([{ type: "text", text: "rescued" }]);
       expect(rig.mocks.openai.requests[0]!.aborted).toBe(true);
     } finally {
@@ -254,23 +258,6 @@ describe("a provider that goes silent mid-stream", () => {
       // Two chunks came ("chunk0", " chunk1"): counted by the tokenizer, since no usage followed.
       expect(record).toMatchObject({ status: "error", httpStatus: 200, errorType: "timeout", provider: "anthropic", estimated: true });
       expect(record.usage.outputTokens).toBeGreaterThan(0);
-    } finally {
-      await gateway.close();
-    }
-  });
-
-  it("before its first token, counts as a failed target: the route falls back to the next one", async () => {
-    const config = testConfig();
-    (config.providers.openai as Record<string, unknown>).timeoutMs = 300;
-    const gateway = await startTestGateway(config);
-    try {
-      rig.mocks.openai.enqueue({ kind: "stall", afterChunks: 0, headersOnly: true });
-      rig.mocks.anthropic.enqueue({ kind: "text", chunks: ["rescued"] });
-      const stream = await gateway.anthropic.messages.create({ model: "gpt-then-claude", max_tokens: 20, messages: [{ role: "user", content: "hi" }], stream: true });
-      let text = "";
-      for await (const event of stream) if (event.type === "content_block_delta" && event.delta.type === "text_delta") text += event.delta.text;
-      expect(text).toBe("rescued");
-      expect(rig.mocks.openai.requests[0]!.aborted).toBe(true);
     } finally {
       await gateway.close();
     }
