@@ -1,10 +1,13 @@
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createWriteStream } from "node:fs";
+import { once } from "node:events";
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { constants as bufferConstants } from "node:buffer";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeCostRecord } from "../../test/support/cost-records.ts";
 import { useRedis } from "../../test/support/use-redis.ts";
-import { FileLedgerStore, readLedgerFile } from "./file-ledger-store.ts";
+import { FileLedgerStore, readLedgerFile, RecentIds } from "./file-ledger-store.ts";
 import { Ledger } from "./ledger.ts";
 import type { LedgerStore } from "./ledger-store.ts";
 import { RedisLedgerStore } from "./redis-ledger-store.ts";
@@ -107,6 +110,48 @@ describe("file ledger (the embedded store)", () => {
     await (await FileLedgerStore.open(path)).write([makeCostRecord({ requestId: "req_next" })]);
     expect((await readLedgerFile(path)).map((record) => record.requestId)).toEqual(["req_whole", "req_next"]);
     expect((await readFile(path, "utf8")).split("\n").at(-2)).toContain("req_next");
+  });
+
+  it("opens a ledger larger than the longest string V8 allows (a busy day's file), reading every record once", async () => {
+    // Before, the file was read as one string: past 2^29 − 24 characters the gateway could not start.
+    const path = join(dir, "big.jsonl");
+    const out = createWriteStream(path);
+    // Records padded to about 64 kB each keep the count (and the test's time) down; the size is what matters.
+    const padding = "x".repeat(64_000);
+    let bytes = 0;
+    let count = 0;
+    while (bytes <= bufferConstants.MAX_STRING_LENGTH) {
+      const line = JSON.stringify(makeCostRecord({ requestId: `req_${count++}`, warnings: [padding] })) + "\n";
+      bytes += line.length;
+      if (!out.write(line)) await once(out, "drain");
+    }
+    out.end();
+    await once(out, "finish");
+    try {
+      expect((await stat(path)).size).toBeGreaterThan(bufferConstants.MAX_STRING_LENGTH);
+      const visited: string[] = [];
+      const store = await FileLedgerStore.open(path, (record) => visited.push(record.requestId));
+      expect(visited).toHaveLength(count);
+      expect(visited.at(-1)).toBe(`req_${count - 1}`);
+      // The ids it read make a retried write a no-op here too.
+      await store.write([makeCostRecord({ requestId: `req_${count - 1}` }), makeCostRecord({ requestId: "req_new" })]);
+      const last: string[] = [];
+      await FileLedgerStore.open(path, (record) => last.push(record.requestId));
+      expect(last.slice(-2)).toEqual([`req_${count - 1}`, "req_new"]);
+    } finally {
+      await rm(path, { force: true });
+    }
+  }, 120_000);
+});
+
+describe("RecentIds", () => {
+  it("remembers at least the latest `limit` ids and forgets the oldest", () => {
+    const ids = new RecentIds(3);
+    for (const id of ["a", "b", "c", "d", "e", "f", "g"]) ids.add(id);
+    // The latest three are always there; ids older than twice the limit are gone.
+    for (const id of ["e", "f", "g"]) expect(ids.has(id)).toBe(true);
+    expect(ids.has("a")).toBe(false);
+    expect(ids.has("z")).toBe(false);
   });
 });
 
