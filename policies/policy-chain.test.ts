@@ -81,12 +81,13 @@ describe("PolicyChain", () => {
 
 describe("MemoryKeyValueStore", () => {
   it("counts sightings within a sliding TTL and forgets after it", async () => {
-    let now = 0;
+    // A clock that reads like Date.now (lru-cache takes a start time of 0 for "no expiry").
+    let now = 1_795_000_000_000;
     const memory = new MemoryKeyValueStore(10, () => now);
     expect(await memory.countSightings(["a", "b"], 10)).toEqual([1, 1]);
-    now = 9_000;
+    now += 9_000;
     expect(await memory.countSightings(["a"], 10)).toEqual([2]);
-    now = 18_000; // 9 s after a's last sighting, 18 s after b's
+    now += 9_000; // 9 s after a's last sighting, 18 s after b's
     expect(await memory.countSightings(["a", "b"], 10)).toEqual([3, 1]);
   });
 
@@ -100,12 +101,23 @@ describe("MemoryKeyValueStore", () => {
     expect([await memory.get("huge"), await memory.get("b")]).toEqual([undefined, "y".repeat(10)]);
   });
 
-  it("stays bounded, dropping the oldest entries first", async () => {
+  it("stays bounded, dropping the least recently used entries first", async () => {
     const memory = new MemoryKeyValueStore(2);
     await memory.set("one", "1", 60);
     await memory.set("two", "2", 60);
     await memory.set("three", "3", 60);
     expect([await memory.get("one"), await memory.get("two"), await memory.get("three")]).toEqual([undefined, "2", "3"]);
+    await memory.get("two"); // "two" is now the more recently used
+    await memory.set("four", "4", 60);
+    expect([await memory.get("two"), await memory.get("three"), await memory.get("four")]).toEqual(["2", undefined, "4"]);
+  });
+
+  it("keeps the latest entries whole through many writes past its limit", async () => {
+    const memory = new MemoryKeyValueStore(1_000);
+    for (let i = 0; i < 50_000; i++) await memory.set(`k${i}`, String(i), 60);
+    const kept = await Promise.all(Array.from({ length: 1_000 }, (_, i) => memory.get(`k${49_000 + i}`)));
+    expect(kept).toEqual(Array.from({ length: 1_000 }, (_, i) => String(49_000 + i)));
+    expect(await memory.get("k48999")).toBeUndefined();
   });
 });
 

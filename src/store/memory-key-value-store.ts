@@ -1,64 +1,48 @@
+import { LRUCache } from "lru-cache";
 import type { KeyValueStore } from "./key-value-store.ts";
 
-type Entry = { value: string; expiresAt: number };
-
 /**
- * The embedded store: a Map with expiry, bounded in entries and in characters so that a flood of
- * distinct prompts or large cached answers cannot grow it without limit (the oldest entries go
- * first; Maps iterate in insertion order, and every write re-inserts its key at the end).
+ * The embedded store: an LRU cache with expiry, bounded in entries and in characters so that a
+ * flood of distinct prompts or large cached answers cannot grow it without limit (the least
+ * recently used entries go first).
+ *
+ * lru-cache rather than a Map: evicting a Map's oldest key through `keys().next()` walks over
+ * every key deleted before it, so once the store was full each write cost about 28 µs instead
+ * of 1 µs on the 2-core machine (200,000 writes past the limit: 5.6 s).
  */
 export class MemoryKeyValueStore implements KeyValueStore {
-  private readonly entries = new Map<string, Entry>();
-  private characters = 0;
+  private readonly entries: LRUCache<string, string>;
 
   constructor(
-    private readonly maxEntries = 100_000,
-    private readonly now: () => number = Date.now,
+    maxEntries = 100_000,
+    now: () => number = Date.now,
     /** About 64 MB of UTF-16 text. */
-    private readonly maxCharacters = 32 * 1024 * 1024,
-  ) {}
+    maxCharacters = 32 * 1024 * 1024,
+  ) {
+    this.entries = new LRUCache<string, string>({
+      max: maxEntries,
+      maxSize: maxCharacters,
+      // One value larger than the whole store is not kept (rather than pushing everything else out).
+      sizeCalculation: (value, key) => key.length + value.length,
+      perf: { now },
+      // Expiry is read on every get; the default caches the clock for 1 ms, which tests would see.
+      ttlResolution: 0,
+    });
+  }
 
   async countSightings(keys: readonly string[], ttlSeconds: number): Promise<number[]> {
     return keys.map((key) => {
-      const count = Number(this.read(key) ?? 0) + 1;
-      this.write(key, String(count), ttlSeconds);
+      const count = Number(this.entries.get(key) ?? 0) + 1;
+      this.entries.set(key, String(count), { ttl: ttlSeconds * 1000 });
       return count;
     });
   }
 
   async get(key: string): Promise<string | undefined> {
-    return this.read(key);
+    return this.entries.get(key);
   }
 
   async set(key: string, value: string, ttlSeconds: number): Promise<void> {
-    this.write(key, value, ttlSeconds);
-  }
-
-  private read(key: string): string | undefined {
-    const entry = this.entries.get(key);
-    if (!entry) return undefined;
-    if (entry.expiresAt <= this.now()) {
-      this.remove(key);
-      return undefined;
-    }
-    return entry.value;
-  }
-
-  private write(key: string, value: string, ttlSeconds: number): void {
-    this.remove(key);
-    // One value larger than the whole store would only push everything else out.
-    if (key.length + value.length > this.maxCharacters) return;
-    this.entries.set(key, { value, expiresAt: this.now() + ttlSeconds * 1000 });
-    this.characters += key.length + value.length;
-    while (this.entries.size > this.maxEntries || this.characters > this.maxCharacters) {
-      this.remove(this.entries.keys().next().value as string);
-    }
-  }
-
-  private remove(key: string): void {
-    const entry = this.entries.get(key);
-    if (!entry) return;
-    this.characters -= key.length + entry.value.length;
-    this.entries.delete(key);
+    this.entries.set(key, value, { ttl: ttlSeconds * 1000 });
   }
 }
