@@ -19,6 +19,10 @@ export class MemoryAdmissionStore implements AdmissionStore {
   private readonly reservations = new Map<string, Reservation>();
   private readonly settled = new Set<string>();
   private readonly counters = new Map<string, number>();
+  /** No reservation expires before this: sweeps before it would find nothing to free. */
+  private nextExpiry = Infinity;
+  /** The minute whose rate counters were last pruned. */
+  private prunedBucket = -Infinity;
 
   /** Spend already on record (from the ledger file at start-up), so a restart does not reset budgets. */
   addSpent(scopeKey: string, nano: number): void {
@@ -44,6 +48,7 @@ export class MemoryAdmissionStore implements AdmissionStore {
     }
     for (const scope of plan.scopes) this.level(scope.key).reservedNano += plan.amountNano;
     this.reservations.set(plan.requestId, { keys: plan.scopes.map((scope) => scope.key), amountNano: plan.amountNano, expiresAt: plan.reservationExpiresAt });
+    this.nextExpiry = Math.min(this.nextExpiry, plan.reservationExpiresAt);
     for (const rate of plan.rates) this.bump(`${rate.scope}|rpm|${bucket}`, 1, bucket);
     return { admitted: true, levels, softExceeded };
   }
@@ -70,9 +75,20 @@ export class MemoryAdmissionStore implements AdmissionStore {
     return scopeKeys.map((key) => ({ ...this.level(key) }));
   }
 
+  /**
+   * Frees expired reservations. It walks every reservation, so it runs only once one may have
+   * expired: with thousands of long streams in flight, a walk on every request would cost more
+   * than the request's own admission. (Renewals only push expiries later, so `nextExpiry` stays a
+   * lower bound.)
+   */
   private sweep(now: number): void {
-    for (const [requestId, reservation] of this.reservations) if (reservation.expiresAt <= now) this.release(requestId);
     if (this.settled.size > 100_000) this.settled.clear(); // ids are unique; this only bounds memory
+    if (now < this.nextExpiry) return;
+    this.nextExpiry = Infinity;
+    for (const [requestId, reservation] of this.reservations) {
+      if (reservation.expiresAt <= now) this.release(requestId);
+      else this.nextExpiry = Math.min(this.nextExpiry, reservation.expiresAt);
+    }
   }
 
   private release(requestId: string): void {
@@ -94,10 +110,12 @@ export class MemoryAdmissionStore implements AdmissionStore {
 
   private bump(key: string, by: number, bucket: number): void {
     this.counters.set(key, this.count(key) + by);
-    // Buckets older than the previous minute no longer count anywhere.
-    if (this.counters.size > 10_000) {
-      const oldest = bucket - 2;
-      for (const counterKey of this.counters.keys()) if (Number(counterKey.split("|").at(-1)) < oldest) this.counters.delete(counterKey);
+    // Buckets older than the previous minute no longer count anywhere: dropped once a minute (a
+    // walk on every request, once thousands of keys had rate limits, cost more than the request).
+    if (bucket !== this.prunedBucket) {
+      this.prunedBucket = bucket;
+      const oldest = bucket - 1;
+      for (const counterKey of this.counters.keys()) if (Number(counterKey.slice(counterKey.lastIndexOf("|") + 1)) < oldest) this.counters.delete(counterKey);
     }
   }
 }
