@@ -9,9 +9,9 @@ const base = {
 };
 
 describe("what the Workers entry warns about", () => {
-  it("says that cost records do not outlive the isolate, even with nothing else configured", () => {
+  it("says where cost records go, even with nothing else configured", () => {
     expect(workerWarnings(resolveConfig(base, {}))).toEqual([
-      "[tollgate] warning: on Workers, cost records live in this isolate's memory and are lost when it is evicted; the response headers and the stream's final event still carry each request's cost",
+      `[tollgate] note: on Workers, each cost record is one JSON line in the Worker's log ({"type":"tollgate.cost_record","record":{…}}); keep them with Workers Logs or Logpush`,
     ]);
   });
 
@@ -25,7 +25,7 @@ describe("what the Workers entry warns about", () => {
 
   it("says that a configured Redis is not used there, along with the config's own warnings", () => {
     const warnings = workerWarnings(resolveConfig({ ...base, store: { redisUrl: { env: "REDIS_URL" } } }, { REDIS_URL: "redis://10.0.0.5:6379" }));
-    expect(warnings[0]).toBe("[tollgate] warning: store.redisUrl is not used on Workers; budgets, rate limits and cost records stay in this isolate's memory");
+    expect(warnings[0]).toBe("[tollgate] warning: store.redisUrl is not used on Workers; budgets and rate limits stay in this isolate's memory, cost records go to the Worker's log");
     const unset = workerWarnings(resolveConfig({ ...base, store: { redisUrl: { env: "REDIS_URL" } } }, {}));
     expect(unset[0]).toBe("[tollgate] warning: store.redisUrl: REDIS_URL is not set; using the embedded store");
   });

@@ -1,15 +1,18 @@
 import exampleConfig from "../config/example.json";
 import { resolveConfig, type Environment } from "./config/resolve-config.ts";
 import { createGateway } from "./gateway/create-gateway.ts";
+import { Ledger } from "./ledger/ledger.ts";
+import { LogLedgerStore } from "./ledger/log-ledger-store.ts";
 import { workerWarnings } from "./worker-warnings.ts";
 
 // Cloudflare Workers entry. The config comes from the TOLLGATE_CONFIG variable (JSON text) or the
 // bundled example; provider keys are Worker secrets, read through the same {"env": NAME} names.
 // The gateway is built once per isolate, on the first request, because env arrives with it.
-// Costs reach clients here as everywhere (headers, the stream's final event), but the ledger is
-// the isolate's memory: ioredis and files do not exist on Workers, and a durable edge ledger
-// (Redis over HTTP, or a queue) is not built yet. Token estimates use the byte heuristic, since
-// bundling js-tiktoken's 2 MB of ranks into every Worker would cost more than it gives.
+// Costs reach clients here as everywhere (headers, the stream's final event), and each cost record
+// is one JSON line in the Worker's log (Workers Logs / Logpush keep it): ioredis and files do not
+// exist on Workers. Budgets and rate limits are the isolate's memory (see worker-warnings.ts).
+// Token estimates use the byte heuristic, since bundling js-tiktoken's 2 MB of ranks into every
+// Worker would cost more than it gives.
 
 type WorkerEnv = Environment & { TOLLGATE_CONFIG?: string };
 
@@ -20,7 +23,9 @@ export default {
     if (!gateway) {
       const config = resolveConfig(env.TOLLGATE_CONFIG ? JSON.parse(env.TOLLGATE_CONFIG) : exampleConfig, env);
       for (const warning of workerWarnings(config)) console.warn(warning);
-      gateway = createGateway({ config });
+      // Written at once, inside the request: a Worker may not run work left for after its response.
+      const ledger = new Ledger({ store: new LogLedgerStore(), log: console.error, schedule: (flush) => flush() });
+      gateway = createGateway({ config, ledger });
     }
     return gateway.fetch(request, env, context as never);
   },

@@ -3,19 +3,12 @@ import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { APP_KEY, readSseEvents, startTestGateway, testConfig, useMockedGateway, waitForRecord } from "./support/gateway.ts";
 import { startGateway } from "../src/node/serve.ts";
+import { until } from "./support/until.ts";
 
 // What streaming must get right beyond the happy path: no buffering, client disconnects stop
 // the upstream, failures mid-stream reach the client as errors, and fallback before commit.
 
 const rig = useMockedGateway();
-
-async function until(condition: () => boolean, what: string, timeoutMs = 5_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** Reads an OpenAI SDK stream to its end or its error: the text that came, and what it threw. */
 async function readUntilFailure(stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>): Promise<{ text: string; failure: unknown }> {

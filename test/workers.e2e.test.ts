@@ -1,4 +1,5 @@
 import { createServer, type Server } from "node:http";
+import type { Readable } from "node:stream";
 import type { AddressInfo } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,6 +9,7 @@ import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readSseEvents, sha256 } from "./support/gateway.ts";
+import { until } from "./support/until.ts";
 
 // The Workers entry in Cloudflare's real runtime (workerd, through Miniflare): the same gateway,
 // bundled the way a Worker is, answering both dialects from an OpenAI-compatible upstream.
@@ -17,6 +19,8 @@ const EDGE_KEY = "tg_edge_key_0123456789";
 let upstream: Server;
 let miniflare: Miniflare;
 let bundleDir: string;
+/** What the Worker wrote to its log (workerd's stdout): cost records are lines there. */
+let workerLog = "";
 
 beforeAll(async () => {
   upstream = createServer((request, response) => {
@@ -66,6 +70,10 @@ beforeAll(async () => {
     compatibilityDate: "2025-09-01",
     compatibilityFlags: ["nodejs_compat"],
     bindings: { TOLLGATE_CONFIG: JSON.stringify(config) },
+    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
+      stdout.on("data", (chunk: Buffer) => (workerLog += chunk.toString("utf8")));
+      stderr.on("data", (chunk: Buffer) => process.stderr.write(chunk));
+    },
   });
 });
 
@@ -74,6 +82,17 @@ afterAll(async () => {
   upstream?.close();
   if (bundleDir) rmSync(bundleDir, { recursive: true, force: true });
 });
+
+type LoggedRecord = { requestId: string; [field: string]: unknown };
+
+function costRecordsInLog(): LoggedRecord[] {
+  return workerLog
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as { type?: string; record?: LoggedRecord })
+    .filter((entry) => entry.type === "tollgate.cost_record")
+    .map((entry) => entry.record!);
+}
 
 describe("the Workers entry on workerd", () => {
   it("serves healthz and refuses a bad key in the client's dialect", async () => {
@@ -97,6 +116,21 @@ describe("the Workers entry on workerd", () => {
     const body = (await response.json()) as { choices: { message: { content: string } }[]; usage: { total_tokens: number } };
     expect(body.choices[0]!.message.content).toBe("from the edge");
     expect(body.usage.total_tokens).toBe(7);
+
+    // Its cost record is one JSON line in the Worker's log, the same figures as the headers.
+    const requestId = response.headers.get("x-tollgate-request-id")!;
+    const record = await until(
+      () => costRecordsInLog().find((line) => line.requestId === requestId),
+      () => `its cost record in the Worker's log, which said:\n${workerLog.slice(-2_000)}`,
+    );
+    expect(record).toMatchObject({
+      keyId: "edge",
+      route: "local",
+      provider: "local",
+      status: "ok",
+      usage: { inputTokens: 4, outputTokens: 3 },
+      cost: { inputNano: 4_000, outputNano: 12_000, totalNano: 16_000 },
+    });
   });
 
   it("streams an Anthropic-dialect answer as Messages events", async () => {

@@ -9,6 +9,7 @@ import { makeCostRecord } from "../../test/support/cost-records.ts";
 import { useRedis } from "../../test/support/use-redis.ts";
 import { FileLedgerStore, readLedgerFile, RecentIds } from "./file-ledger-store.ts";
 import { Ledger } from "./ledger.ts";
+import { COST_RECORD_LOG_TYPE, LogLedgerStore } from "./log-ledger-store.ts";
 import type { LedgerStore } from "./ledger-store.ts";
 import { RedisLedgerStore } from "./redis-ledger-store.ts";
 
@@ -175,6 +176,24 @@ describe("Ledger queue", () => {
     expect(written).toEqual(["r1", "r2"]);
     expect(ledger.pending).toBe(0);
     expect(logs.join("\n")).toMatch(/writing 2 cost records failed \(connection refused\); retrying in 5 ms/);
+  });
+});
+
+describe("log ledger (the Workers store)", () => {
+  it("writes each record as one JSON line, at once when the ledger is told to (as the Worker does), and every line reads back as its record", async () => {
+    const lines: string[] = [];
+    const ledger = new Ledger({ store: new LogLedgerStore((line) => lines.push(line)), log: () => {}, schedule: (flush) => flush() });
+    const first = makeCostRecord({ requestId: "req_edge_1" });
+    const second = makeCostRecord({ requestId: "req_edge_2", status: "aborted" });
+    ledger.record(first);
+    expect(lines).toHaveLength(1); // written within record(), not on a later turn
+    ledger.record(second); // while the first write's promise settles: it follows in the same turn
+    for (let i = 0; i < 10; i++) await Promise.resolve(); // promise jobs only, no timer, no I/O
+    expect(lines.map((line) => JSON.parse(line))).toEqual([
+      { type: COST_RECORD_LOG_TYPE, record: first },
+      { type: COST_RECORD_LOG_TYPE, record: second },
+    ]);
+    expect(lines.every((line) => !line.includes("\n"))).toBe(true);
   });
 });
 

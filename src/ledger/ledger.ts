@@ -15,6 +15,12 @@ export type LedgerOptions = {
   /** First retry delay after a failed write; doubles up to maxRetryDelayMs. */
   retryDelayMs?: number;
   maxRetryDelayMs?: number;
+  /**
+   * When a queued record is written: by default on a later turn of the event loop, so that the
+   * records of one turn share a write. The Workers entry writes at once, because work left for a
+   * later turn may not run once a Worker's response is done.
+   */
+  schedule?: (flush: () => void) => void;
 };
 
 export class Ledger {
@@ -28,9 +34,11 @@ export class Ledger {
   private readonly maxBatch: number;
   private readonly retryDelayMs: number;
   private readonly maxRetryDelayMs: number;
+  private readonly scheduleFlush: (flush: () => void) => void;
 
-  constructor({ store, log = console.error, maxBatch = 256, retryDelayMs = 100, maxRetryDelayMs = 30_000 }: LedgerOptions) {
+  constructor({ store, log = console.error, maxBatch = 256, retryDelayMs = 100, maxRetryDelayMs = 30_000, schedule = nextTurn }: LedgerOptions) {
     this.store = store;
+    this.scheduleFlush = schedule;
     this.log = log;
     this.maxBatch = maxBatch;
     this.retryDelayMs = retryDelayMs;
@@ -47,7 +55,7 @@ export class Ledger {
   private schedule(): void {
     if (this.scheduled || this.retryTimer) return;
     this.scheduled = true;
-    nextTurn(() => {
+    this.scheduleFlush(() => {
       this.scheduled = false;
       void this.flush();
     });
