@@ -1,72 +1,33 @@
-import { createServer, type Server } from "node:http";
 import type { Readable } from "node:stream";
-import type { AddressInfo } from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readSseEvents, sha256 } from "./support/gateway.ts";
 import { until } from "./support/until.ts";
+import { bundleWorker, startEdgeUpstream, type EdgeUpstream, type WorkerBundle } from "./support/workers.ts";
 
 // The Workers entry in Cloudflare's real runtime (workerd, through Miniflare): the same gateway,
 // bundled the way a Worker is, answering both dialects from an OpenAI-compatible upstream.
 // This is what keeps src/ runtime-neutral: a Node-only API in the core fails here.
 
 const EDGE_KEY = "tg_edge_key_0123456789";
-let upstream: Server;
+let upstream: EdgeUpstream;
 let miniflare: Miniflare;
-let bundleDir: string;
+let bundle: WorkerBundle;
 /** What the Worker wrote to its log (workerd's stdout): cost records are lines there. */
 let workerLog = "";
 
 beforeAll(async () => {
-  upstream = createServer((request, response) => {
-    let body = "";
-    request.on("data", (chunk) => (body += chunk));
-    request.on("end", () => {
-      const { stream } = JSON.parse(body);
-      const base = { id: "chatcmpl-edge", created: 1, model: "edge-model" };
-      if (!stream) {
-        response.writeHead(200, { "content-type": "application/json" });
-        response.end(JSON.stringify({ ...base, object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "from the edge" }, finish_reason: "stop" }], usage: { prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 } }));
-        return;
-      }
-      response.writeHead(200, { "content-type": "text/event-stream" });
-      const chunk = (choices: unknown[], usage: unknown = null) => response.write(`data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices, usage })}\n\n`);
-      chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]);
-      chunk([{ index: 0, delta: { content: "streamed" }, finish_reason: null }]);
-      chunk([{ index: 0, delta: { content: " at the edge" }, finish_reason: null }]);
-      chunk([{ index: 0, delta: {}, finish_reason: "stop" }]);
-      chunk([], { prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 });
-      response.end("data: [DONE]\n\n");
-    });
-  });
-  await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
-  const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
-
-  bundleDir = mkdtempSync(join(tmpdir(), "tollgate-worker-"));
-  await build({
-    entryPoints: [fileURLToPath(new URL("../src/worker.ts", import.meta.url))],
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    conditions: ["workerd", "worker", "browser"],
-    target: "es2022",
-    outfile: join(bundleDir, "worker.mjs"),
-    logLevel: "silent",
-  });
+  upstream = await startEdgeUpstream();
+  bundle = await bundleWorker();
   const config = {
-    providers: { local: { type: "openai-compatible", baseUrl: upstreamUrl, pricing: { default: { inputPerMillion: 1, outputPerMillion: 4 } } } },
+    providers: { local: { type: "openai-compatible", baseUrl: upstream.url, pricing: { default: { inputPerMillion: 1, outputPerMillion: 4 } } } },
     routes: { local: { targets: [{ provider: "local", model: "edge-model" }] } },
     keys: [{ id: "edge", team: "edge", hash: sha256(EDGE_KEY) }],
   };
   miniflare = new Miniflare({
     modules: true,
-    modulesRoot: bundleDir,
-    scriptPath: join(bundleDir, "worker.mjs"),
+    modulesRoot: bundle.dir,
+    scriptPath: bundle.script,
     compatibilityDate: "2025-09-01",
     compatibilityFlags: ["nodejs_compat"],
     bindings: { TOLLGATE_CONFIG: JSON.stringify(config) },
@@ -80,7 +41,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await miniflare?.dispose();
   upstream?.close();
-  if (bundleDir) rmSync(bundleDir, { recursive: true, force: true });
+  bundle?.remove();
 });
 
 type LoggedRecord = { requestId: string; [field: string]: unknown };

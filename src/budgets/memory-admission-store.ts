@@ -11,8 +11,16 @@ import {
 
 // The embedded store: the same guarantees as the Redis script within one process. Each operation
 // runs to completion without awaiting anything, so JavaScript's single thread makes it atomic.
+// The Workers' Durable Object (budgets-object.ts) runs this same store and keeps what must
+// survive a restart (levels and reservations) through a journal.
 
-type Reservation = { keys: string[]; amountNano: number; expiresAt: number };
+export type Reservation = { keys: string[]; amountNano: number; expiresAt: number };
+
+/** Told of every change to what must outlive the process: a scope's level, a reservation (undefined: gone). */
+export interface AdmissionJournal {
+  level(scopeKey: string, level: ScopeLevel): void;
+  reservation(requestId: string, reservation: Reservation | undefined): void;
+}
 
 export class MemoryAdmissionStore implements AdmissionStore {
   private readonly scopes = new Map<string, ScopeLevel>();
@@ -24,9 +32,20 @@ export class MemoryAdmissionStore implements AdmissionStore {
   /** The minute whose rate counters were last pruned. */
   private prunedBucket = -Infinity;
 
+  constructor(private readonly journal?: AdmissionJournal) {}
+
   /** Spend already on record (from the ledger file at start-up), so a restart does not reset budgets. */
   addSpent(scopeKey: string, nano: number): void {
     this.level(scopeKey).spentNano += nano;
+  }
+
+  /** State a journal kept, read back after a restart (the Durable Object's storage). */
+  restore(levels: Iterable<[string, ScopeLevel]>, reservations: Iterable<[string, Reservation]>): void {
+    for (const [key, level] of levels) this.scopes.set(key, { ...level });
+    for (const [requestId, reservation] of reservations) {
+      this.reservations.set(requestId, reservation);
+      this.nextExpiry = Math.min(this.nextExpiry, reservation.expiresAt);
+    }
   }
 
   async admit(plan: AdmitPlan): Promise<AdmitResult> {
@@ -46,8 +65,10 @@ export class MemoryAdmissionStore implements AdmissionStore {
       if (scope.mode === "hard") return { admitted: false, reason: "budget", scope, level };
       softExceeded.push(scope.scope);
     }
-    for (const scope of plan.scopes) this.level(scope.key).reservedNano += plan.amountNano;
-    this.reservations.set(plan.requestId, { keys: plan.scopes.map((scope) => scope.key), amountNano: plan.amountNano, expiresAt: plan.reservationExpiresAt });
+    for (const scope of plan.scopes) this.changeLevel(scope.key, 0, plan.amountNano);
+    const reservation = { keys: plan.scopes.map((scope) => scope.key), amountNano: plan.amountNano, expiresAt: plan.reservationExpiresAt };
+    this.reservations.set(plan.requestId, reservation);
+    this.journal?.reservation(plan.requestId, reservation);
     this.nextExpiry = Math.min(this.nextExpiry, plan.reservationExpiresAt);
     for (const rate of plan.rates) this.bump(`${rate.scope}|rpm|${bucket}`, 1, bucket);
     return { admitted: true, levels, softExceeded };
@@ -58,7 +79,7 @@ export class MemoryAdmissionStore implements AdmissionStore {
     this.settled.add(plan.requestId);
     this.sweep(plan.now);
     this.release(plan.requestId);
-    for (const key of plan.scopeKeys) this.level(key).spentNano += plan.actualNano;
+    for (const key of plan.scopeKeys) this.changeLevel(key, plan.actualNano, 0);
     const bucket = Math.floor(plan.now / MINUTE_MS);
     for (const scope of plan.rateScopes) this.bump(`${scope}|tpm|${bucket}`, plan.tokens, bucket);
   }
@@ -66,7 +87,9 @@ export class MemoryAdmissionStore implements AdmissionStore {
   async extend(requestIds: string[], expiresAt: number): Promise<void> {
     for (const requestId of requestIds) {
       const reservation = this.reservations.get(requestId);
-      if (reservation) reservation.expiresAt = Math.max(reservation.expiresAt, expiresAt);
+      if (!reservation || reservation.expiresAt >= expiresAt) continue;
+      reservation.expiresAt = expiresAt;
+      this.journal?.reservation(requestId, reservation);
     }
   }
 
@@ -94,8 +117,16 @@ export class MemoryAdmissionStore implements AdmissionStore {
   private release(requestId: string): void {
     const reservation = this.reservations.get(requestId);
     if (!reservation) return;
-    for (const key of reservation.keys) this.level(key).reservedNano -= reservation.amountNano;
+    for (const key of reservation.keys) this.changeLevel(key, 0, -reservation.amountNano);
     this.reservations.delete(requestId);
+    this.journal?.reservation(requestId, undefined);
+  }
+
+  private changeLevel(key: string, spentNano: number, reservedNano: number): void {
+    const level = this.level(key);
+    level.spentNano += spentNano;
+    level.reservedNano += reservedNano;
+    this.journal?.level(key, level);
   }
 
   private level(key: string): ScopeLevel {

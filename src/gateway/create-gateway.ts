@@ -17,6 +17,7 @@ import { MemoryAdmissionStore } from "../budgets/memory-admission-store.ts";
 import { renderBudgets } from "./render-budgets.ts";
 import { createGatewayTelemetry, type GatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
 import { createChatModels } from "../routing/create-chat-models.ts";
+import type { Context } from "hono";
 import type { GatewayEnv } from "./gateway-context.ts";
 import { createChatHandler } from "./handle-chat.ts";
 import { jsonResponse } from "./json-response.ts";
@@ -39,6 +40,12 @@ export type GatewayOptions = {
   admissionStore?: AdmissionStore;
   /** The clock budgets' windows and rate limits read (tests inject one). */
   now?: () => number;
+  /**
+   * Holds the request open for work that goes on after its answer (settling a budget). The
+   * Workers entry passes the execution context's waitUntil, since a Worker may otherwise cancel
+   * such work; on Node the process outlives the request, and the default does nothing.
+   */
+  keepAlive?: (c: Context<GatewayEnv>, work: Promise<unknown>) => void;
 };
 
 /** Endpoints named in span names; anything else is named by its method only (bounded cardinality). */
@@ -55,6 +62,7 @@ export function createGateway({
   store = new MemoryKeyValueStore(),
   admissionStore = new MemoryAdmissionStore(),
   now = Date.now,
+  keepAlive = () => {},
 }: GatewayOptions) {
   const app = new Hono<GatewayEnv>();
   const authenticate = createAuthenticator(config.keys, config.admin?.keyHash);
@@ -71,7 +79,7 @@ export function createGateway({
     log,
     onSoftExceeded: (scope) => telemetry.recordSoftBudgetExceeded(scope),
   });
-  const handleChat = createChatHandler({ config, admission, log, slots, metering, policies, store, counter });
+  const handleChat = createChatHandler({ config, admission, log, slots, metering, policies, store, counter, keepAlive });
 
   app.use(async function requestContext(c, next) {
     // Always tollgate's own id: a client-chosen id could collide in the cost ledger.

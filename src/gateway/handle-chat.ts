@@ -41,6 +41,7 @@ export type ChatHandlerDeps = {
   policies: Map<string, PolicyChain>;
   store: KeyValueStore;
   counter: TokenCounter;
+  keepAlive: (c: Context<GatewayEnv>, work: Promise<unknown>) => void;
 };
 
 /** Where a cacheable request's answer would be kept. */
@@ -64,7 +65,7 @@ function keepAnswer(slot: CacheSlot | undefined, response: ChatResponse, record:
   void slot.cache.save(slot.key, { response, provider: record.provider, model: record.model, costNano: record.cost.totalNano }).catch(() => undefined);
 }
 
-export function createChatHandler({ config, admission, log: logLine, slots, metering, policies, store, counter }: ChatHandlerDeps) {
+export function createChatHandler({ config, admission, log: logLine, slots, metering, policies, store, counter, keepAlive }: ChatHandlerDeps) {
   return async function handleChat(c: Context<GatewayEnv>): Promise<Response> {
     const parsed = c.get("dialect").parseRequest(await readJsonBody(c.req.raw, config.server.maxBodyBytes));
     const route = findRoute(config, c.get("caller"), parsed.route);
@@ -88,7 +89,9 @@ export function createChatHandler({ config, admission, log: logLine, slots, mete
       call.notePolicies("route", log.notes, log.warnings);
       call.noteSoftBudgets(ticket.softExceeded);
       // The reservation gives way to the actual cost once the record is made (or to nothing).
-      call.onFinished((record) => void ticket.settle(record).catch((error: Error) => logLine(`[tollgate] error: settling ${requestId} failed: ${error.message}`)));
+      call.onFinished((record) =>
+        keepAlive(c, ticket.settle(record).catch((error: Error) => logLine(`[tollgate] error: settling ${requestId} failed: ${error.message}`))),
+      );
       c.set("ticket", ticket);
       return await answerRouted(c, chain, context, { request: bounded, route, call, slots, keepAliveMs: config.server.streamKeepAliveSeconds * 1000 });
     } catch (error) {

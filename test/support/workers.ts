@@ -1,0 +1,57 @@
+// What the Workers e2e tests share: the Worker bundled as wrangler would (esbuild, workerd
+// conditions), and a local OpenAI-compatible upstream that answers every request the same way
+// (4 prompt tokens, 3 completion tokens), streamed or not.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+export type EdgeUpstream = { url: string; close(): void };
+
+export async function startEdgeUpstream(): Promise<EdgeUpstream> {
+  const upstream: Server = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk) => (body += chunk));
+    request.on("end", () => {
+      const { stream } = JSON.parse(body);
+      const base = { id: "chatcmpl-edge", created: 1, model: "edge-model" };
+      if (!stream) {
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(JSON.stringify({ ...base, object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "from the edge" }, finish_reason: "stop" }], usage: { prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 } }));
+        return;
+      }
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      const chunk = (choices: unknown[], usage: unknown = null) => response.write(`data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices, usage })}\n\n`);
+      chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]);
+      chunk([{ index: 0, delta: { content: "streamed" }, finish_reason: null }]);
+      chunk([{ index: 0, delta: { content: " at the edge" }, finish_reason: null }]);
+      chunk([{ index: 0, delta: {}, finish_reason: "stop" }]);
+      chunk([], { prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 });
+      response.end("data: [DONE]\n\n");
+    });
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`, close: () => upstream.close() };
+}
+
+export type WorkerBundle = { dir: string; script: string; remove(): void };
+
+/** src/worker.ts bundled into one module, in a temporary folder. */
+export async function bundleWorker(): Promise<WorkerBundle> {
+  const dir = mkdtempSync(join(tmpdir(), "tollgate-worker-"));
+  const script = join(dir, "worker.mjs");
+  await build({
+    entryPoints: [fileURLToPath(new URL("../../src/worker.ts", import.meta.url))],
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    conditions: ["workerd", "worker", "browser"],
+    target: "es2022",
+    outfile: script,
+    logLevel: "silent",
+  });
+  return { dir, script, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
