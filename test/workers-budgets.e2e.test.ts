@@ -29,11 +29,7 @@ function startRuntime(): Miniflare {
   };
   const worker = (name: string, durableObject: string | { className: string; scriptName: string }) => ({
     name,
-    modules: true,
-    modulesRoot: bundle.dir,
-    scriptPath: bundle.script,
-    compatibilityDate: "2025-09-01",
-    compatibilityFlags: ["nodejs_compat"],
+    ...bundle.options,
     bindings: { TOLLGATE_CONFIG: JSON.stringify(config) },
     durableObjects: { TOLLGATE_BUDGETS: durableObject },
   });

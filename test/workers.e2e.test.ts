@@ -25,11 +25,7 @@ beforeAll(async () => {
     keys: [{ id: "edge", team: "edge", hash: sha256(EDGE_KEY) }],
   };
   miniflare = new Miniflare({
-    modules: true,
-    modulesRoot: bundle.dir,
-    scriptPath: bundle.script,
-    compatibilityDate: "2025-09-01",
-    compatibilityFlags: ["nodejs_compat"],
+    ...bundle.options,
     bindings: { TOLLGATE_CONFIG: JSON.stringify(config) },
     handleRuntimeStdio(stdout: Readable, stderr: Readable) {
       stdout.on("data", (chunk: Buffer) => (workerLog += chunk.toString("utf8")));

@@ -37,7 +37,11 @@ export async function startEdgeUpstream(): Promise<EdgeUpstream> {
   return { url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`, close: () => upstream.close() };
 }
 
-export type WorkerBundle = { dir: string; script: string; remove(): void };
+export type WorkerBundle = {
+  /** Miniflare's options for a Worker running this bundle, as wrangler.toml sets them. */
+  options: { modules: true; modulesRoot: string; scriptPath: string; compatibilityDate: string; compatibilityFlags: string[] };
+  remove(): void;
+};
 
 /** src/worker.ts bundled into one module, in a temporary folder. */
 export async function bundleWorker(): Promise<WorkerBundle> {
@@ -53,5 +57,8 @@ export async function bundleWorker(): Promise<WorkerBundle> {
     outfile: script,
     logLevel: "silent",
   });
-  return { dir, script, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    options: { modules: true, modulesRoot: dir, scriptPath: script, compatibilityDate: "2025-09-01", compatibilityFlags: ["nodejs_compat"] },
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
