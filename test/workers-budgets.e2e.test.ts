@@ -5,7 +5,7 @@ import type { Readable } from "node:stream";
 import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sha256 } from "./support/gateway.ts";
-import { bundleWorker, startEdgeUpstream, type EdgeUpstream, type WorkerBundle } from "./support/workers.ts";
+import { bundleWorker, SLOW_STREAM_MS, startEdgeUpstream, type EdgeUpstream, type WorkerBundle } from "./support/workers.ts";
 
 // Budgets on Workers, in workerd: two Workers (two isolates, two gateways each with its own
 // memory) share the TollgateBudgets Durable Object, as every isolate of one deployed Worker does.
@@ -16,6 +16,7 @@ const EDGE_KEY = "tg_edge_key_0123456789";
 /** $1 / $4 per 1M tokens; the upstream bills 4 + 3 tokens: 16,000 nano-dollars a request. */
 const COST_NANO = 16_000;
 const LIMIT_USD = 0.0002;
+const RESERVATION_TTL_SECONDS = 3;
 
 let upstream: EdgeUpstream;
 let bundle: WorkerBundle;
@@ -24,7 +25,12 @@ let persistDir: string;
 function startRuntime(): Miniflare {
   const config = {
     providers: { local: { type: "openai-compatible", baseUrl: upstream.url, pricing: { default: { inputPerMillion: 1, outputPerMillion: 4 } } } },
-    routes: { budgeted: { targets: [{ provider: "local", model: "edge-model" }], budget: { usd: LIMIT_USD, window: "total" } } },
+    routes: {
+      budgeted: { targets: [{ provider: "local", model: "edge-model" }], budget: { usd: LIMIT_USD, window: "total" } },
+      slow: { targets: [{ provider: "local", model: "slow-model" }], budget: { usd: 1, window: "total" } },
+    },
+    // Renewed every second; a stream of SLOW_STREAM_MS outlives two TTLs.
+    server: { reservationTtlSeconds: RESERVATION_TTL_SECONDS },
     keys: [{ id: "edge", team: "edge", hash: sha256(EDGE_KEY) }],
   };
   const worker = (name: string, durableObject: string | { className: string; scriptName: string }) => ({
@@ -58,11 +64,11 @@ async function ask(runtime: Miniflare, workerName: string): Promise<Response> {
 
 type BudgetScope = { scope: string; limitUsd: number; spentUsd: number; reservedUsd: number };
 
-async function budgetOf(runtime: Miniflare, workerName: string): Promise<BudgetScope> {
+async function budgetOf(runtime: Miniflare, workerName: string, route = "budgeted"): Promise<BudgetScope> {
   const worker = await workerOf(runtime, workerName);
   const response = (await worker.fetch("http://gateway/v1/budgets", { headers: { authorization: `Bearer ${EDGE_KEY}` } })) as unknown as Response;
   const body = (await response.json()) as { scopes: BudgetScope[] };
-  return body.scopes.find((scope) => scope.scope === "route:budgeted")!;
+  return body.scopes.find((scope) => scope.scope === `route:${route}`)!;
 }
 
 beforeAll(async () => {
@@ -106,6 +112,31 @@ describe("budgets on Workers (the TollgateBudgets Durable Object)", () => {
       expect(Math.round((await budgetOf(restarted, "edge-b")).spentUsd * 1e9)).toBe(served * COST_NANO);
     } finally {
       await restarted.dispose();
+    }
+  }, 60_000);
+
+  it("keep a stream's reservation while it runs past twice the TTL, renewed from the Worker", async () => {
+    expect(SLOW_STREAM_MS).toBeGreaterThan(2 * RESERVATION_TTL_SECONDS * 1000);
+    const runtime = startRuntime();
+    try {
+      const worker = await workerOf(runtime, "edge-a");
+      const streaming = worker.fetch("http://gateway/v1/chat/completions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${EDGE_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "slow", max_tokens: 3, stream: true, messages: [{ role: "user", content: "hi" }] }),
+      });
+      const response = await streaming;
+      const body = response.text();
+      // Past two TTLs: without renewal the object would have freed the reservation by now.
+      await new Promise((resolve) => setTimeout(resolve, 2 * RESERVATION_TTL_SECONDS * 1000 + 500));
+      const during = await budgetOf(runtime, "edge-b", "slow");
+      expect(during.reservedUsd).toBeGreaterThan(0);
+      expect(await body).toContain("data: [DONE]");
+      const after = await budgetOf(runtime, "edge-b", "slow");
+      expect(after).toMatchObject({ reservedUsd: 0 });
+      expect(Math.round(after.spentUsd * 1e9)).toBe(COST_NANO);
+    } finally {
+      await runtime.dispose();
     }
   }, 60_000);
 });

@@ -1,6 +1,7 @@
 // What the Workers e2e tests share: the Worker bundled as wrangler would (esbuild, workerd
 // conditions), and a local OpenAI-compatible upstream that answers every request the same way
-// (4 prompt tokens, 3 completion tokens), streamed or not.
+// (4 prompt tokens, 3 completion tokens), streamed or not. Model "slow-model" streams its two
+// pieces of text `SLOW_STREAM_MS` apart, for a stream that outlasts a reservation's TTL.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -11,12 +12,14 @@ import { build } from "esbuild";
 
 export type EdgeUpstream = { url: string; close(): void };
 
+export const SLOW_STREAM_MS = 7_000;
+
 export async function startEdgeUpstream(): Promise<EdgeUpstream> {
   const upstream: Server = createServer((request, response) => {
     let body = "";
     request.on("data", (chunk) => (body += chunk));
     request.on("end", () => {
-      const { stream } = JSON.parse(body);
+      const { stream, model } = JSON.parse(body);
       const base = { id: "chatcmpl-edge", created: 1, model: "edge-model" };
       if (!stream) {
         response.writeHead(200, { "content-type": "application/json" });
@@ -27,10 +30,14 @@ export async function startEdgeUpstream(): Promise<EdgeUpstream> {
       const chunk = (choices: unknown[], usage: unknown = null) => response.write(`data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices, usage })}\n\n`);
       chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]);
       chunk([{ index: 0, delta: { content: "streamed" }, finish_reason: null }]);
-      chunk([{ index: 0, delta: { content: " at the edge" }, finish_reason: null }]);
-      chunk([{ index: 0, delta: {}, finish_reason: "stop" }]);
-      chunk([], { prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 });
-      response.end("data: [DONE]\n\n");
+      const rest = () => {
+        chunk([{ index: 0, delta: { content: " at the edge" }, finish_reason: null }]);
+        chunk([{ index: 0, delta: {}, finish_reason: "stop" }]);
+        chunk([], { prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 });
+        response.end("data: [DONE]\n\n");
+      };
+      if (model === "slow-model") setTimeout(rest, SLOW_STREAM_MS);
+      else rest();
     });
   });
   await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
