@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisAdmissionStore } from "../src/budgets/redis-admission-store.ts";
 import { sha256 } from "./support/gateway.ts";
 import { startRedis, uniquePrefix, type RedisHandle } from "./support/redis-server.ts";
+import { CLEAR_OF_MIDNIGHT_TIMEOUT_MS, clearOfMidnight } from "./support/clear-of-midnight.ts";
 
 // A gateway process killed (SIGKILL: no shutdown hook runs) while its requests wait on the
 // provider. While it lived it renewed their reservations; now they sit in Redis with nobody left
@@ -27,6 +28,9 @@ const waiting: ServerResponse[] = [];
 const prefix = uniquePrefix("crash");
 let dir: string;
 let gateway: ChildProcess | undefined;
+
+// This file reads today's keys on the real clock: keep its run inside one UTC day.
+beforeAll(() => clearOfMidnight(), CLEAR_OF_MIDNIGHT_TIMEOUT_MS);
 
 beforeAll(async () => {
   redisServer = await startRedis();

@@ -8,6 +8,7 @@ import { startGateway, type RunningGateway } from "../src/node/serve.ts";
 import { APP_KEY, ADMIN_KEY, ledgerRecords, LIMITED_KEY, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 import { useRedis } from "./support/use-redis.ts";
+import { CLEAR_OF_MIDNIGHT_TIMEOUT_MS, clearOfMidnight } from "./support/clear-of-midnight.ts";
 
 // Budgets and rate limits under real concurrency, through running gateways. The upstream is the
 // msw OpenAI stand-in: a request "Hello there" costs 2 prompt + 4 completion tokens on gpt-4o,
@@ -32,6 +33,10 @@ function budgetConfig() {
 }
 
 let mocks: MockProviders;
+
+// This file reads today's keys on the real clock: keep its run inside one UTC day.
+beforeAll(() => clearOfMidnight(), CLEAR_OF_MIDNIGHT_TIMEOUT_MS);
+
 beforeAll(() => {
   mocks = startMockProviders();
 });

@@ -9,6 +9,7 @@ import { startGateway } from "../src/node/serve.ts";
 import { APP_KEY, ledgerRecords, readSseEvents, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 import { useRedis } from "./support/use-redis.ts";
+import { CLEAR_OF_MIDNIGHT_TIMEOUT_MS, clearOfMidnight } from "./support/clear-of-midnight.ts";
 
 // Every request leaves one exact cost record, however it ended, and the client sees the same
 // figures (headers, or the stream's final event). Expected costs are worked out by hand from the
@@ -17,6 +18,9 @@ import { useRedis } from "./support/use-redis.ts";
 
 let mocks: MockProviders;
 let gateway: TestGateway;
+
+// This file reads today's keys on the real clock: keep its run inside one UTC day.
+beforeAll(() => clearOfMidnight(), CLEAR_OF_MIDNIGHT_TIMEOUT_MS);
 
 beforeAll(async () => {
   mocks = startMockProviders();
