@@ -109,12 +109,16 @@ async function runRound(r: number, targets: Map<TargetName, string>, pids: numbe
   return round;
 }
 
-/** Cost records tollgate wrote to the bench Redis today: proof that metering ran on every request. */
-async function meteredRecords(redis: RedisHandle): Promise<number> {
+/** Cost records tollgate wrote to the bench Redis since `since`: proof that metering ran on every request. */
+async function meteredRecords(redis: RedisHandle, since: Date): Promise<number> {
   const client = new Redis(redis.url);
   try {
-    const day = new Date().toISOString().slice(0, 10);
-    return await client.llen(`bench:{tollgate:${day}}:records`);
+    // Records are kept by UTC day: a run that crosses midnight wrote to two.
+    let total = 0;
+    for (let day = new Date(since.toISOString().slice(0, 10)); day.getTime() <= Date.now(); day = new Date(day.getTime() + 86_400_000)) {
+      total += await client.llen(`bench:{tollgate:${day.toISOString().slice(0, 10)}}:records`);
+    }
+    return total;
   } finally {
     client.disconnect();
   }
@@ -125,6 +129,7 @@ async function main(): Promise<void> {
   // tollgate meters every request into this Redis, as a platform deployment would. A private
   // server, even when REDIS_URL is set: a run writes hundreds of thousands of records.
   const pinned = pinningWanted();
+  const startedAt = new Date();
   const redis = await startRedis({ privateServer: true });
   process.env[BENCH_REDIS_VARIABLE] = redis.url;
   try {
@@ -173,7 +178,7 @@ async function main(): Promise<void> {
     if (result.tollgate.measured) {
       // Stopping tollgate first flushes its ledger, so the count is complete.
       await Promise.all(servers.filter((server) => server.name === "tollgate").map((server) => server.stop()));
-      result.tollgate = { measured: true, metering: "Redis", recordsWritten: await meteredRecords(redis) };
+      result.tollgate = { measured: true, metering: "Redis", recordsWritten: await meteredRecords(redis, startedAt) };
       log(`metering: tollgate wrote ${result.tollgate.recordsWritten} cost records to Redis`);
     }
     console.log(formatReport(result));
