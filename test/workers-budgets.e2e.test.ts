@@ -120,6 +120,9 @@ describe("budgets on Workers (the TollgateBudgets Durable Object)", () => {
     const runtime = startRuntime();
     try {
       const worker = await workerOf(runtime, "edge-a");
+      // A short request first, so that the isolate's renewal timer is started by a request that
+      // has ended by the time the stream needs it.
+      expect((await ask(runtime, "edge-a")).status).toBe(200);
       const streaming = worker.fetch("http://gateway/v1/chat/completions", {
         method: "POST",
         headers: { authorization: `Bearer ${EDGE_KEY}`, "content-type": "application/json" },

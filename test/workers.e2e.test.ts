@@ -10,6 +10,7 @@ import { bundleWorker, startEdgeUpstream, type EdgeUpstream, type WorkerBundle }
 // This is what keeps src/ runtime-neutral: a Node-only API in the core fails here.
 
 const EDGE_KEY = "tg_edge_key_0123456789";
+const IDLE_LIMIT_MS = 1_000;
 let upstream: EdgeUpstream;
 let miniflare: Miniflare;
 let bundle: WorkerBundle;
@@ -20,9 +21,19 @@ beforeAll(async () => {
   upstream = await startEdgeUpstream();
   bundle = await bundleWorker();
   const config = {
-    providers: { local: { type: "openai-compatible", baseUrl: upstream.url, pricing: { default: { inputPerMillion: 1, outputPerMillion: 4 } } } },
-    routes: { local: { targets: [{ provider: "local", model: "edge-model" }] } },
+    providers: {
+      local: { type: "openai-compatible", baseUrl: upstream.url, pricing: { default: { inputPerMillion: 1, outputPerMillion: 4 } } },
+      // The same upstream, with a short limit on silence mid-stream.
+      impatient: { type: "openai-compatible", baseUrl: upstream.url, streamIdleTimeoutMs: IDLE_LIMIT_MS, pricing: { default: { inputPerMillion: 1, outputPerMillion: 4 } } },
+    },
+    routes: {
+      local: { targets: [{ provider: "local", model: "edge-model" }] },
+      brief: { targets: [{ provider: "local", model: "brief-model" }] },
+      stalls: { targets: [{ provider: "impatient", model: "stall-model" }] },
+    },
     keys: [{ id: "edge", team: "edge", hash: sha256(EDGE_KEY) }],
+    // Keep-alive clocks shorter than any other limit: the first stream's clocks set the pace.
+    server: { streamKeepAliveSeconds: 0.3 },
   };
   miniflare = new Miniflare({
     ...bundle.options,
@@ -53,7 +64,7 @@ function costRecordsInLog(): LoggedRecord[] {
 
 describe("the Workers entry on workerd", () => {
   it("serves healthz and refuses a bad key in the client's dialect", async () => {
-    expect(await (await miniflare.dispatchFetch("http://gateway/healthz")).json()).toEqual({ status: "ok", providers: { local: "ready" } });
+    expect(await (await miniflare.dispatchFetch("http://gateway/healthz")).json()).toEqual({ status: "ok", providers: { local: "ready", impatient: "ready" } });
     // A GET: Miniflare's own fetch client (undici) cannot replay a request body after a 401.
     const denied = await miniflare.dispatchFetch("http://gateway/v1/models", { headers: { authorization: "Bearer nope" } });
     expect(denied.status).toBe(401);
@@ -106,4 +117,20 @@ describe("the Workers entry on workerd", () => {
     expect(events.at(-2)?.event).toBe("message_stop");
     expect(JSON.parse(events.at(-1)!.data).tollgate).toMatchObject({ costUsd: "0.000016", inputTokens: 4, outputTokens: 3 });
   });
+
+  it("cuts a stream that goes silent even after the stream that started the clocks has ended (a Worker's timers die with their request)", async () => {
+    const stream = (route: string, signal?: AbortSignal) =>
+      miniflare.dispatchFetch("http://gateway/v1/chat/completions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${EDGE_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: route, stream: true, messages: [{ role: "user", content: "hi" }] }),
+        ...(signal ? { signal } : {}),
+      });
+    const first = await stream("brief"); // its clock is the isolate's first; it ends in BRIEF_STREAM_MS
+    const giveUp = AbortSignal.timeout(IDLE_LIMIT_MS * 6);
+    const second = await stream("stalls", giveUp); // goes silent after its first piece
+    expect(await first.text()).toContain("data: [DONE]");
+    const text = await second.text().catch((error: Error) => `client gave up: ${error.message}`);
+    expect(text).toContain(`went silent for ${IDLE_LIMIT_MS} ms mid-stream; the stream was cut off`);
+  }, 20_000);
 });

@@ -1,3 +1,4 @@
+import { timersOutliveRequests } from "../runtime/shared-timers.ts";
 import { unrefTimer } from "../runtime/unref-timer.ts";
 import type { AdmissionStore } from "./admission-store.ts";
 
@@ -9,7 +10,8 @@ import type { AdmissionStore } from "./admission-store.ts";
 //
 // Each hold is renewed when a third of the TTL has passed, so two renewals can fail or run late
 // before it expires. One timer serves every hold, and the holds due together go to the store in
-// one call.
+// one call. On Workers, where a timer dies with the request that made it (shared-timers.ts),
+// each hold has a timer of its own, made by its own request.
 
 export class ReservationKeeper {
   /** Request id → when its reservation is next renewed. */
@@ -17,6 +19,8 @@ export class ReservationKeeper {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private timerDueAt = Infinity;
   private renewing = false;
+  /** Workers: each hold's own timer. */
+  private readonly ownTimers = new Map<string, ReturnType<typeof setTimeout>>();
 
   constructor(
     private readonly store: Pick<AdmissionStore, "extend">,
@@ -29,12 +33,33 @@ export class ReservationKeeper {
   hold(requestId: string): void {
     const renewAt = this.now() + this.ttlMs / 3;
     this.holds.set(requestId, renewAt);
-    this.wakeAt(renewAt);
+    if (timersOutliveRequests) this.wakeAt(renewAt);
+    else this.renewOwnIn(requestId, this.ttlMs / 3);
   }
 
   /** The request is settling: its reservation is about to be replaced by its cost. */
   release(requestId: string): void {
     this.holds.delete(requestId);
+    clearTimeout(this.ownTimers.get(requestId));
+    this.ownTimers.delete(requestId);
+  }
+
+  /** Workers: renews one hold from a timer its own request made, then the next time, until released. */
+  private renewOwnIn(requestId: string, delayMs: number): void {
+    this.ownTimers.set(
+      requestId,
+      setTimeout(async () => {
+        if (!this.holds.has(requestId)) return;
+        let nextInMs = this.ttlMs / 3;
+        try {
+          await this.store.extend([requestId], this.now() + this.ttlMs);
+        } catch (error) {
+          nextInMs = Math.min(1_000, this.ttlMs / 3);
+          this.log(`[tollgate] warning: renewing a budget reservation failed (${(error as Error).message}); retrying`);
+        }
+        if (this.holds.has(requestId)) this.renewOwnIn(requestId, nextInMs);
+      }, delayMs),
+    );
   }
 
   /** Requests whose reservations are being kept (for tests and health checks). */

@@ -1,3 +1,4 @@
+import { timersOutliveRequests } from "./shared-timers.ts";
 import { unrefTimer } from "./unref-timer.ts";
 
 /**
@@ -8,7 +9,8 @@ import { unrefTimer } from "./unref-timer.ts";
  * timer: starting and stopping its clock only notes the time, and one sweep shared by every
  * running clock looks at them all a few times per shortest limit. A limit is therefore kept
  * within a quarter of itself (at most 1 s late): ample for keep-alives every 15 s and deadlines
- * of minutes, and it spares every stream a timer made and cleared.
+ * of minutes, and it spares every stream a timer made and cleared. On Workers, where a timer
+ * dies with the request that made it (shared-timers.ts), each clock keeps a timer of its own.
  */
 export interface QuietListener {
   quiet(limitMs: number): void;
@@ -18,6 +20,8 @@ export class QuietTimer {
   /** When the current wait began; -1 while nothing is being waited on. */
   private since = -1;
   private limitMs = 0;
+  /** This clock's own timer, where timers cannot be shared. */
+  private own: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly listener: QuietListener) {}
 
@@ -25,23 +29,32 @@ export class QuietTimer {
   wait(limitMs: number): void {
     this.since = performance.now();
     this.limitMs = limitMs;
-    sweep.watch(this, limitMs);
+    if (timersOutliveRequests) return sweep.watch(this, limitMs);
+    clearTimeout(this.own);
+    // Fired means the wait outlasted its limit: pause() and the next wait clear this timer.
+    this.own = setTimeout(() => this.expire(), limitMs);
   }
 
   /** The wait is over (what was waited for came); the clock stands until the next `wait`. */
   pause(): void {
     this.since = -1;
+    clearTimeout(this.own);
   }
 
   /** No more waits: the sweep forgets this clock. */
   stop(): void {
     this.since = -1;
+    clearTimeout(this.own);
     sweep.forget(this);
   }
 
   /** Called by the sweep. */
   check(now: number): void {
-    if (this.since < 0 || now - this.since < this.limitMs) return;
+    if (now - this.since >= this.limitMs) this.expire();
+  }
+
+  private expire(): void {
+    if (this.since < 0) return;
     this.since = -1;
     this.listener.quiet(this.limitMs); // may start the next wait
   }

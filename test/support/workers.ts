@@ -1,7 +1,9 @@
 // What the Workers e2e tests share: the Worker bundled as wrangler would (esbuild, workerd
 // conditions), and a local OpenAI-compatible upstream that answers every request the same way
 // (4 prompt tokens, 3 completion tokens), streamed or not. Model "slow-model" streams its two
-// pieces of text `SLOW_STREAM_MS` apart, for a stream that outlasts a reservation's TTL.
+// pieces of text `SLOW_STREAM_MS` apart (a stream that outlasts a reservation's TTL),
+// "brief-model" `BRIEF_STREAM_MS` apart, and "stall-model" sends its first piece and then
+// nothing, connection open (a wedged decoder).
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -13,6 +15,7 @@ import { build } from "esbuild";
 export type EdgeUpstream = { url: string; close(): void };
 
 export const SLOW_STREAM_MS = 7_000;
+export const BRIEF_STREAM_MS = 800;
 
 export async function startEdgeUpstream(): Promise<EdgeUpstream> {
   const upstream: Server = createServer((request, response) => {
@@ -36,7 +39,9 @@ export async function startEdgeUpstream(): Promise<EdgeUpstream> {
         chunk([], { prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 });
         response.end("data: [DONE]\n\n");
       };
+      if (model === "stall-model") return;
       if (model === "slow-model") setTimeout(rest, SLOW_STREAM_MS);
+      else if (model === "brief-model") setTimeout(rest, BRIEF_STREAM_MS);
       else rest();
     });
   });
