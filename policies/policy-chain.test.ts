@@ -99,6 +99,8 @@ describe("MemoryKeyValueStore", () => {
     expect([await memory.get("a"), await memory.get("b"), await memory.get("c")]).toEqual([undefined, "y".repeat(10), "z".repeat(10)]);
     await memory.set("huge", "w".repeat(100), 60); // larger than the store: not kept, nothing pushed out
     expect([await memory.get("huge"), await memory.get("b")]).toEqual([undefined, "y".repeat(10)]);
+    await memory.set("b", "y", 0); // a TTL of 0: gone at once (lru-cache alone would keep it forever)
+    expect(await memory.get("b")).toBeUndefined();
   });
 
   it("stays bounded, dropping the least recently used entries first", async () => {

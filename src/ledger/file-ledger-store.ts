@@ -67,17 +67,25 @@ export async function readLedger(path: string, visit: (record: CostRecord) => vo
     // Line events, not `for await`: the async iterator costs a promise per line, several times
     // the parsing itself on a file of a million records.
     const lines = createInterface({ input: file.createReadStream({ autoClose: false }), crlfDelay: Infinity });
+    let failure: unknown;
     lines.on("line", (line) => {
-      if (!line.trim()) return;
+      if (failure !== undefined || !line.trim()) return;
       let record: CostRecord;
       try {
         record = JSON.parse(line) as CostRecord;
       } catch {
         return; // a partial line from an interrupted append; its record was retried or lost with the process
       }
-      visit(record);
+      try {
+        visit(record);
+      } catch (error) {
+        // Thrown from a stream event it would escape as an uncaught exception: stop, and reject.
+        failure = error;
+        lines.close();
+      }
     });
     await once(lines, "close");
+    if (failure !== undefined) throw failure;
     const { size } = await file.stat();
     if (size === 0) return false;
     const last = Buffer.alloc(1);

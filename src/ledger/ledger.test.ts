@@ -113,6 +113,15 @@ describe("file ledger (the embedded store)", () => {
     expect((await readFile(path, "utf8")).split("\n").at(-2)).toContain("req_next");
   });
 
+  it("rejects, and lets go of the file, when reading a record fails (instead of an uncaught exception)", async () => {
+    const path = join(dir, "odd.jsonl");
+    await writeFile(path, JSON.stringify(makeCostRecord({ requestId: "req_ok" })) + "\n{}\n");
+    const visit = (record: { requestId?: string }) => {
+      if (!record.requestId) throw new Error("not a cost record");
+    };
+    await expect(FileLedgerStore.open(path, visit)).rejects.toThrow("not a cost record");
+  });
+
   it("opens a ledger larger than the longest string V8 allows (a busy day's file), reading every record once", async () => {
     // Before, the file was read as one string: past 2^29 − 24 characters the gateway could not start.
     const path = join(dir, "big.jsonl");

@@ -125,6 +125,8 @@ class Watchdog implements QuietListener {
 
   /** A deadline ran out. */
   quiet(limitMs: number): void {
+    // The client left first: that abort is the reason, not a timeout.
+    if (this.controller.signal.aborted) return;
     this.fired = true;
     this.controller.abort(new DOMException(`no answer within ${limitMs} ms`, "TimeoutError"));
   }

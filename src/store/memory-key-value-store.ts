@@ -33,7 +33,7 @@ export class MemoryKeyValueStore implements KeyValueStore {
   async countSightings(keys: readonly string[], ttlSeconds: number): Promise<number[]> {
     return keys.map((key) => {
       const count = Number(this.entries.get(key) ?? 0) + 1;
-      this.entries.set(key, String(count), { ttl: ttlSeconds * 1000 });
+      void this.set(key, String(count), ttlSeconds);
       return count;
     });
   }
@@ -43,6 +43,8 @@ export class MemoryKeyValueStore implements KeyValueStore {
   }
 
   async set(key: string, value: string, ttlSeconds: number): Promise<void> {
-    this.entries.set(key, value, { ttl: ttlSeconds * 1000 });
+    // lru-cache reads a ttl of 0 as "never expires"; here it means already gone.
+    if (ttlSeconds <= 0) this.entries.delete(key);
+    else this.entries.set(key, value, { ttl: ttlSeconds * 1000 });
   }
 }
