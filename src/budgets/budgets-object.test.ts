@@ -1,0 +1,80 @@
+import { describe, expect, it } from "vitest";
+import type { AdmitPlan } from "./admission-store.ts";
+import { TollgateBudgets } from "./budgets-object.ts";
+import type { DurableObjectState } from "./durable-object-types.ts";
+
+// The Durable Object against a storage that is a Map: what it writes, what it reads back when it
+// starts again, and what it forgets. (workerd runs the real thing in test/workers-budgets.e2e.test.ts.)
+
+const DAY = 86_400_000;
+const now = Date.UTC(2026, 10, 23, 12);
+
+function fakeState(entries: Map<string, unknown>): DurableObjectState {
+  return {
+    storage: {
+      async list<T>({ prefix }: { prefix: string }) {
+        return new Map([...entries].filter(([key]) => key.startsWith(prefix)).map(([key, value]) => [key, structuredClone(value) as T]));
+      },
+      async put(key: string, value: unknown) {
+        entries.set(key, structuredClone(value));
+      },
+      async delete(key: string) {
+        return entries.delete(key);
+      },
+    },
+    blockConcurrencyWhile: (callback) => callback(),
+  };
+}
+
+async function call(object: TollgateBudgets, operation: string, body: unknown): Promise<unknown> {
+  return (await object.fetch(new Request(`https://tollgate-budgets/${operation}`, { method: "POST", body: JSON.stringify(body) }))).json();
+}
+
+const admitPlan = (requestId: string, key: string, windowEndsAt: number): AdmitPlan => ({
+  requestId,
+  now,
+  reservationExpiresAt: now + 120_000,
+  amountNano: 50_000,
+  scopes: [{ key, scope: "route:chat", limitNano: 1_000_000, mode: "hard", windowEndsAt }],
+  rates: [],
+});
+
+describe("the TollgateBudgets Durable Object", () => {
+  it("stores each level with its window's end and each reservation, and starts again from them", async () => {
+    const storage = new Map<string, unknown>();
+    const first = new TollgateBudgets(fakeState(storage), undefined, () => now);
+    await first.loaded;
+    await call(first, "admit", admitPlan("req_1", "route:chat|2026-11-23", now + 12 * 3_600_000));
+    await call(first, "admit", admitPlan("req_2", "route:chat|2026-11-23", now + 12 * 3_600_000));
+    await call(first, "settle", { requestId: "req_1", now, scopeKeys: ["route:chat|2026-11-23"], actualNano: 16_000, tokens: 7, rateScopes: [] });
+    expect(storage.get("level:route:chat|2026-11-23")).toEqual({ spentNano: 16_000, reservedNano: 50_000, windowEndsAt: now + 12 * 3_600_000 });
+    expect([...storage.keys()].filter((key) => key.startsWith("reservation:"))).toEqual(["reservation:req_2"]);
+
+    const second = new TollgateBudgets(fakeState(storage), undefined, () => now);
+    await second.loaded;
+    expect(await call(second, "levels", { scopeKeys: ["route:chat|2026-11-23"], now })).toEqual([{ spentNano: 16_000, reservedNano: 50_000 }]);
+  });
+
+  it("forgets levels 40 days after their window ended, and keeps `total` windows", async () => {
+    const storage = new Map<string, unknown>([
+      ["level:route:chat|2026-10-01", { spentNano: 5, reservedNano: 0, windowEndsAt: Date.UTC(2026, 9, 2) }],
+      ["level:route:chat|2026-11-01", { spentNano: 7, reservedNano: 0, windowEndsAt: Date.UTC(2026, 10, 2) }],
+      ["level:route:chat|total", { spentNano: 9, reservedNano: 0, windowEndsAt: 0 }],
+    ]);
+    const object = new TollgateBudgets(fakeState(storage), undefined, () => now);
+    await object.loaded;
+    expect(now - Date.UTC(2026, 9, 2)).toBeGreaterThan(40 * DAY); // the first window ended 52 days ago
+    expect([...storage.keys()].sort()).toEqual(["level:route:chat|2026-11-01", "level:route:chat|total"]);
+    expect(await call(object, "levels", { scopeKeys: ["route:chat|2026-11-01", "route:chat|total"], now })).toEqual([
+      { spentNano: 7, reservedNano: 0 },
+      { spentNano: 9, reservedNano: 0 },
+    ]);
+  });
+
+  it("answers an unknown operation with a 404", async () => {
+    const object = new TollgateBudgets(fakeState(new Map()));
+    await object.loaded;
+    const response = await object.fetch(new Request("https://tollgate-budgets/spend", { method: "POST", body: "{}" }));
+    expect(response.status).toBe(404);
+  });
+});
