@@ -5,6 +5,7 @@ import { DurableObjectAdmissionStore } from "./budgets/durable-object-admission-
 import type { DurableObjectNamespace } from "./budgets/durable-object-types.ts";
 import { Ledger } from "./ledger/ledger.ts";
 import { LogLedgerStore } from "./ledger/log-ledger-store.ts";
+import { timersDieWithRequests } from "./runtime/shared-timers.ts";
 import { workerWarnings } from "./worker-warnings.ts";
 
 // Cloudflare Workers entry. The config comes from the TOLLGATE_CONFIG variable (JSON text) or the
@@ -27,6 +28,9 @@ type WorkerEnv = Environment & {
 export { TollgateBudgets } from "./budgets/budgets-object.ts";
 
 let gateway: ReturnType<typeof createGateway> | undefined;
+
+// A Worker cancels a request's timers when it ends: every request keeps its own.
+timersDieWithRequests();
 
 export default {
   fetch(request: Request, env: WorkerEnv, context: unknown): Response | Promise<Response> {

@@ -71,6 +71,42 @@ describe("the TollgateBudgets Durable Object", () => {
     ]);
   });
 
+  it("counts a settle retried across a restart once, and drops settled markers after an hour", async () => {
+    const storage = new Map<string, unknown>([["settled:req_old", now - 2 * 3_600_000]]);
+    let clock = now;
+    const settle = { requestId: "req_1", now, scopeKeys: ["route:chat|total"], actualNano: 16_000, tokens: 7, rateScopes: [] };
+    const first = new TollgateBudgets(fakeState(storage), undefined, () => clock);
+    await first.loaded;
+    expect(storage.has("settled:req_old")).toBe(false); // two hours old when the object started
+    await call(first, "admit", admitPlan("req_1", "route:chat|total", 0));
+    await call(first, "settle", settle);
+    expect(storage.get("settled:req_1")).toBe(now);
+
+    // The answer to that settle was lost; the object restarted; the gateway retries.
+    const second = new TollgateBudgets(fakeState(storage), undefined, () => clock);
+    await second.loaded;
+    await call(second, "settle", settle);
+    expect(await call(second, "levels", { scopeKeys: ["route:chat|total"], now })).toEqual([{ spentNano: 16_000, reservedNano: 0 }]);
+
+    // An hour and more later, the next settle drops the marker.
+    clock = now + 3_600_001;
+    await call(second, "settle", { ...settle, requestId: "req_2", now: clock });
+    expect([...storage.keys()].filter((key) => key.startsWith("settled:"))).toEqual(["settled:req_2"]);
+  });
+
+  it("keeps an old level while a stored reservation still counts in it, so that releasing it does not go negative", async () => {
+    const oldKey = "route:chat|2026-10-01";
+    const storage = new Map<string, unknown>([
+      [`level:${oldKey}`, { spentNano: 5, reservedNano: 50_000, windowEndsAt: Date.UTC(2026, 9, 2) }],
+      ["reservation:req_stuck", { keys: [oldKey], amountNano: 50_000, expiresAt: now - 1 }],
+    ]);
+    const object = new TollgateBudgets(fakeState(storage), undefined, () => now);
+    await object.loaded;
+    expect(await call(object, "levels", { scopeKeys: [oldKey], now })).toEqual([{ spentNano: 5, reservedNano: 0 }]);
+    expect(storage.get(`level:${oldKey}`)).toMatchObject({ spentNano: 5, reservedNano: 0 });
+    expect(storage.has("reservation:req_stuck")).toBe(false);
+  });
+
   it("answers an unknown operation with a 404", async () => {
     const object = new TollgateBudgets(fakeState(new Map()));
     await object.loaded;

@@ -6,13 +6,17 @@ import { MemoryAdmissionStore, type AdmissionJournal, type Reservation } from ".
 // of the Worker, the way one Redis shard does for Node gateways. Cloudflare runs a Durable Object
 // in one place, one request at a time, so the embedded store's operations stay atomic across all
 // isolates. Scope levels and reservations are written to its storage as they change (the object
-// answers only once its writes are durable), so eviction or a deploy loses no spend; rate-limit
-// counters and settled ids live in memory (they matter for a minute, or for a retry). A level
+// answers only once its writes are durable), so eviction or a deploy loses no spend. Settled
+// request ids are stored for an hour, so a settle retried across a restart counts once (Redis
+// keeps the same marker); rate-limit counters live in memory (they matter for a minute). A level
 // is kept 40 days after its window ends (as in Redis), then dropped when the object starts.
 
 const LEVEL = "level:";
 const RESERVATION = "reservation:";
+const SETTLED = "settled:";
 const LEVEL_RETENTION_MS = 40 * 86_400_000;
+/** How long a settled marker outlives its settle: longer than any retry of it (seconds). */
+const SETTLED_RETENTION_MS = 3_600_000;
 
 /** A level as stored: with the end of its window (0: a `total` window, or not known yet). */
 type StoredLevel = ScopeLevel & { windowEndsAt: number };
@@ -26,18 +30,30 @@ export class TollgateBudgets {
   constructor(state: DurableObjectState, _env?: unknown, now: () => number = Date.now) {
     this.journal = new StorageJournal(state.storage);
     this.loaded = state.blockConcurrencyWhile(async () => {
+      const reservations = withoutPrefix(await state.storage.list<Reservation>({ prefix: RESERVATION }), RESERVATION);
+      // A level a reservation still counts in stays, whatever its age: releasing it must find it.
+      const held = new Set(reservations.flatMap(([, reservation]) => reservation.keys));
       const levels: [string, ScopeLevel][] = [];
       for (const [key, level] of withoutPrefix(await state.storage.list<StoredLevel>({ prefix: LEVEL }), LEVEL)) {
-        if (level.windowEndsAt > 0 && level.windowEndsAt + LEVEL_RETENTION_MS < now()) {
+        if (level.windowEndsAt > 0 && level.windowEndsAt + LEVEL_RETENTION_MS < now() && !held.has(key)) {
           void state.storage.delete(LEVEL + key);
           continue;
         }
         this.journal.windowEnds.set(key, level.windowEndsAt);
         levels.push([key, { spentNano: level.spentNano, reservedNano: level.reservedNano }]);
       }
-      const reservations = await state.storage.list<Reservation>({ prefix: RESERVATION });
+      const settledIds: string[] = [];
+      const markers = withoutPrefix(await state.storage.list<number>({ prefix: SETTLED }), SETTLED).sort(([, a], [, b]) => a - b);
+      for (const [requestId, at] of markers) {
+        if (at + SETTLED_RETENTION_MS < now()) {
+          void state.storage.delete(SETTLED + requestId);
+          continue;
+        }
+        settledIds.push(requestId);
+        this.journal.rememberSettled(requestId, at);
+      }
       this.store = new MemoryAdmissionStore(this.journal);
-      this.store.restore(levels, withoutPrefix(reservations, RESERVATION));
+      this.store.restore(levels, reservations, settledIds);
     });
   }
 
@@ -79,6 +95,27 @@ class StorageJournal implements AdmissionJournal {
   reservation(requestId: string, reservation: Reservation | undefined): void {
     if (reservation) void this.storage.put(RESERVATION + requestId, { ...reservation });
     else void this.storage.delete(RESERVATION + requestId);
+  }
+
+  /** Settled markers in the order they were written, from `settledHead` on: each is dropped an hour later. */
+  private settledOrder: { requestId: string; at: number }[] = [];
+  private settledHead = 0;
+
+  settled(requestId: string, at: number): void {
+    void this.storage.put(SETTLED + requestId, at);
+    this.rememberSettled(requestId, at);
+    while (this.settledHead < this.settledOrder.length && this.settledOrder[this.settledHead]!.at + SETTLED_RETENTION_MS < at) {
+      void this.storage.delete(SETTLED + this.settledOrder[this.settledHead++]!.requestId);
+    }
+    // Let go of the dropped ones now and then, not one shift() (a copy of the rest) each time.
+    if (this.settledHead > 1_024 && this.settledHead * 2 > this.settledOrder.length) {
+      this.settledOrder = this.settledOrder.slice(this.settledHead);
+      this.settledHead = 0;
+    }
+  }
+
+  rememberSettled(requestId: string, at: number): void {
+    this.settledOrder.push({ requestId, at });
   }
 }
 

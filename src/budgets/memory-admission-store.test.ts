@@ -8,6 +8,10 @@ import { MemoryAdmissionStore, type AdmissionJournal, type Reservation } from ".
 class MapJournal implements AdmissionJournal {
   readonly levels = new Map<string, ScopeLevel>();
   readonly reservations = new Map<string, Reservation>();
+  readonly settledIds: string[] = [];
+  settled(requestId: string): void {
+    this.settledIds.push(requestId);
+  }
   level(scopeKey: string, level: ScopeLevel): void {
     this.levels.set(scopeKey, { ...level });
   }
@@ -39,8 +43,11 @@ describe("MemoryAdmissionStore's journal", () => {
     expect([...journal.reservations.keys()]).toEqual(["req_2"]);
     expect(journal.reservations.get("req_2")!.expiresAt).toBe(now + 240_000);
 
+    expect(journal.settledIds).toEqual(["req_1"]);
     const restored = new MemoryAdmissionStore();
-    restored.restore(journal.levels, journal.reservations);
+    restored.restore(journal.levels, journal.reservations, journal.settledIds);
+    // A retried settle of req_1 counts nothing again in the restored store.
+    await restored.settle({ requestId: "req_1", now, scopeKeys: ["route:chat|total"], actualNano: 120_000, tokens: 0, rateScopes: [] });
     expect(await restored.levels(["route:chat|total"], now)).toEqual(await store.levels(["route:chat|total"], now));
     // The budget it enforces is the same: 120,000 spent + 200,000 held + 700,000 > 1,000,000…
     expect(await restored.admit(plan("req_3", 700_000))).toMatchObject({ admitted: false, reason: "budget" });

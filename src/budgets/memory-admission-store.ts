@@ -20,6 +20,8 @@ export type Reservation = { keys: string[]; amountNano: number; expiresAt: numbe
 export interface AdmissionJournal {
   level(scopeKey: string, level: ScopeLevel): void;
   reservation(requestId: string, reservation: Reservation | undefined): void;
+  /** A request was settled at `at`: a retry of its settle must not count it again. */
+  settled(requestId: string, at: number): void;
 }
 
 export class MemoryAdmissionStore implements AdmissionStore {
@@ -40,7 +42,8 @@ export class MemoryAdmissionStore implements AdmissionStore {
   }
 
   /** State a journal kept, read back after a restart (the Durable Object's storage). */
-  restore(levels: Iterable<[string, ScopeLevel]>, reservations: Iterable<[string, Reservation]>): void {
+  restore(levels: Iterable<[string, ScopeLevel]>, reservations: Iterable<[string, Reservation]>, settledIds: Iterable<string> = []): void {
+    for (const requestId of settledIds) this.settled.add(requestId);
     for (const [key, level] of levels) this.scopes.set(key, { ...level });
     for (const [requestId, reservation] of reservations) {
       this.reservations.set(requestId, reservation);
@@ -77,6 +80,7 @@ export class MemoryAdmissionStore implements AdmissionStore {
   async settle(plan: SettlePlan): Promise<void> {
     if (this.settled.has(plan.requestId)) return;
     this.settled.add(plan.requestId);
+    this.journal?.settled(plan.requestId, plan.now);
     this.sweep(plan.now);
     this.release(plan.requestId);
     for (const key of plan.scopeKeys) this.changeLevel(key, plan.actualNano, 0);

@@ -48,18 +48,29 @@ export class ReservationKeeper {
   private renewOwnIn(requestId: string, delayMs: number): void {
     this.ownTimers.set(
       requestId,
-      setTimeout(async () => {
-        if (!this.holds.has(requestId)) return;
-        let nextInMs = this.ttlMs / 3;
-        try {
-          await this.store.extend([requestId], this.now() + this.ttlMs);
-        } catch (error) {
-          nextInMs = Math.min(1_000, this.ttlMs / 3);
-          this.log(`[tollgate] warning: renewing a budget reservation failed (${(error as Error).message}); retrying`);
-        }
-        if (this.holds.has(requestId)) this.renewOwnIn(requestId, nextInMs);
-      }, delayMs),
+      setTimeout(() => void this.renewOwn(requestId).catch(() => undefined), delayMs),
     );
+  }
+
+  private async renewOwn(requestId: string): Promise<void> {
+    if (!this.holds.has(requestId)) return;
+    let nextInMs = this.ttlMs / 3;
+    try {
+      await this.store.extend([requestId], this.now() + this.ttlMs);
+    } catch (error) {
+      nextInMs = Math.min(1_000, this.ttlMs / 3);
+      this.warn(`renewing a budget reservation failed (${messageOf(error)}); retrying`);
+    }
+    if (this.holds.has(requestId)) this.renewOwnIn(requestId, nextInMs);
+  }
+
+  /** A log line that cannot stop the renewals, whatever the log does. */
+  private warn(message: string): void {
+    try {
+      this.log(`[tollgate] warning: ${message}`);
+    } catch {
+      // the renewals matter more than the line
+    }
   }
 
   /** Requests whose reservations are being kept (for tests and health checks). */
@@ -88,7 +99,7 @@ export class ReservationKeeper {
     } catch (error) {
       // Try again soon: the reservations still have two thirds of their TTL to go.
       nextAt = now + Math.min(1_000, this.ttlMs / 3);
-      this.log(`[tollgate] warning: renewing ${due.length} budget reservations failed (${(error as Error).message}); retrying`);
+      this.warn(`renewing ${due.length} budget reservations failed (${messageOf(error)}); retrying`);
     } finally {
       this.renewing = false;
     }
@@ -97,4 +108,8 @@ export class ReservationKeeper {
     for (const renewAt of this.holds.values()) next = Math.min(next, renewAt);
     if (next < Infinity) this.wakeAt(next);
   }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -89,9 +89,14 @@ export function createChatHandler({ config, admission, log: logLine, slots, mete
       call.notePolicies("route", log.notes, log.warnings);
       call.noteSoftBudgets(ticket.softExceeded);
       // The reservation gives way to the actual cost once the record is made (or to nothing).
-      call.onFinished((record) =>
-        keepAlive(c, ticket.settle(record).catch((error: Error) => logLine(`[tollgate] error: settling ${requestId} failed: ${error.message}`))),
-      );
+      call.onFinished((record) => {
+        const settling = ticket.settle(record).catch((error: Error) => logLine(`[tollgate] error: settling ${requestId} failed: ${error.message}`));
+        try {
+          keepAlive(c, settling);
+        } catch {
+          // No way to hold the request open here (a host without waitUntil): the settle runs anyway.
+        }
+      });
       c.set("ticket", ticket);
       return await answerRouted(c, chain, context, { request: bounded, route, call, slots, keepAliveMs: config.server.streamKeepAliveSeconds * 1000 });
     } catch (error) {

@@ -32,7 +32,13 @@ export class QuietTimer {
     if (timersOutliveRequests) return sweep.watch(this, limitMs);
     clearTimeout(this.own);
     // Fired means the wait outlasted its limit: pause() and the next wait clear this timer.
-    this.own = setTimeout(() => this.expire(), limitMs);
+    this.own = setTimeout(() => {
+      try {
+        this.expire();
+      } catch {
+        // A listener's failure is its stream's, as in the sweep: it must not escape the timer.
+      }
+    }, limitMs);
   }
 
   /** The wait is over (what was waited for came); the clock stands until the next `wait`. */

@@ -5,4 +5,9 @@
  * a timer shared with requests still running would silently stop serving them: there, every
  * request keeps its own timers. (Workers say who they are in navigator.userAgent.)
  */
-export const timersOutliveRequests: boolean = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent !== "Cloudflare-Workers";
+export let timersOutliveRequests: boolean = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent !== "Cloudflare-Workers";
+
+/** Said by the Workers entry, so that its timers are per request even where the runtime is not recognised. */
+export function timersDieWithRequests(): void {
+  timersOutliveRequests = false;
+}
