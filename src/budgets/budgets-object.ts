@@ -14,7 +14,6 @@ import { MemoryAdmissionStore, type AdmissionJournal, type Reservation } from ".
 const LEVEL = "level:";
 const RESERVATION = "reservation:";
 const SETTLED = "settled:";
-const LEVEL_RETENTION_MS = 40 * 86_400_000;
 /** How long a settled marker outlives its settle: longer than any retry of it (seconds). */
 const SETTLED_RETENTION_MS = 3_600_000;
 
@@ -30,18 +29,10 @@ export class TollgateBudgets {
   constructor(state: DurableObjectState, _env?: unknown, now: () => number = Date.now) {
     this.journal = new StorageJournal(state.storage);
     this.loaded = state.blockConcurrencyWhile(async () => {
+      // Everything comes back, ended windows too: the first operation's sweep frees expired
+      // reservations and then drops levels past their retention, through the journal.
       const reservations = withoutPrefix(await state.storage.list<Reservation>({ prefix: RESERVATION }), RESERVATION);
-      // A level a reservation still counts in stays, whatever its age: releasing it must find it.
-      const held = new Set(reservations.flatMap(([, reservation]) => reservation.keys));
-      const levels: [string, ScopeLevel][] = [];
-      for (const [key, level] of withoutPrefix(await state.storage.list<StoredLevel>({ prefix: LEVEL }), LEVEL)) {
-        if (level.windowEndsAt > 0 && level.windowEndsAt + LEVEL_RETENTION_MS < now() && !held.has(key)) {
-          void state.storage.delete(LEVEL + key);
-          continue;
-        }
-        this.journal.windowEnds.set(key, level.windowEndsAt);
-        levels.push([key, { spentNano: level.spentNano, reservedNano: level.reservedNano }]);
-      }
+      const levels = withoutPrefix(await state.storage.list<StoredLevel>({ prefix: LEVEL }), LEVEL);
       const settledIds: string[] = [];
       const markers = withoutPrefix(await state.storage.list<number>({ prefix: SETTLED }), SETTLED).sort(([, a], [, b]) => a - b);
       for (const [requestId, at] of markers) {
@@ -61,11 +52,8 @@ export class TollgateBudgets {
     const operation = new URL(request.url).pathname.slice(1);
     const body = (await request.json()) as Record<string, unknown>;
     switch (operation) {
-      case "admit": {
-        const plan = body as AdmitPlan;
-        for (const scope of plan.scopes) this.journal.windowEnds.set(scope.key, scope.windowEndsAt);
-        return Response.json(await this.store.admit(plan));
-      }
+      case "admit":
+        return Response.json(await this.store.admit(body as AdmitPlan));
       case "settle":
         await this.store.settle(body as SettlePlan);
         return Response.json(null);
@@ -82,13 +70,11 @@ export class TollgateBudgets {
 
 /** Each change as one storage write; a Durable Object coalesces them and answers once they are durable. */
 class StorageJournal implements AdmissionJournal {
-  /** Each scope key's window end, from the admissions that charged it. */
-  readonly windowEnds = new Map<string, number>();
-
   constructor(private readonly storage: DurableObjectStorage) {}
 
-  level(scopeKey: string, level: ScopeLevel): void {
-    const stored: StoredLevel = { ...level, windowEndsAt: this.windowEnds.get(scopeKey) ?? 0 };
+  level(scopeKey: string, level: ScopeLevel | undefined, windowEndsAt: number): void {
+    if (!level) return void this.storage.delete(LEVEL + scopeKey);
+    const stored: StoredLevel = { ...level, windowEndsAt };
     void this.storage.put(LEVEL + scopeKey, stored);
   }
 

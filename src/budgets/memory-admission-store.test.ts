@@ -12,8 +12,9 @@ class MapJournal implements AdmissionJournal {
   settled(requestId: string): void {
     this.settledIds.push(requestId);
   }
-  level(scopeKey: string, level: ScopeLevel): void {
-    this.levels.set(scopeKey, { ...level });
+  level(scopeKey: string, level: ScopeLevel | undefined): void {
+    if (level) this.levels.set(scopeKey, { ...level });
+    else this.levels.delete(scopeKey);
   }
   reservation(requestId: string, reservation: Reservation | undefined): void {
     if (reservation) this.reservations.set(requestId, { ...reservation });
@@ -53,5 +54,28 @@ describe("MemoryAdmissionStore's journal", () => {
     expect(await restored.admit(plan("req_3", 700_000))).toMatchObject({ admitted: false, reason: "budget" });
     // …and the restored reservation still frees itself when its time is up.
     expect(await restored.levels(["route:chat|total"], now + 240_001)).toEqual([{ spentNano: 120_000, reservedNano: 0 }]);
+  });
+});
+
+describe("MemoryAdmissionStore over months", () => {
+  it("drops the levels of windows that ended more than 40 days ago, and says so to its journal", async () => {
+    const journal = new MapJournal();
+    const store = new MemoryAdmissionStore(journal);
+    const day = (key: string, endsAt: number, at: number): AdmitPlan => ({
+      ...plan(`req_${key}_${at}`, 1_000),
+      now: at,
+      reservationExpiresAt: at + 120_000,
+      scopes: [{ key, scope: "route:chat", limitNano: 1_000_000, mode: "hard", windowEndsAt: endsAt }],
+    });
+    const settle = (requestId: string, key: string, at: number) =>
+      store.settle({ requestId, now: at, scopeKeys: [key], actualNano: 500, tokens: 0, rateScopes: [] });
+    await store.admit(day("route:chat|2026-10-01", Date.UTC(2026, 9, 2), Date.UTC(2026, 9, 1, 12)));
+    await settle(`req_route:chat|2026-10-01_${Date.UTC(2026, 9, 1, 12)}`, "route:chat|2026-10-01", Date.UTC(2026, 9, 1, 12));
+    await store.admit(day("route:chat|total", 0, Date.UTC(2026, 9, 1, 12)));
+    expect([...journal.levels.keys()].sort()).toEqual(["route:chat|2026-10-01", "route:chat|total"]);
+    // 52 days after that window ended, any operation drops its level; `total` stays.
+    await store.admit(day("route:chat|2026-11-23", Date.UTC(2026, 10, 24), now));
+    expect([...journal.levels.keys()].sort()).toEqual(["route:chat|2026-11-23", "route:chat|total"]);
+    expect(await store.levels(["route:chat|2026-10-01"], now)).toEqual([{ spentNano: 0, reservedNano: 0 }]);
   });
 });

@@ -17,8 +17,12 @@ import {
 export type Reservation = { keys: string[]; amountNano: number; expiresAt: number };
 
 /** Told of every change to what must outlive the process: a scope's level, a reservation (undefined: gone). */
+/** How long a scope's level is kept after its window ends (Redis keeps its keys as long). */
+export const LEVEL_RETENTION_MS = 40 * 86_400_000;
+
 export interface AdmissionJournal {
-  level(scopeKey: string, level: ScopeLevel): void;
+  /** A level changed (undefined: dropped, its window long over); `windowEndsAt` 0 for none known. */
+  level(scopeKey: string, level: ScopeLevel | undefined, windowEndsAt: number): void;
   reservation(requestId: string, reservation: Reservation | undefined): void;
   /** A request was settled at `at`: a retry of its settle must not count it again. */
   settled(requestId: string, at: number): void;
@@ -33,6 +37,10 @@ export class MemoryAdmissionStore implements AdmissionStore {
   private nextExpiry = Infinity;
   /** The minute whose rate counters were last pruned. */
   private prunedBucket = -Infinity;
+  /** Each scope key's window end, from the admissions that charged it (0: `total`). */
+  private readonly windowEnds = new Map<string, number>();
+  /** When levels of long-ended windows were last dropped. */
+  private prunedLevelsAt = -Infinity;
 
   constructor(private readonly journal?: AdmissionJournal) {}
 
@@ -42,9 +50,16 @@ export class MemoryAdmissionStore implements AdmissionStore {
   }
 
   /** State a journal kept, read back after a restart (the Durable Object's storage). */
-  restore(levels: Iterable<[string, ScopeLevel]>, reservations: Iterable<[string, Reservation]>, settledIds: Iterable<string> = []): void {
+  restore(
+    levels: Iterable<[string, ScopeLevel & { windowEndsAt?: number }]>,
+    reservations: Iterable<[string, Reservation]>,
+    settledIds: Iterable<string> = [],
+  ): void {
     for (const requestId of settledIds) this.settled.add(requestId);
-    for (const [key, level] of levels) this.scopes.set(key, { ...level });
+    for (const [key, { spentNano, reservedNano, windowEndsAt }] of levels) {
+      this.scopes.set(key, { spentNano, reservedNano });
+      if (windowEndsAt) this.windowEnds.set(key, windowEndsAt);
+    }
     for (const [requestId, reservation] of reservations) {
       this.reservations.set(requestId, reservation);
       this.nextExpiry = Math.min(this.nextExpiry, reservation.expiresAt);
@@ -68,7 +83,10 @@ export class MemoryAdmissionStore implements AdmissionStore {
       if (scope.mode === "hard") return { admitted: false, reason: "budget", scope, level };
       softExceeded.push(scope.scope);
     }
-    for (const scope of plan.scopes) this.changeLevel(scope.key, 0, plan.amountNano);
+    for (const scope of plan.scopes) {
+      this.windowEnds.set(scope.key, scope.windowEndsAt);
+      this.changeLevel(scope.key, 0, plan.amountNano);
+    }
     const reservation = { keys: plan.scopes.map((scope) => scope.key), amountNano: plan.amountNano, expiresAt: plan.reservationExpiresAt };
     this.reservations.set(plan.requestId, reservation);
     this.journal?.reservation(plan.requestId, reservation);
@@ -110,11 +128,28 @@ export class MemoryAdmissionStore implements AdmissionStore {
    */
   private sweep(now: number): void {
     if (this.settled.size > 100_000) this.settled.clear(); // ids are unique; this only bounds memory
-    if (now < this.nextExpiry) return;
-    this.nextExpiry = Infinity;
-    for (const [requestId, reservation] of this.reservations) {
-      if (reservation.expiresAt <= now) this.release(requestId);
-      else this.nextExpiry = Math.min(this.nextExpiry, reservation.expiresAt);
+    if (now >= this.nextExpiry) {
+      this.nextExpiry = Infinity;
+      for (const [requestId, reservation] of this.reservations) {
+        if (reservation.expiresAt <= now) this.release(requestId);
+        else this.nextExpiry = Math.min(this.nextExpiry, reservation.expiresAt);
+      }
+    }
+    if (now - this.prunedLevelsAt >= MINUTE_MS) this.pruneEndedWindows(now);
+  }
+
+  /**
+   * Drops the levels of windows that ended long ago (once a minute), so a long-running process
+   * does not keep a level per scope per day for ever. No reservation can still count in them:
+   * reservations expire within minutes, and the sweep before this has freed those.
+   */
+  private pruneEndedWindows(now: number): void {
+    this.prunedLevelsAt = now;
+    for (const [key, endsAt] of this.windowEnds) {
+      if (endsAt === 0 || endsAt + LEVEL_RETENTION_MS >= now) continue;
+      this.scopes.delete(key);
+      this.windowEnds.delete(key);
+      this.journal?.level(key, undefined, endsAt);
     }
   }
 
@@ -130,7 +165,7 @@ export class MemoryAdmissionStore implements AdmissionStore {
     const level = this.level(key);
     level.spentNano += spentNano;
     level.reservedNano += reservedNano;
-    this.journal?.level(key, level);
+    this.journal?.level(key, level, this.windowEnds.get(key) ?? 0);
   }
 
   private level(key: string): ScopeLevel {
