@@ -9,7 +9,8 @@ import { MemoryAdmissionStore, type AdmissionJournal, type Reservation } from ".
 // answers only once its writes are durable), so eviction or a deploy loses no spend. Settled
 // request ids are stored for an hour, so a settle retried across a restart counts once (Redis
 // keeps the same marker); rate-limit counters live in memory (they matter for a minute). A level
-// is kept 40 days after its window ends (as in Redis), then dropped when the object starts.
+// is kept 40 days after its window ends (as in Redis); the embedded store drops it then, and the
+// journal deletes it here.
 
 const LEVEL = "level:";
 const RESERVATION = "reservation:";

@@ -117,7 +117,8 @@ export class MemoryAdmissionStore implements AdmissionStore {
 
   async levels(scopeKeys: string[], now: number): Promise<ScopeLevel[]> {
     this.sweep(now);
-    return scopeKeys.map((key) => ({ ...this.level(key) }));
+    // A read makes no level: one created here would have no window end, and would never be dropped.
+    return scopeKeys.map((key) => ({ ...(this.scopes.get(key) ?? { spentNano: 0, reservedNano: 0 }) }));
   }
 
   /**

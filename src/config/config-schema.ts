@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEFAULT_TIMEOUT_MS } from "../../adapters/shared/timeouts.ts";
 import { routePoliciesSchema } from "../../policies/policy-chain.ts";
 import { budgetSchema, rateLimitSchema, teamSchema } from "../budgets/budget-config.ts";
 
@@ -74,7 +75,7 @@ const providerSchema = z
     /** When true, a missing key variable is reported at start-up instead of stopping it. */
     optional: z.boolean().default(false),
     /** Until the answer (non-streaming) or the first part of a stream. */
-    timeoutMs: z.number().int().positive().default(600_000),
+    timeoutMs: z.number().int().positive().default(DEFAULT_TIMEOUT_MS),
     /** The longest silence between two parts of a stream once it has started; default: timeoutMs. */
     streamIdleTimeoutMs: z.number().int().positive().optional(),
     /** The SDKs' own retries; 0 by default because the route's fallback targets are the retry. */
