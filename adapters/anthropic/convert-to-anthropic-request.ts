@@ -26,11 +26,15 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
 
   request.messages.forEach((message, index) => {
     if (message.role === "system") {
+      if (!hasText(message.content)) return;
       systemBlocks.push({ type: "text", text: message.content, ...cacheControlOf(message.cacheControl) });
       return;
     }
     const role = message.role === "assistant" ? "assistant" : "user";
     const blocks = convertContent(message);
+    // Anthropic refuses a turn with no content (OpenAI clients replay an empty answer as
+    // `content: ""`); consecutive turns of one role are merged anyway, so the empty one goes.
+    if (blocks.length === 0) return;
     const last = blocks.at(-1);
     if (cacheControl && cache?.throughMessage === index && last && last.type !== "thinking" && last.type !== "redacted_thinking") {
       last.cache_control = cacheControl;
@@ -51,7 +55,10 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
   if (request.temperature !== undefined) body.temperature = Math.min(request.temperature, 1);
   if (request.topP !== undefined) body.top_p = request.topP;
   if (request.topK !== undefined) body.top_k = request.topK;
-  if (request.stop) body.stop_sequences = request.stop;
+  // Anthropic refuses a stop sequence of whitespace alone (OpenAI clients often send "\n"): such a
+  // sequence cannot be honoured there, and sending it would fail the whole request.
+  const stop = request.stop?.filter(hasText);
+  if (stop?.length) body.stop_sequences = stop;
   if (request.tools?.length) {
     body.tools = request.tools.map((tool) => ({
       name: tool.name,
@@ -69,7 +76,8 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
 function convertContent(message: Exclude<ChatMessage, { role: "system" }>): ContentBlock[] {
   switch (message.role) {
     case "user":
-      return message.content.map((part): ContentBlock => {
+      // Anthropic refuses empty text blocks; OpenAI accepts them.
+      return message.content.filter((part) => part.type !== "text" || hasText(part.text)).map((part): ContentBlock => {
         if (part.type === "text") return { type: "text", text: part.text, ...cacheControlOf(part.cacheControl) };
         return part.source === "url"
           ? { type: "image", source: { type: "url", url: part.url }, ...cacheControlOf(part.cacheControl) }
@@ -77,7 +85,7 @@ function convertContent(message: Exclude<ChatMessage, { role: "system" }>): Cont
       });
     case "assistant":
       return message.content
-        .filter((part) => part.type !== "text" || part.text.length > 0)
+        .filter((part) => part.type !== "text" || hasText(part.text))
         .map((part): ContentBlock =>
           part.type === "text"
             ? { type: "text", text: part.text, ...cacheControlOf(part.cacheControl) }
@@ -94,6 +102,11 @@ function convertContent(message: Exclude<ChatMessage, { role: "system" }>): Cont
         },
       ];
   }
+}
+
+/** Anthropic refuses text blocks and stop sequences of whitespace alone. */
+function hasText(text: string): boolean {
+  return text.trim().length > 0;
 }
 
 /** A client's own breakpoint, as it sent it. */

@@ -9,6 +9,9 @@ import { convertAnthropicUsage } from "./convert-anthropic-usage.ts";
  */
 export async function* mapAnthropicStream(events: AsyncIterable<Anthropic.Messages.RawMessageStreamEvent>): AsyncGenerator<StreamPart> {
   const toolIndexByBlock = new Map<number, number>();
+  // Tool blocks that got arguments. A call without any streams only an empty partial_json, and
+  // its input is `{}` (as non-streamed): OpenAI clients JSON.parse the arguments, and "" throws.
+  const withArguments = new Set<number>();
   for await (const event of events) {
     switch (event.type) {
       case "message_start":
@@ -29,9 +32,17 @@ export async function* mapAnthropicStream(events: AsyncIterable<Anthropic.Messag
         else if (event.delta.type === "input_json_delta") {
           const index = toolIndexByBlock.get(event.index);
           // Each tool_use stream opens with an empty partial_json; it carries nothing.
-          if (index !== undefined && event.delta.partial_json) yield { type: "tool-call-delta", index, argumentsDelta: event.delta.partial_json };
+          if (index !== undefined && event.delta.partial_json) {
+            withArguments.add(event.index);
+            yield { type: "tool-call-delta", index, argumentsDelta: event.delta.partial_json };
+          }
         }
         break;
+      case "content_block_stop": {
+        const index = toolIndexByBlock.get(event.index);
+        if (index !== undefined && !withArguments.has(event.index)) yield { type: "tool-call-delta", index, argumentsDelta: "{}" };
+        break;
+      }
       case "message_delta":
         yield { type: "usage", usage: deltaUsage(event.usage) };
         if (event.delta.stop_reason) {

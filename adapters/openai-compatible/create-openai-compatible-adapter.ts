@@ -1,12 +1,12 @@
 import type OpenAI from "openai";
 import type { ChatModel, TransportOptions } from "../../src/model/chat-model.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
-import { GatewayError } from "../../src/errors/gateway-error.ts";
 import { convertToOpenAIRequest } from "../openai/convert-to-openai-request.ts";
 import { mapOpenAIResponse } from "../openai/map-openai-response.ts";
 import { mapOpenAIStream } from "../openai/map-openai-stream.ts";
 import { isAbortError, mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
+import { untilFinished } from "../shared/until-finished.ts";
 import { postChatCompletions } from "./post-chat-completions.ts";
 import { readSseData } from "./read-sse-data.ts";
 
@@ -57,16 +57,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
       const body = convertToOpenAIRequest({ ...request, stream: true }, model, "compatible");
       try {
         const response = await call({ ...body, stream: true }, signal);
-        let finished = false;
-        for await (const part of mapOpenAIStream(parseChunks(readSseData(response.body)))) {
-          if (part.type === "finish") finished = true;
-          yield part;
-        }
-        // A body that just stops (the decoder crashed, a proxy cut it) is not a complete answer.
-        if (!finished && !signal.aborted) {
-          // Retryable: when nothing came at all, the route may still try its next target.
-          yield { type: "error", error: new GatewayError("upstream", `provider "${options.name}" ended the stream before the answer was complete`, { retryable: true }) };
-        }
+        yield* untilFinished(mapOpenAIStream(parseChunks(readSseData(response.body))), signal, options.name);
       } catch (error) {
         if (signal.aborted && (isAbortError(error) || (error as Error)?.name === "AbortError")) return;
         yield { type: "error", error: mapProviderError(error, errorContext) };

@@ -3,6 +3,7 @@ import type { ChatModel, ProviderType, TransportOptions } from "../../src/model/
 import type { StreamPart } from "../../src/model/stream-part.ts";
 import { isAbortError, mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
+import { untilFinished } from "../shared/until-finished.ts";
 import { convertToOpenAIRequest, type OpenAIFlavor } from "./convert-to-openai-request.ts";
 import { mapOpenAIResponse } from "./map-openai-response.ts";
 import { mapOpenAIStream } from "./map-openai-stream.ts";
@@ -52,7 +53,7 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
       const body = convertToOpenAIRequest({ ...request, stream: true }, model, flavor);
       try {
         const chunks = await client.chat.completions.create({ ...body, stream: true }, { signal });
-        yield* mapOpenAIStream(chunks);
+        yield* untilFinished(mapOpenAIStream(chunks), signal, options.name);
       } catch (error) {
         if (signal.aborted && isAbortError(error)) return;
         yield { type: "error", error: mapProviderError(error, errorContext) };

@@ -8,8 +8,9 @@ import { readDecoderTimings } from "./read-decoder-timings.ts";
 export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatCompletion): ChatResponse {
   const choice = completion.choices[0];
   const content: AssistantContent[] = [];
-  const text = choice?.message.content ?? choice?.message.refusal;
+  const text = choice?.message.content;
   if (text) content.push({ type: "text", text });
+  const refusal = choice?.message.refusal;
   for (const call of choice?.message.tool_calls ?? []) {
     if (call.type === "function") content.push({ type: "tool-call", id: call.id, name: call.function.name, arguments: call.function.arguments });
   }
@@ -19,6 +20,7 @@ export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatComple
     model: completion.model,
     content,
     finishReason: fromOpenAIFinishReason(choice?.finish_reason),
+    ...(refusal ? { refusal } : {}),
     ...(completion.usage ? { usage: convertOpenAIUsage(completion.usage) } : {}),
     ...(timings ? { timings } : {}),
   };

@@ -11,7 +11,11 @@ import { readDecoderTimings } from "./read-decoder-timings.ts";
  */
 export async function* mapOpenAIStream(chunks: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>): AsyncGenerator<StreamPart> {
   let started = false;
-  const startedToolCalls = new Set<number>();
+  // Upstream tool-call index → the call it currently means. Ollama streams parallel calls all at
+  // index 0, each with its own id (ollama/ollama#15457): a new id at an index in use is a new call,
+  // numbered after the others, or its arguments would be appended to the previous call's.
+  const toolCalls = new Map<number, { id: string; index: number }>();
+  let callsStarted = 0;
   for await (const chunk of chunks) {
     if (!started) {
       started = true;
@@ -20,12 +24,15 @@ export async function* mapOpenAIStream(chunks: AsyncIterable<OpenAI.Chat.Complet
     const choice = chunk.choices?.[0];
     const delta = choice?.delta;
     if (delta?.content) yield { type: "text-delta", text: delta.content };
+    if (delta?.refusal) yield { type: "text-delta", text: delta.refusal, refusal: true };
     for (const call of delta?.tool_calls ?? []) {
-      if (!startedToolCalls.has(call.index)) {
-        startedToolCalls.add(call.index);
-        yield { type: "tool-call-start", index: call.index, id: call.id ?? `call_${call.index}`, name: call.function?.name ?? "" };
+      let current = toolCalls.get(call.index);
+      if (!current || (call.id && call.id !== current.id)) {
+        current = { id: call.id ?? `call_${call.index}`, index: callsStarted++ };
+        toolCalls.set(call.index, current);
+        yield { type: "tool-call-start", index: current.index, id: current.id, name: call.function?.name ?? "" };
       }
-      if (call.function?.arguments) yield { type: "tool-call-delta", index: call.index, argumentsDelta: call.function.arguments };
+      if (call.function?.arguments) yield { type: "tool-call-delta", index: current.index, argumentsDelta: call.function.arguments };
     }
     if (choice?.finish_reason) yield { type: "finish", reason: fromOpenAIFinishReason(choice.finish_reason) };
     if (chunk.usage) yield { type: "usage", usage: convertOpenAIUsage(chunk.usage) };
@@ -33,3 +40,4 @@ export async function* mapOpenAIStream(chunks: AsyncIterable<OpenAI.Chat.Complet
     if (timings) yield { type: "decoder-timings", timings };
   }
 }
+

@@ -51,7 +51,9 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
   if (status === 413) return new GatewayError("request_too_large", `${where}: ${upstreamMessage}`, { cause: error });
   if (status === 404) return new GatewayError("upstream", `${where} does not know the configured model: ${upstreamMessage}`, { cause: error });
   // Other 4xx: the request itself is wrong for this provider (context too long, bad schema, …).
-  return new GatewayError("invalid_request", `${where} rejected the request: ${upstreamMessage}`, { cause: error });
+  // The provider's code and param pass on: clients branch on them (an agent trims its history on
+  // OpenAI's `context_length_exceeded`).
+  return new GatewayError("invalid_request", `${where} rejected the request: ${upstreamMessage}`, { ...upstreamCodeAndParam(sdkError), cause: error });
 }
 
 function errorType(error: SdkError): string | undefined {
@@ -65,6 +67,16 @@ function mapStreamedError(type: string, where: string, message: string, cause: u
   if (type === "rate_limit_error" || type === "rate_limit_exceeded") return new GatewayError("rate_limit", `${where} is rate limiting: ${message}`, { cause });
   if (type === "invalid_request_error") return new GatewayError("invalid_request", `${where} rejected the request: ${message}`, { cause });
   return new GatewayError("upstream", `${where} failed mid-stream: ${message}`, { cause });
+}
+
+function upstreamCodeAndParam(error: SdkError): { code?: string; param?: string } {
+  const body = error?.error as { code?: unknown; param?: unknown; error?: { code?: unknown; param?: unknown } } | undefined;
+  const fields = body?.error ?? body;
+  // Identifiers only: a code or param is never free text that could carry a key.
+  const identifier = (value: unknown) => (typeof value === "string" && /^[\w.\[\]-]{1,100}$/.test(value) ? value : undefined);
+  const code = identifier(fields?.code);
+  const param = identifier(fields?.param);
+  return { ...(code ? { code } : {}), ...(param ? { param } : {}) };
 }
 
 function providerMessage(error: SdkError): string {

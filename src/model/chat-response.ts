@@ -9,6 +9,8 @@ export type ChatResponse = {
   content: AssistantContent[];
   finishReason: FinishReason;
   stopSequence?: string;
+  /** OpenAI's refusal text, kept apart from `content` (see the text-delta part). */
+  refusal?: string;
   usage?: Usage;
   timings?: DecoderTimings;
 };

@@ -8,8 +8,10 @@ export class ResponseCollector {
   private id = "";
   private model = "";
   private text = "";
+  private refusal = "";
   private readonly toolCalls = new Map<number, { id: string; name: string; arguments: string }>();
   private finishReason: FinishReason = "other";
+  private stopSequence: string | undefined;
   private usage: Usage | undefined;
 
   add(part: StreamPart): void {
@@ -19,7 +21,8 @@ export class ResponseCollector {
         this.model = part.model;
         break;
       case "text-delta":
-        this.text += part.text;
+        if (part.refusal) this.refusal += part.text;
+        else this.text += part.text;
         break;
       case "tool-call-start":
         this.toolCalls.set(part.index, { id: part.id, name: part.name, arguments: "" });
@@ -31,6 +34,7 @@ export class ResponseCollector {
       }
       case "finish":
         this.finishReason = part.reason;
+        this.stopSequence = part.stopSequence;
         break;
       case "usage":
         this.usage = mergeUsage(this.usage, part.usage);
@@ -43,13 +47,14 @@ export class ResponseCollector {
   response(): ChatResponse {
     const content: AssistantContent[] = this.text ? [{ type: "text", text: this.text }] : [];
     for (const [, call] of [...this.toolCalls].sort(([a], [b]) => a - b)) content.push({ type: "tool-call", ...call });
-    return { id: this.id, model: this.model, content, finishReason: this.finishReason, ...(this.usage ? { usage: this.usage } : {}) };
+    return { id: this.id, model: this.model, content, finishReason: this.finishReason, ...(this.stopSequence ? { stopSequence: this.stopSequence } : {}), ...(this.refusal ? { refusal: this.refusal } : {}), ...(this.usage ? { usage: this.usage } : {}) };
   }
 }
 
 /** A whole answer as the stream parts an adapter would have produced (to stream a cached answer). */
 export function* responseToParts(response: ChatResponse): Generator<StreamPart> {
   yield { type: "start", id: response.id, model: response.model };
+  if (response.refusal) yield { type: "text-delta", text: response.refusal, refusal: true };
   let index = 0;
   for (const content of response.content) {
     if (content.type === "text") yield { type: "text-delta", text: content.text };

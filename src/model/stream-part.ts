@@ -14,7 +14,11 @@ export type FinishReason =
 
 export type StreamPart =
   | { type: "start"; id: string; model: string }
-  | { type: "text-delta"; text: string }
+  /**
+   * Answer text. `refusal`: OpenAI's refusal (structured outputs), which OpenAI clients read from
+   * `refusal` rather than `content`; every other consumer treats it as text.
+   */
+  | { type: "text-delta"; text: string; refusal?: true }
   /** A tool call begins; `index` orders calls within the answer. */
   | { type: "tool-call-start"; index: number; id: string; name: string }
   | { type: "tool-call-delta"; index: number; argumentsDelta: string }

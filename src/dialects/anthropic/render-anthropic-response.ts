@@ -8,11 +8,15 @@ export function renderAnthropicResponse(response: ChatResponse) {
     type: "message" as const,
     role: "assistant" as const,
     model: response.model,
-    content: response.content.map((part) =>
-      part.type === "text"
-        ? { type: "text" as const, text: part.text }
-        : { type: "tool_use" as const, id: part.id, name: part.name, input: parseToolArguments(part.arguments) },
-    ),
+    content: [
+      // Anthropic has no refusal field: an OpenAI model's refusal reads as its answer's text.
+      ...(response.refusal ? [{ type: "text" as const, text: response.refusal }] : []),
+      ...response.content.map((part) =>
+        part.type === "text"
+          ? { type: "text" as const, text: part.text }
+          : { type: "tool_use" as const, id: part.id, name: part.name, input: parseToolArguments(part.arguments) },
+      ),
+    ],
     stop_reason: toAnthropicStopReason(response.finishReason),
     stop_sequence: response.stopSequence ?? null,
     usage: renderAnthropicUsage(response.usage ?? {}),

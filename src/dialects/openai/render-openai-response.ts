@@ -20,8 +20,8 @@ export function renderOpenAIResponse(response: ChatResponse) {
         index: 0,
         message: {
           role: "assistant" as const,
-          content: text.length > 0 || toolCalls.length === 0 ? text : null,
-          refusal: null,
+          content: text.length > 0 || (toolCalls.length === 0 && !response.refusal) ? text : null,
+          refusal: response.refusal ?? null,
           ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
         },
         logprobs: null,

@@ -30,7 +30,7 @@ export class OpenAIStreamRenderer {
         this.head = undefined;
         return this.chunk({ role: "assistant", content: "" });
       case "text-delta":
-        return this.chunk({ content: part.text });
+        return this.chunk(part.refusal ? { refusal: part.text } : { content: part.text });
       case "tool-call-start":
         return this.chunk({
           tool_calls: [{ index: part.index, id: part.id, type: "function", function: { name: part.name, arguments: "" } }],
