@@ -69,6 +69,10 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
   }
   if (cacheControl && cache?.tools && body.tools?.length) body.tools.at(-1)!.cache_control = cacheControl;
   if (request.toolChoice) body.tool_choice = convertToolChoice(request.toolChoice);
+  // One tool call per answer: Anthropic says it on the tool choice, which then must be present.
+  if (request.parallelToolCalls === false && body.tools?.length && body.tool_choice?.type !== "none") {
+    body.tool_choice = { ...(body.tool_choice ?? { type: "auto" }), disable_parallel_tool_use: true };
+  }
   if (request.user) body.metadata = { user_id: request.user };
   return body;
 }

@@ -28,10 +28,18 @@ export function convertToOpenAIRequest(request: ChatRequest, model: string, flav
   if (request.tools?.length) {
     body.tools = request.tools.map((tool) => ({
       type: "function",
-      function: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.parameters },
+      function: {
+        name: tool.name,
+        ...(tool.description ? { description: tool.description } : {}),
+        parameters: tool.parameters,
+        ...(tool.strict !== undefined ? { strict: tool.strict } : {}),
+      },
     }));
   }
   if (request.toolChoice) body.tool_choice = convertToolChoice(request.toolChoice);
+  // Only alongside tools: OpenAI refuses parallel_tool_calls in a request without any.
+  if (request.parallelToolCalls !== undefined && request.tools?.length) body.parallel_tool_calls = request.parallelToolCalls;
+  if (request.reasoningEffort) body.reasoning_effort = request.reasoningEffort;
   if (request.responseFormat) body.response_format = convertResponseFormat(request.responseFormat);
   if (request.user) body.user = request.user;
   if (flavor === "openai" && request.promptCache?.openAIKey) body.prompt_cache_key = request.promptCache.openAIKey;
@@ -54,7 +62,7 @@ function convertMessage(message: ChatMessage): OpenAI.Chat.Completions.ChatCompl
         content: message.content.map((part) =>
           part.type === "text"
             ? { type: "text" as const, text: part.text }
-            : { type: "image_url" as const, image_url: { url: part.source === "url" ? part.url : `data:${part.mediaType};base64,${part.data}` } },
+            : { type: "image_url" as const, image_url: { url: part.source === "url" ? part.url : `data:${part.mediaType};base64,${part.data}`, ...(part.detail ? { detail: part.detail } : {}) } },
         ),
       };
     }

@@ -1,5 +1,7 @@
 // The provider-neutral request every dialect parses into and every adapter converts from.
-// It keeps only what some provider can act on; the dialect parsers reject the rest with a 400.
+// It keeps what some provider can act on. Fields a drop-in proxy may ignore (logprobs, penalties,
+// metadata) the dialect parsers accept and drop; fields whose meaning tollgate cannot honour (n > 1,
+// legacy functions, extended thinking) they reject with a 400 that names the field.
 
 export type ChatRequest = {
   /** The route the client asked for (its `model` field). */
@@ -17,6 +19,10 @@ export type ChatRequest = {
   stop?: string[];
   tools?: ToolDefinition[];
   toolChoice?: ToolChoice;
+  /** false: at most one tool call per answer (OpenAI `parallel_tool_calls`, Anthropic `disable_parallel_tool_use`). */
+  parallelToolCalls?: boolean;
+  /** OpenAI reasoning models' effort; passed to OpenAI-shaped targets only. */
+  reasoningEffort?: ReasoningEffort;
   responseFormat?: ResponseFormat;
   /** An end-user id for provider abuse tracking (OpenAI `user`, Anthropic `metadata.user_id`). */
   user?: string;
@@ -49,9 +55,12 @@ export type AssistantMessage = { role: "assistant"; content: AssistantContent[] 
 export type ToolResultMessage = { role: "tool"; toolCallId: string; content: string; isError?: boolean; cacheControl?: CacheMark };
 
 export type TextContent = { type: "text"; text: string; cacheControl?: CacheMark };
+/** `detail`: OpenAI's image resolution, which sets what an image costs there (Anthropic has none). */
 export type ImageContent =
-  | { type: "image"; source: "url"; url: string; cacheControl?: CacheMark }
-  | { type: "image"; source: "base64"; mediaType: string; data: string; cacheControl?: CacheMark };
+  | { type: "image"; source: "url"; url: string; detail?: ImageDetail; cacheControl?: CacheMark }
+  | { type: "image"; source: "base64"; mediaType: string; data: string; detail?: ImageDetail; cacheControl?: CacheMark };
+export type ImageDetail = "auto" | "low" | "high";
+export type ReasoningEffort = "minimal" | "low" | "medium" | "high";
 export type ToolCallContent = { type: "tool-call"; id: string; name: string; arguments: string; cacheControl?: CacheMark };
 
 export type UserContent = TextContent | ImageContent;
@@ -62,6 +71,8 @@ export type ToolDefinition = {
   description?: string;
   /** JSON Schema of the tool's arguments. */
   parameters: Record<string, unknown>;
+  /** OpenAI structured outputs for tool calls: arguments follow the schema exactly. */
+  strict?: boolean;
   cacheControl?: CacheMark;
 };
 

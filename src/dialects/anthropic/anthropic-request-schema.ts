@@ -68,6 +68,15 @@ export const anthropicMessagesRequestSchema = z.object({
   tools: z.array(tool).optional(),
   tool_choice: toolChoice.optional(),
   metadata: z.object({ user_id: z.string().nullish() }).optional(),
+  // Extended thinking needs its thinking blocks carried back, signed, in later turns; tollgate's
+  // neutral model does not carry them, so a request that asks for it is refused, not quietly
+  // answered without thinking.
+  thinking: z
+    .unknown()
+    .refine((value) => value === undefined || (value as { type?: unknown } | null)?.type === "disabled", {
+      error: 'tollgate does not carry extended thinking yet: remove `thinking` (or set {"type": "disabled"})',
+    })
+    .optional(),
 });
 
 export type AnthropicMessagesRequest = z.infer<typeof anthropicMessagesRequestSchema>;

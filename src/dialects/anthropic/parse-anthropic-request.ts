@@ -24,6 +24,7 @@ export function parseAnthropicRequest(body: unknown): ChatRequest {
     stop: request.stop_sequences && request.stop_sequences.length > 0 ? request.stop_sequences : undefined,
     tools: request.tools?.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.input_schema, ...mark(tool) })),
     toolChoice: convertToolChoice(request.tool_choice),
+    parallelToolCalls: request.tool_choice && "disable_parallel_tool_use" in request.tool_choice && request.tool_choice.disable_parallel_tool_use ? false : undefined,
     user: request.metadata?.user_id ?? undefined,
   });
 }

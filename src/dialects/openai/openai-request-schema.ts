@@ -92,6 +92,8 @@ export const openAIChatRequestSchema = z.object({
   n: z.literal(1, { error: "tollgate returns one choice per request: remove n or set it to 1" }).nullish(),
   tools: z.array(tool).optional(),
   tool_choice: toolChoice.optional(),
+  parallel_tool_calls: z.boolean().nullish(),
+  reasoning_effort: z.enum(["minimal", "low", "medium", "high"]).nullish(),
   response_format: responseFormat.optional(),
   user: z.string().optional(),
   functions: z.undefined({ error: "legacy `functions` are not supported: send `tools` instead" }).optional(),

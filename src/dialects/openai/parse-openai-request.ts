@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest, ResponseFormat, ToolChoice, UserContent } from "../../model/chat-request.ts";
+import type { ChatMessage, ChatRequest, ImageDetail, ResponseFormat, ToolChoice, UserContent } from "../../model/chat-request.ts";
 import { dropUndefined } from "../../model/drop-undefined.ts";
 import { zodIssueToError } from "../zod-issue-to-error.ts";
 import { openAIChatRequestSchema, type OpenAIChatRequest } from "./openai-request-schema.ts";
@@ -26,8 +26,11 @@ export function parseOpenAIRequest(body: unknown): ChatRequest {
       name: tool.function.name,
       description: tool.function.description,
       parameters: tool.function.parameters ?? { type: "object", properties: {} },
+      strict: tool.function.strict ?? undefined,
     })),
     toolChoice: convertToolChoice(request.tool_choice),
+    parallelToolCalls: request.parallel_tool_calls ?? undefined,
+    reasoningEffort: request.reasoning_effort ?? undefined,
     responseFormat: convertResponseFormat(request.response_format),
     user: request.user,
   });
@@ -47,7 +50,7 @@ function convertMessage(message: OpenAIMessage): ChatMessage {
           typeof message.content === "string"
             ? [{ type: "text", text: message.content }]
             : message.content.map((part): UserContent =>
-                part.type === "text" ? { type: "text", text: part.text } : convertImageUrl(part.image_url.url),
+                part.type === "text" ? { type: "text", text: part.text } : convertImageUrl(part.image_url.url, part.image_url.detail),
               ),
       };
     case "assistant": {
@@ -77,12 +80,13 @@ function joinText(content: string | { text: string }[]): string {
   return typeof content === "string" ? content : content.map((part) => part.text).join("");
 }
 
-function convertImageUrl(url: string): UserContent {
+function convertImageUrl(url: string, detail: ImageDetail | undefined): UserContent {
+  const kept = detail ? { detail } : {};
   const dataUrl = /^data:([^;,]+);base64,(.*)$/s.exec(url);
   if (dataUrl?.[1] && dataUrl[2] !== undefined) {
-    return { type: "image", source: "base64", mediaType: dataUrl[1], data: dataUrl[2] };
+    return { type: "image", source: "base64", mediaType: dataUrl[1], data: dataUrl[2], ...kept };
   }
-  return { type: "image", source: "url", url };
+  return { type: "image", source: "url", url, ...kept };
 }
 
 function convertToolChoice(choice: OpenAIChatRequest["tool_choice"]): ToolChoice | undefined {

@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { parseOpenAIRequest } from "../../src/dialects/openai/parse-openai-request.ts";
+import { convertToAnthropicRequest } from "../../adapters/anthropic/convert-to-anthropic-request.ts";
+
+// Anthropic answers 400 invalid_request_error "messages.N: all messages must have non-empty content
+// except for the optional final assistant message" (seen in anthropics/claude-code#6774, #4416;
+// LiteLLM #2549). An OpenAI client replaying an earlier empty answer (content "" — which tollgate
+// itself renders when a model returns no text) makes convertToAnthropicRequest emit an assistant
+// turn with `content: []` in the middle of the conversation.
+
+describe("convertToAnthropicRequest with an empty assistant turn from an OpenAI client", () => {
+  it("never sends a non-final message with empty content", () => {
+    const body = convertToAnthropicRequest(
+      parseOpenAIRequest({
+        model: "claude",
+        messages: [
+          { role: "user", content: "hi" },
+          { role: "assistant", content: "" },
+          { role: "user", content: "are you there?" },
+        ],
+      }),
+      "claude-sonnet-4-6",
+    );
+    const nonFinal = body.messages.slice(0, -1);
+    for (const message of nonFinal) expect(Array.isArray(message.content) ? message.content.length : message.content.length).toBeGreaterThan(0);
+  });
+});
+
+// Same family: Anthropic answers 400 "messages: text content blocks must be non-empty"
+// (anthropics/claude-code#59812, #49171; LiteLLM users). OpenAI accepts "" for user and system content.
+describe("convertToAnthropicRequest with empty text from an OpenAI client", () => {
+  it("sends no empty text block (user content \"\", system content \"\")", () => {
+    const body = convertToAnthropicRequest(
+      parseOpenAIRequest({
+        model: "claude",
+        messages: [
+          { role: "system", content: "" },
+          { role: "user", content: [{ type: "text", text: "" }, { type: "image_url", image_url: { url: "https://example.com/a.png" } }] },
+        ],
+      }),
+      "claude-sonnet-4-6",
+    );
+    const texts = [...(body.system as Array<{ text: string }> | undefined ?? []), ...body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []))].filter(
+      (block) => (block as { type?: string }).type === "text" || !("type" in block),
+    ) as Array<{ text: string }>;
+    for (const block of texts) expect(block.text.length).toBeGreaterThan(0);
+  });
+});
+
+// OpenAI clients commonly send stop: ["\n"]. Anthropic answers 400 invalid_request_error
+// "stop_sequences: each stop sequence must contain non-whitespace" (BerriAI/litellm#3286, fixed
+// there in #3436/#7484 by dropping whitespace-only sequences). The stop policy only trims the
+// count (policies/stop/stop.ts); convertToAnthropicRequest passes the sequence through.
+
+describe("convertToAnthropicRequest stop sequences", () => {
+  it("never sends a whitespace-only stop sequence to Anthropic", () => {
+    const body = convertToAnthropicRequest(parseOpenAIRequest({ model: "claude", messages: [{ role: "user", content: "one line please" }], stop: ["\n", "END"] }), "claude-sonnet-4-6");
+    for (const sequence of body.stop_sequences ?? []) expect(sequence.trim()).not.toBe("");
+  });
+});

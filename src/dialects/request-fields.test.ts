@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import { parseOpenAIRequest } from "./openai/parse-openai-request.ts";
+import { parseAnthropicRequest } from "./anthropic/parse-anthropic-request.ts";
+import { convertToOpenAIRequest } from "../../adapters/openai/convert-to-openai-request.ts";
+import { convertToAnthropicRequest } from "../../adapters/anthropic/convert-to-anthropic-request.ts";
+import { GatewayError } from "../errors/gateway-error.ts";
+
+// Request fields that change the answer or its price, carried from either dialect to either provider.
+// Verified against node_modules/openai/resources/chat/completions/completions.d.ts
+// (ChatCompletionCreateParamsBase.parallel_tool_calls, ChatCompletionContentPartImage.ImageURL.detail),
+// node_modules/openai/resources/shared.d.ts (FunctionDefinition.strict) and
+// node_modules/@anthropic-ai/sdk/resources/messages/messages.d.ts (ToolChoiceAuto/Any/Tool.disable_parallel_tool_use,
+// ToolResultBlockParam.content: string | Array<TextBlockParam | ImageBlockParam | ...>).
+
+const weatherTool = { type: "function", function: { name: "weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false }, strict: true } };
+
+describe("OpenAI client → OpenAI provider", () => {
+  it("keeps function.strict (structured outputs for tool calls)", () => {
+    const body = convertToOpenAIRequest(parseOpenAIRequest({ model: "gpt", messages: [{ role: "user", content: "hi" }], tools: [weatherTool] }), "gpt-4o", "openai");
+    expect((body.tools![0] as { function: { strict?: boolean } }).function.strict).toBe(true);
+  });
+
+  it("keeps parallel_tool_calls: false", () => {
+    const body = convertToOpenAIRequest(parseOpenAIRequest({ model: "gpt", messages: [{ role: "user", content: "hi" }], tools: [weatherTool], parallel_tool_calls: false }), "gpt-4o", "openai");
+    expect(body.parallel_tool_calls).toBe(false);
+  });
+
+  it("keeps image_url.detail (without it OpenAI applies its default, \"auto\", which prices the image differently)", () => {
+    const body = convertToOpenAIRequest(
+      parseOpenAIRequest({ model: "gpt", messages: [{ role: "user", content: [{ type: "text", text: "what is this" }, { type: "image_url", image_url: { url: "https://example.com/a.png", detail: "low" } }] }] }),
+      "gpt-4o",
+      "openai",
+    );
+    const parts = body.messages[0]!.content as Array<{ type: string; image_url?: { detail?: string } }>;
+    expect(parts[1]!.image_url!.detail).toBe("low");
+  });
+});
+
+describe("OpenAI client → Anthropic provider", () => {
+  it("parallel_tool_calls: false becomes tool_choice.disable_parallel_tool_use", () => {
+    const body = convertToAnthropicRequest(parseOpenAIRequest({ model: "claude", messages: [{ role: "user", content: "hi" }], tools: [weatherTool], tool_choice: "auto", parallel_tool_calls: false }), "claude-sonnet-4-6");
+    expect(body.tool_choice).toEqual({ type: "auto", disable_parallel_tool_use: true });
+  });
+});
+
+describe("Anthropic client", () => {
+  const tools = [{ name: "weather", input_schema: { type: "object", properties: { city: { type: "string" } } } }];
+
+  it("→ Anthropic provider keeps disable_parallel_tool_use", () => {
+    const body = convertToAnthropicRequest(parseAnthropicRequest({ model: "claude", max_tokens: 100, messages: [{ role: "user", content: "hi" }], tools, tool_choice: { type: "any", disable_parallel_tool_use: true } }), "claude-sonnet-4-6");
+    expect(body.tool_choice).toEqual({ type: "any", disable_parallel_tool_use: true });
+  });
+
+  it("→ OpenAI provider turns disable_parallel_tool_use into parallel_tool_calls: false", () => {
+    const body = convertToOpenAIRequest(parseAnthropicRequest({ model: "gpt", max_tokens: 100, messages: [{ role: "user", content: "hi" }], tools, tool_choice: { type: "auto", disable_parallel_tool_use: true } }), "gpt-4o", "openai");
+    expect(body.parallel_tool_calls).toBe(false);
+  });
+});
+
+describe("reasoning", () => {
+  it("OpenAI client → OpenAI provider keeps reasoning_effort", () => {
+    const body = convertToOpenAIRequest(parseOpenAIRequest({ model: "o", reasoning_effort: "high", messages: [{ role: "user", content: "prove it" }] }), "o4-mini", "openai");
+    expect(body.reasoning_effort).toBe("high");
+  });
+
+  it("an Anthropic client asking for extended thinking gets a 400 naming the field, not an answer without thinking", () => {
+    const ask = () =>
+      parseAnthropicRequest({ model: "claude", max_tokens: 4000, thinking: { type: "enabled", budget_tokens: 2048 }, messages: [{ role: "user", content: "prove it" }] });
+    expect(ask).toThrow(GatewayError);
+    expect(ask).toThrow(/^thinking: tollgate does not carry extended thinking yet: remove `thinking`/);
+    expect(() => parseAnthropicRequest({ model: "claude", max_tokens: 10, thinking: { type: "disabled" }, messages: [{ role: "user", content: "hi" }] })).not.toThrow();
+  });
+});
+
