@@ -25,10 +25,8 @@ export class FileLedgerStore implements LedgerStore {
   static async open(path: string, visit?: (record: CostRecord) => void): Promise<FileLedgerStore> {
     await mkdir(dirname(path), { recursive: true });
     const written = new RecentIds();
-    const endsMidLine = await readLedger(path, (record) => {
-      written.add(record.requestId);
-      visit?.(record);
-    });
+    // readLedger fills `written` with the ids it reads.
+    const endsMidLine = await readLedger(path, (record) => visit?.(record), written);
     return new FileLedgerStore(path, written, endsMidLine);
   }
 
@@ -54,8 +52,13 @@ export class FileLedgerStore implements LedgerStore {
  * Calls `visit` with every whole record of a ledger file, in order, one line at a time; a torn
  * line (a crash mid-append) is skipped. A missing file has no records. Resolves to whether the
  * file ends in the middle of a line.
+ *
+ * Each request id is visited once. An append that failed part-way (a full disk) leaves the lines
+ * that landed, and its retry writes the whole batch again: those records are in the file twice,
+ * a few lines apart, and counting them twice would double their spend. `seen` remembers the
+ * recent ids (a caller may pass its own set, which is then filled as the file is read).
  */
-export async function readLedger(path: string, visit: (record: CostRecord) => void): Promise<boolean> {
+export async function readLedger(path: string, visit: (record: CostRecord) => void, seen: RecentIds = new RecentIds()): Promise<boolean> {
   let file;
   try {
     file = await open(path, "r");
@@ -76,6 +79,8 @@ export async function readLedger(path: string, visit: (record: CostRecord) => vo
       } catch {
         return; // a partial line from an interrupted append; its record was retried or lost with the process
       }
+      if (seen.has(record.requestId)) return; // written again by the retry of a torn append
+      seen.add(record.requestId);
       try {
         visit(record);
       } catch (error) {

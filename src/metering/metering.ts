@@ -67,8 +67,9 @@ export class MeteredCall implements RouteObserver {
     });
   }
 
-  attemptFailed(target: Target, error: GatewayError): void {
-    this.meter.attemptFailed();
+  attemptFailed(target: Target, error: GatewayError, clientLeft: boolean): void {
+    // A call cut off because the client left had the prompt: that is billed, a refusal is not.
+    if (!clientLeft) this.meter.attemptFailed();
     const errorType = error.code ?? error.kind;
     this.deps.telemetry.recordFailedAttempt(
       { providerName: target.model.providerName, providerType: target.model.providerType, model: target.modelName },
@@ -171,7 +172,11 @@ export class MeteredCall implements RouteObserver {
       this.chatSpan = undefined;
     }
     telemetry.endRequestSpan(this.requestSpan, { httpStatus: record.httpStatus, record });
-    if (this.target) telemetry.recordMetrics(record, { providerName: this.target.model.providerName, providerType: this.target.model.providerType });
+    if (this.target) {
+      // The record's duration runs from the request's arrival; the call began later than that.
+      const operationMs = record.durationMs - (this.attemptStartedAt - this.start.receivedAt);
+      telemetry.recordMetrics(record, { providerName: this.target.model.providerName, providerType: this.target.model.providerType }, Math.max(0, operationMs) / 1000);
+    }
     return record;
   }
 }

@@ -31,7 +31,6 @@ export type MeterOutcome = { status: RecordStatus; httpStatus: number; errorType
 export type CacheHit = { provider: string; model: string; response: ChatResponse; savingsNano: number };
 
 export class RequestMeter {
-  private readonly arrivedAtWall = Date.now();
   private target: MeteredTarget | undefined;
   private upstreamStartedAt: number | undefined;
   private firstContentAt: number | undefined;
@@ -50,10 +49,15 @@ export class RequestMeter {
   private readonly warnings: string[] = [];
   private softBudgets: string[] = [];
 
+  /** The wall-clock time of arrival (the meter starts after the body read, policies and admission). */
+  private readonly arrivedAtWall: number;
+
   constructor(
     private readonly start: MeterStart,
     private readonly deps: MeterDeps,
-  ) {}
+  ) {
+    this.arrivedAtWall = Math.round(Date.now() - (performance.now() - start.receivedAt));
+  }
 
   /** The router is calling `target` (the last call made is the one billed). */
   attempting(target: MeteredTarget, startedAt: number): void {
@@ -170,7 +174,7 @@ export class RequestMeter {
       upstreamTtftMs:
         this.firstContentAt === undefined || this.upstreamStartedAt === undefined ? null : round1(this.firstContentAt - this.upstreamStartedAt),
       durationMs: round1(finishedAt - this.start.receivedAt),
-      outputTokensPerSecond: this.outputSpeed(usage.outputTokens, finishedAt),
+      outputTokensPerSecond: this.outputSpeed(usage.outputTokens, usage.reasoningTokens, finishedAt),
       estimated,
       unpriced,
       policies: hit ? [...this.policyNotes(), "response_cache=hit"] : this.policyNotes(),
@@ -221,11 +225,13 @@ export class RequestMeter {
     };
   }
 
-  private outputSpeed(outputTokens: number, finishedAt: number): number | null {
+  private outputSpeed(outputTokens: number, reasoningTokens: number, finishedAt: number): number | null {
     if (!this.start.request.stream || this.firstContentAt === undefined || outputTokens < 2) return null;
     const seconds = (finishedAt - this.firstContentAt) / 1000;
-    // The first token is what TTFT measured; speed is over the tokens after it.
-    return seconds > 0 ? Math.round(((outputTokens - 1) / seconds) * 10) / 10 : null;
+    // The first token is what TTFT measured; speed is over the tokens after it. Reasoning tokens
+    // were generated before the first visible one, so they are not part of this stretch.
+    const visibleAfterFirst = outputTokens - reasoningTokens - 1;
+    return seconds > 0 && visibleAfterFirst > 0 ? Math.round((visibleAfterFirst / seconds) * 10) / 10 : null;
   }
 }
 

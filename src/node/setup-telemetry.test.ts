@@ -84,7 +84,7 @@ describe("setupTelemetry", () => {
     expect([requestSpan.isRecording(), chatSpan.isRecording()]).toEqual([false, false]);
     telemetry.endChatSpan(chatSpan, { usage: { outputTokens: 1 } });
     telemetry.endRequestSpan(requestSpan, { httpStatus: 200, record: costRecord({}) });
-    telemetry.recordMetrics(costRecord({}), target);
+    telemetry.recordMetrics(costRecord({}), target, 1.5);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(received).toEqual([]);
   });
@@ -109,7 +109,7 @@ describe("setupTelemetry", () => {
       timeToFirstChunkSeconds: 0.25,
     });
     telemetry.endRequestSpan(requestSpan, { httpStatus: 200, record: okRecord });
-    telemetry.recordMetrics(okRecord, target);
+    telemetry.recordMetrics(okRecord, target, 1.5);
 
     // A provider that timed out: error status on both spans, error.type on the duration metric.
     const failedRecord = costRecord({
@@ -122,7 +122,7 @@ describe("setupTelemetry", () => {
     const failedChat = telemetry.startChatSpan(failedRequest, { ...chatRequest, stream: false }, target);
     telemetry.endChatSpan(failedChat, { error: { type: "upstream_timeout", message: "no answer in 30 s" } });
     telemetry.endRequestSpan(failedRequest, { httpStatus: 504, record: failedRecord });
-    telemetry.recordMetrics(failedRecord, target);
+    telemetry.recordMetrics(failedRecord, target, 30);
 
     await handle!.forceFlush();
 
@@ -227,7 +227,7 @@ describe("setupTelemetry", () => {
     const telemetry = createGatewayTelemetry();
     const span = telemetry.startRequestSpan("POST /v1/messages", { "tollgate.request_id": "req_3" });
     telemetry.endRequestSpan(span, { httpStatus: 200 });
-    telemetry.recordMetrics(costRecord({}), target);
+    telemetry.recordMetrics(costRecord({}), target, 1.5);
     await handle!.forceFlush();
 
     const spans = receivedSpans("/custom/traces");

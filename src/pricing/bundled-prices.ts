@@ -83,6 +83,9 @@ const sonnetLongContext = { aboveInputTokens: 200_000, price: anthropicPrice(6, 
 // 1024 is used, since a breakpoint below the real minimum costs nothing, it is simply not cached).
 export const BUNDLED_PRICES: readonly BundledPrice[] = [
   openai("gpt-4o", 2.5, 1.25, 10, { maxOutputTokens: 16_384 }),
+  // The first gpt-4o snapshot kept its launch price and has no cached-input discount; listed on
+  // its own, or the dated-snapshot rule would price it as gpt-4o.
+  openai("gpt-4o-2024-05-13", 5, 5, 15, { maxOutputTokens: 4_096 }),
   openai("gpt-4o-mini", 0.15, 0.075, 0.6, { maxOutputTokens: 16_384 }),
   openai("gpt-4.1", 2, 0.5, 8, { maxOutputTokens: 32_768 }),
   openai("gpt-4.1-mini", 0.4, 0.1, 1.6, { maxOutputTokens: 32_768 }),

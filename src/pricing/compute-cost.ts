@@ -1,6 +1,6 @@
 import type { CostBreakdown } from "../metering/cost-record.ts";
 import { totalInputTokens, type Usage } from "../model/usage.ts";
-import type { ModelPrice, Rates } from "./rates.ts";
+import type { ModelPrice, Rate, Rates } from "./rates.ts";
 
 // tokens × pico-dollars per token is exact in BigInt; each line is then rounded once, half up,
 // to nano-dollars. With the bundled prices (whole milli-dollars per 1M tokens) nothing is ever
@@ -8,12 +8,15 @@ import type { ModelPrice, Rates } from "./rates.ts";
 
 const PICO_PER_NANO = 1000n;
 
-function nano(tokens: number | undefined, picoPerToken: number): number {
+function nano(tokens: number | undefined, rate: Rate): number {
   // A provider's count is trusted to be a whole, non-negative number only after this.
   const whole = Math.max(0, Math.trunc(tokens ?? 0));
   if (!Number.isFinite(whole) || whole === 0) return 0;
-  const pico = BigInt(whole) * BigInt(picoPerToken);
-  return Number((pico + PICO_PER_NANO / 2n) / PICO_PER_NANO);
+  const [pico, perTokens] = typeof rate === "number" ? [rate, 1] : [rate.pico, rate.perTokens];
+  if (perTokens <= 0) return 0; // a speed of 0 in config: no price can be derived
+  // tokens × pico / perTokens pico-dollars, rounded half up to nano-dollars in one step.
+  const divisor = PICO_PER_NANO * BigInt(perTokens);
+  return Number((BigInt(whole) * BigInt(pico) * 2n + divisor) / (2n * divisor));
 }
 
 export function ratesFor(price: ModelPrice, usage: Usage): Rates {

@@ -1,13 +1,18 @@
 // Prices inside tollgate are integer pico-dollars (1e-12 USD) per token, so that a table price in
 // USD per 1M tokens with up to six decimals becomes an integer ($2.50 / 1M = 2,500,000 pico per
 // token) and every cost is an exact integer product. Costs are then rounded once to nano-dollars.
+// A GPU-hour price is no whole number of pico-dollars per token ($2 / (5000 × 3600) tokens), so
+// it stays a fraction, and it too is rounded only once, per cost line.
+
+/** Pico-dollars per token, or `pico` per `perTokens` tokens. */
+export type Rate = number | { pico: number; perTokens: number };
 
 export type Rates = {
-  input: number;
-  cacheRead: number;
-  cacheWrite5m: number;
-  cacheWrite1h: number;
-  output: number;
+  input: Rate;
+  cacheRead: Rate;
+  cacheWrite5m: Rate;
+  cacheWrite1h: Rate;
+  output: Rate;
 };
 
 /** A model's price: base rates, and rates that replace them above an input size (long context). */
@@ -59,13 +64,14 @@ export type GpuHourPrice = {
  * and cost nothing extra; a local decoder has no cache-write premium.
  */
 export function ratesFromGpuHour(price: GpuHourPrice): Rates {
-  const picoPerHour = price.gpuHourUsd * 1e12;
-  const input = Math.round(picoPerHour / (price.inputTokensPerSecond * 3600));
+  const pico = Math.round(price.gpuHourUsd * 1e12);
+  // Tokens per hour, to the whole token: finer than any measured speed is.
+  const input = { pico, perTokens: Math.round(price.inputTokensPerSecond * 3600) };
   return {
     input,
     cacheRead: 0,
     cacheWrite5m: input,
     cacheWrite1h: input,
-    output: Math.round(picoPerHour / (price.outputTokensPerSecond * 3600)),
+    output: { pico, perTokens: Math.round(price.outputTokensPerSecond * 3600) },
   };
 }

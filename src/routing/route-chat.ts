@@ -15,8 +15,11 @@ export type Target = { model: ChatModel; modelName: string };
 /** Hears of every upstream call the router makes: metering bills the last, telemetry spans each. */
 export interface RouteObserver {
   attemptStarted(target: Target, startedAt: number): void;
-  /** The call failed before anything reached the client; the router moves on or gives up. */
-  attemptFailed(target: Target, error: GatewayError): void;
+  /**
+   * The call failed before anything reached the client; the router moves on or gives up.
+   * `clientLeft`: it failed because the client went away, not because the provider refused.
+   */
+  attemptFailed(target: Target, error: GatewayError, clientLeft: boolean): void;
 }
 
 const NO_OBSERVER: RouteObserver = { attemptStarted() {}, attemptFailed() {} };
@@ -89,7 +92,7 @@ async function tryTargets<T>(
     observer.attemptStarted(target, started);
     const result = await attempt(adapted, target);
     if ("answer" in result) return { target, answer: result.answer, upstreamTtftMs: performance.now() - started };
-    observer.attemptFailed(target, result.failure);
+    observer.attemptFailed(target, result.failure, signal.aborted);
     // A client that left is not a reason to call the next provider.
     if (!result.failure.retryable || signal.aborted) throw result.failure;
     failures.upstream = result.failure;

@@ -60,7 +60,8 @@ export type GatewayTelemetry = {
   startChatSpan(parent: Span, request: ChatRequest, target: ChatTarget): Span;
   endChatSpan(span: Span, outcome: ChatOutcome): void;
   endRequestSpan(span: Span, outcome: RequestOutcome): void;
-  recordMetrics(record: CostRecord, target: MetricsTarget): void;
+  /** `operationSeconds`: the answering call's own duration, from its start (not the request's). */
+  recordMetrics(record: CostRecord, target: MetricsTarget, operationSeconds: number): void;
   /** A request was served although a soft budget of its scope was exhausted. */
   recordSoftBudgetExceeded(scope: string): void;
   /** An upstream call that failed before the route moved on: its own duration point, with error.type. */
@@ -168,7 +169,7 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
       softBudgetExceeded.add(1, { "tollgate.budget.scope": scope });
     },
 
-    recordMetrics(record, target) {
+    recordMetrics(record, target, operationSeconds) {
       if (!enabled) return;
       const providerName = genAiProviderName(target);
       const operationAttributes: Attributes = {
@@ -192,7 +193,9 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
         record.status === "error"
           ? { ...operationAttributes, "error.type": record.errorType ?? "_OTHER" }
           : operationAttributes;
-      operationDuration.record(record.durationMs / 1000, durationAttributes);
+      // The operation is the provider call that answered; a failed attempt before it was recorded
+      // as its own point, so the request's whole duration would count that time twice.
+      operationDuration.record(operationSeconds, durationAttributes);
 
       // The gateway is the provider's client here, so the upstream measurement is the one meant.
       if (record.stream && record.upstreamTtftMs !== null) {

@@ -1,0 +1,76 @@
+import { INVALID_SPAN_CONTEXT, trace } from "@opentelemetry/api";
+import { describe, expect, it } from "vitest";
+import { createOpenAIAdapter } from "../../adapters/openai/create-openai-adapter.ts";
+import { resolveConfig } from "../../src/config/resolve-config.ts";
+import { toGatewayError } from "../../src/errors/gateway-error.ts";
+import { Ledger } from "../../src/ledger/ledger.ts";
+import { MemoryLedgerStore } from "../../src/ledger/memory-ledger-store.ts";
+import { Metering } from "../../src/metering/metering.ts";
+import { createTiktokenCounter } from "../../src/metering/tiktoken-counter.ts";
+import type { ChatRequest } from "../../src/model/chat-request.ts";
+import { generateOnRoute, streamOnRoute } from "../../src/routing/route-chat.ts";
+import type { ProviderSlot } from "../../src/routing/create-chat-models.ts";
+import { createGatewayTelemetry } from "../../src/telemetry/gateway-telemetry.ts";
+
+// request-meter.ts settleUsage: "An aborted call counts as having reached the provider (it read
+// the prompt), unless the last call had already failed: a client leaving after a 503 costs
+// nothing." But route-chat's tryTargets reports the abort itself through attemptFailed() before
+// it rethrows, so lastAttemptFailed is always true for a client that leaves before the answer:
+// the prompt is never estimated and the record says $0.
+
+const counter = createTiktokenCounter();
+const config = resolveConfig(
+  { providers: { openai: { type: "openai", apiKey: { env: "K" } } }, routes: { r: { targets: [{ provider: "openai", model: "gpt-4o" }] } } },
+  { K: "sk-test" },
+);
+
+/** An upstream that has the prompt and is still working when the client leaves. */
+const hangingFetch: typeof fetch = (_url, init) =>
+  new Promise((_resolve, reject) => {
+    init!.signal!.addEventListener("abort", () => reject(new DOMException("This operation was aborted", "AbortError")), { once: true });
+  });
+
+function setup(stream: boolean) {
+  const store = new MemoryLedgerStore();
+  const ledger = new Ledger({ store, log: () => {} });
+  const metering = new Metering({ config, ledger, counter, telemetry: createGatewayTelemetry({ enabled: false }) });
+  const request: ChatRequest = { route: "r", stream, streamUsage: false, messages: [{ role: "user", content: [{ type: "text", text: "Say hi" }] }] };
+  const call = metering.start(
+    { requestId: `req_abort_${stream}`, caller: { kind: "key", key: { id: "k", team: "t", hash: "sha256:x" } }, request, dialect: "openai", receivedAt: performance.now() },
+    trace.wrapSpanContext(INVALID_SPAN_CONTEXT),
+  );
+  const model = createOpenAIAdapter({ name: "openai", apiKey: "sk-test", baseUrl: "http://openai.invalid/v1", fetch: hangingFetch });
+  const slots = new Map<string, ProviderSlot>([["openai", { model }]]);
+  return { call, request, slots };
+}
+
+describe("a client that leaves before the answer", () => {
+  it("non-streamed: the prompt the provider read is estimated, not recorded as $0", async () => {
+    const { call, request, slots } = setup(false);
+    const client = new AbortController();
+    const pending = generateOnRoute(request, config.routes.r!, slots, client.signal, call);
+    setTimeout(() => client.abort(), 20);
+    const failure = await pending.then(() => undefined, (error: unknown) => toGatewayError(error));
+    // What handleChat's catch does:
+    await call.fail(failure!, client.signal.aborted);
+    const record = await call.settle({ status: "aborted", httpStatus: 499 });
+    expect(record.status).toBe("aborted");
+    // 3 (message) + 2 ("Say hi") + 3 (reply primer) = 8 tokens × 2500 nano (gpt-4o) = 20,000 nano.
+    expect(record.usage.inputTokens).toBe(8);
+    expect(record.cost.totalNano).toBe(20_000);
+    expect(record.estimated).toBe(true);
+  });
+
+  it("streamed, before the first chunk (a long prefill): the same", async () => {
+    const { call, request, slots } = setup(true);
+    const client = new AbortController();
+    const pending = streamOnRoute(request, config.routes.r!, slots, client.signal, call);
+    setTimeout(() => client.abort(), 20);
+    const failure = await pending.then(() => undefined, (error: unknown) => toGatewayError(error));
+    await call.fail(failure!, client.signal.aborted);
+    const record = await call.settle({ status: "aborted", httpStatus: 499 });
+    expect(record.status).toBe("aborted");
+    expect(record.usage.inputTokens).toBe(8);
+    expect(record.cost.totalNano).toBe(20_000);
+  });
+});

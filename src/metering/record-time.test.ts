@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import { PriceBook } from "../../src/metering/price-book.ts";
+import { RequestMeter } from "../../src/metering/request-meter.ts";
+import { approximateTokenCounter } from "../../src/metering/token-counter.ts";
+import type { ChatRequest } from "../../src/model/chat-request.ts";
+
+// cost-record.ts: `time` is "ISO 8601 UTC time the request arrived", and recordDay(record) puts
+// the record (and its Redis aggregates, and its budget window) in that UTC day. RequestMeter
+// takes Date.now() when the meter is CONSTRUCTED, which handle-chat does only after the body was
+// read, the policies ran (token counting) and admission (a Redis round trip) was done; the
+// arrival is `receivedAt`. A 10 MB body uploaded across midnight lands in the wrong day.
+
+const prices = new PriceBook({ openai: { name: "openai", type: "openai", optional: false, timeoutMs: 1, maxRetries: 0 } });
+
+describe("CostRecord.time", () => {
+  it("is when the request arrived (receivedAt), not when metering began", async () => {
+    const request: ChatRequest = { route: "r", stream: false, streamUsage: false, messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] };
+    const arrivedFiveSecondsAgo = performance.now() - 5_000;
+    const wallAtArrival = Date.now() - 5_000;
+    const meter = new RequestMeter(
+      { requestId: "req_t", caller: { kind: "key", key: { id: "k", team: "t", hash: "sha256:x" } }, request, dialect: "openai", receivedAt: arrivedFiveSecondsAgo },
+      { prices, counter: approximateTokenCounter },
+    );
+    meter.attempting({ providerName: "openai", model: "gpt-4o" }, performance.now());
+    meter.answered({ id: "x", model: "gpt-4o", content: [], finishReason: "stop", usage: { inputTokens: 1, outputTokens: 1 } });
+    const record = await meter.finish({ status: "ok", httpStatus: 200 });
+    expect(Math.abs(Date.parse(record.time) - wallAtArrival)).toBeLessThan(100); // off by ~5000 ms
+    expect(record.durationMs).toBeGreaterThanOrEqual(5_000); // the duration does use the arrival
+  });
+});
