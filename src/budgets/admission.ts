@@ -4,7 +4,7 @@ import type { ResolvedConfig } from "../config/resolve-config.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { CostRecord } from "../metering/cost-record.ts";
 import type { PriceBook } from "../metering/price-book.ts";
-import type { ChatRequest } from "../model/chat-request.ts";
+import { hasCacheMarks, type ChatRequest } from "../model/chat-request.ts";
 import { totalInputTokens } from "../model/usage.ts";
 import { findModelLimits } from "../pricing/find-model-price.ts";
 import { formatUsd, usdToNano } from "../pricing/format-usd.ts";
@@ -92,7 +92,9 @@ export class Admission {
         const fallback = provider?.type === "anthropic" ? DEFAULT_ANTHROPIC_MAX_TOKENS : limits.maxOutputTokens ?? DEFAULT_OUTPUT_BOUND;
         return { price, outputBound: Math.min(request.maxTokens ?? fallback, limits.maxOutputTokens ?? Infinity) };
       }),
-      route.policies?.promptCache !== undefined && route.policies.promptCache.mode !== "off",
+      // Input may be billed as a cache write: where the route's policy caches, and where the client
+      // placed its own breakpoints (passed through as sent, a 1-hour one bills 2x input).
+      (route.policies?.promptCache !== undefined && route.policies.promptCache.mode !== "off") || hasCacheMarks(request),
     );
 
     if (route.maxCostPerRequestUsd !== undefined && worst.amountNano > usdToNano(route.maxCostPerRequestUsd)) {

@@ -8,6 +8,7 @@ import {
   type ScopeLevel,
   type SettlePlan,
 } from "./admission-store.ts";
+import { RecentIds } from "../runtime/recent-ids.ts";
 
 // The embedded store: the same guarantees as the Redis script within one process. Each operation
 // runs to completion without awaiting anything, so JavaScript's single thread makes it atomic.
@@ -31,7 +32,7 @@ export interface AdmissionJournal {
 export class MemoryAdmissionStore implements AdmissionStore {
   private readonly scopes = new Map<string, ScopeLevel>();
   private readonly reservations = new Map<string, Reservation>();
-  private readonly settled = new Set<string>();
+  private readonly settled = new RecentIds(100_000);
   private readonly counters = new Map<string, number>();
   /** No reservation expires before this: sweeps before it would find nothing to free. */
   private nextExpiry = Infinity;
@@ -68,6 +69,10 @@ export class MemoryAdmissionStore implements AdmissionStore {
 
   async admit(plan: AdmitPlan): Promise<AdmitResult> {
     this.sweep(plan.now);
+    // The same request admitted again (a client of this store resent it): it holds its reservation.
+    if (this.reservations.has(plan.requestId)) {
+      return { admitted: true, levels: plan.scopes.map((scope) => ({ ...this.level(scope.key) })), softExceeded: [] };
+    }
     const bucket = Math.floor(plan.now / MINUTE_MS);
     for (const rate of plan.rates) {
       const requests = slidingEstimate(this.count(`${rate.scope}|rpm|${bucket - 1}`), this.count(`${rate.scope}|rpm|${bucket}`), plan.now);
@@ -128,7 +133,6 @@ export class MemoryAdmissionStore implements AdmissionStore {
    * lower bound.)
    */
   private sweep(now: number): void {
-    if (this.settled.size > 100_000) this.settled.clear(); // ids are unique; this only bounds memory
     if (now >= this.nextExpiry) {
       this.nextExpiry = Infinity;
       for (const [requestId, reservation] of this.reservations) {

@@ -20,7 +20,11 @@ import { nextTurn } from "../runtime/next-turn.ts";
 //   P{tollgate:budgets}:settled:<request id>      string marks a settled request for an hour
 //   P{tollgate:budgets}:rate:<scope>|rpm|<minute> string requests in that minute (tpm: tokens)
 
-/** Frees reservations whose time is up (a bounded batch each call; any call sweeps). */
+/**
+ * Frees reservations whose time is up, all of them (any call sweeps). In batches of 100: after a
+ * gateway with thousands of requests in flight died, every one of its holds must go before the
+ * next admission is weighed, or that admission is refused for money nobody holds any more.
+ */
 const SWEEP = `
 -- Amounts travel as text: Lua would print a large number as 1e+15, and "-0", which HINCRBY refuses.
 local function release(reservation)
@@ -30,16 +34,18 @@ local function release(reservation)
   for _, key in ipairs(reservation.keys) do redis.call('HINCRBY', key, 'reserved', negative) end
 end
 local function sweep(now)
-  local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 100)
-  for _, id in ipairs(expired) do
-    local held = redis.call('HGET', KEYS[2], id)
-    if held then
-      local reservation = cjson.decode(held)
-      release(reservation)
-      redis.call('HDEL', KEYS[2], id)
+  repeat
+    local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 100)
+    for _, id in ipairs(expired) do
+      local held = redis.call('HGET', KEYS[2], id)
+      if held then
+        local reservation = cjson.decode(held)
+        release(reservation)
+        redis.call('HDEL', KEYS[2], id)
+      end
+      redis.call('ZREM', KEYS[1], id)
     end
-    redis.call('ZREM', KEYS[1], id)
-  end
+  until #expired < 100
 end
 `;
 
@@ -52,6 +58,17 @@ local amount = tonumber(ARGV[4])
 local n, m = tonumber(ARGV[5]), tonumber(ARGV[6])
 local elapsed = (now % ${MINUTE_MS}) / ${MINUTE_MS}
 sweep(now)
+-- The same request admitted again (ioredis resends a command whose reply a dropped connection
+-- lost): it holds its reservation already, and reserving twice would leave one amount held.
+local again = redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1
+if again then
+  local levels = {}
+  for i = 1, n do
+    table.insert(levels, tonumber(redis.call('HGET', KEYS[2 + i], 'spent') or '0'))
+    table.insert(levels, tonumber(redis.call('HGET', KEYS[2 + i], 'reserved') or '0'))
+  end
+  return {'ok', levels, {}}
+end
 for j = 1, m do
   local base = 2 + n + (j - 1) * 4
   local rpm, tpm = tonumber(ARGV[6 + n * 3 + (j - 1) * 2 + 1]), tonumber(ARGV[6 + n * 3 + (j - 1) * 2 + 2])

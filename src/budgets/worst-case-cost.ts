@@ -53,6 +53,9 @@ export function worstCaseCost(request: ChatRequest, targets: PricedTarget[], cac
 
 const IMAGE_TOKEN_BOUND = 6000;
 
+/** The format policy's instruction line around a schema (policies/format), with room to spare. */
+const FORMAT_INSTRUCTION_BOUND = 256;
+
 /** UTF-8 bytes of every text the request sends (no allocation: counted from UTF-16 code units). */
 export function promptBytes(request: ChatRequest): number {
   let bytes = 0;
@@ -80,6 +83,12 @@ export function promptBytes(request: ChatRequest): number {
     }
   }
   if (request.tools?.length) add(JSON.stringify(request.tools));
+  // A response schema is billed as input too: OpenAI counts it, and for Anthropic the format
+  // policy writes it, with an instruction line, into the system prompt (after admission).
+  if (request.responseFormat && request.responseFormat.type !== "text") {
+    bytes += FORMAT_INSTRUCTION_BOUND;
+    if (request.responseFormat.type === "json-schema") add(request.responseFormat.name + JSON.stringify(request.responseFormat.schema));
+  }
   // Chat framing adds a few tokens per message; a byte-per-token bound leaves room, this is margin.
   return bytes + 8 * request.messages.length + 8;
 }

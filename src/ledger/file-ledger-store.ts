@@ -4,6 +4,7 @@ import { once } from "node:events";
 import { createInterface } from "node:readline";
 import type { CostRecord } from "../metering/cost-record.ts";
 import type { LedgerStore } from "./ledger-store.ts";
+import { RecentIds } from "../runtime/recent-ids.ts";
 
 // The embedded store: one JSON record per line, appended, never rewritten, so records survive a
 // restart and a crash loses at most the line being written. Ids already in the file are read at
@@ -106,33 +107,4 @@ export async function readLedgerFile(path: string): Promise<CostRecord[]> {
   const records: CostRecord[] = [];
   await readLedger(path, (record) => records.push(record));
   return records;
-}
-
-/**
- * The request ids written most recently. A retried batch comes back within minutes, so only
- * the latest ids need checking; keeping every id ever written would grow without end in a
- * long-running gateway (a day at 100 requests/s is 8.6 million ids).
- *
- * Two generations: when the newer one is full, it becomes the older one and the oldest ids are
- * dropped all at once, so between `limit` and twice `limit` ids are kept. (Evicting one id at a
- * time through `set.values().next()` walked over every id deleted before it: a million records
- * took 40 s to open.)
- */
-export class RecentIds {
-  private newer = new Set<string>();
-  private older = new Set<string>();
-
-  constructor(private readonly limit = 200_000) {}
-
-  has(id: string): boolean {
-    return this.newer.has(id) || this.older.has(id);
-  }
-
-  add(id: string): void {
-    if (this.newer.size >= this.limit) {
-      this.older = this.newer;
-      this.newer = new Set();
-    }
-    this.newer.add(id);
-  }
 }
