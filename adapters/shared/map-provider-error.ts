@@ -31,6 +31,16 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
     const fix = context.keyVariable ? `check ${context.keyVariable}` : "check its apiKey in the tollgate config";
     return new GatewayError("upstream", `${where} rejected tollgate's credentials (HTTP ${status}); ${fix}`, { cause: error });
   }
+  // The provider account's money, not the client's request or its pace: Anthropic's 402
+  // billing_error, OpenAI's 429 insufficient_quota (REFERENCE.md: not to be retried as a rate
+  // limit). Another target, on another account, may still answer.
+  if (status === 402 || (status === 429 && upstreamCodeAndParam(sdkError).code === "insufficient_quota") || errorType(sdkError) === "insufficient_quota") {
+    return new GatewayError("upstream", `${where} refused tollgate's account for billing or quota (HTTP ${status}): ${upstreamMessage}; check the provider account's plan and billing`, {
+      code: status === 402 ? "provider_billing_error" : "insufficient_quota",
+      retryable: true,
+      cause: error,
+    });
+  }
   if (status === 429) {
     return new GatewayError("rate_limit", `${where} is rate limiting: ${upstreamMessage}`, {
       retryAfterSeconds: retryAfter(sdkError.headers),

@@ -55,7 +55,10 @@ export function formatPolicy(options?: FormatOptions): Policy {
       let responseFormat = request.responseFormat;
       // A route that wants JSON asks for it natively too, unless the client asked for a schema (stricter).
       if (options?.type === "json" && responseFormat?.type !== "json-schema") responseFormat = { type: "json" };
-      const line = options?.instruction ?? (responseFormat ? formatInstruction(responseFormat) : undefined);
+      let line = options?.instruction ?? (responseFormat ? formatInstruction(responseFormat) : undefined);
+      // OpenAI refuses json_object mode unless "json" appears in the messages: a route's own
+      // instruction that never says it keeps the built-in JSON line after it.
+      if (responseFormat?.type === "json" && line && !/json/i.test(line) && !mentionsJson(request)) line = `${line}\n${JSON_INSTRUCTION}`;
       if (!line) return request;
       log.notes.push(`format=${responseFormat?.type ?? options?.type ?? "text"}`);
       return withFirstSystemLine({ ...request, ...(responseFormat ? { responseFormat } : {}) }, line);
@@ -84,4 +87,12 @@ export function formatPolicy(options?: FormatOptions): Policy {
       return { ...request, prefill: "{" };
     },
   };
+}
+
+function mentionsJson(request: ChatRequest): boolean {
+  return request.messages.some((message) =>
+    message.role === "system" || message.role === "tool"
+      ? /json/i.test(message.content)
+      : message.content.some((part) => part.type === "text" && /json/i.test(part.text)),
+  );
 }

@@ -29,8 +29,11 @@ export function maxTokensPolicy(options?: MaxTokensOptions): Policy {
     name: "maxTokens",
     apply(request, log) {
       let maxTokens = request.maxTokens;
-      if (maxTokens === undefined && options?.default !== undefined) {
-        maxTokens = options.default;
+      // A request that names no max_tokens is held to the cap too: leaving the field out must not
+      // be a way around it (OpenAI would generate without limit, Anthropic up to the adapter's 4096).
+      const fallback = options?.default ?? options?.cap;
+      if (maxTokens === undefined && fallback !== undefined) {
+        maxTokens = fallback;
         log.notes.push(`max_tokens=default:${maxTokens}`);
       }
       const cap = options?.cap;

@@ -10,16 +10,25 @@ import type { Policy, PolicyTarget } from "../policy.ts";
 // a warning in the record (or, when the route says so, rejected) instead of becoming a
 // provider 400 that the client cannot read.
 
-const range = z.strictObject({
-  default: z.number().optional(),
-  min: z.number().optional(),
-  max: z.number().optional(),
-});
+/** A parameter's default and allowed range, each within what any provider takes for it. */
+const range = (lowest: number, highest: number, example: string) => {
+  const value = z
+    .number()
+    .min(lowest, { error: `at least ${lowest}; for example ${example}` })
+    .max(highest, { error: `at most ${highest}, the highest any provider takes; for example ${example}` });
+  return z
+    .strictObject({ default: value.optional(), min: value.optional(), max: value.optional() })
+    .refine((bounds) => bounds.min === undefined || bounds.max === undefined || bounds.min <= bounds.max, {
+      error: "min is above max: write min ≤ max",
+      path: ["min"],
+    });
+};
 
 export const samplingOptionsSchema = z.strictObject({
-  temperature: range.optional(),
-  topP: range.optional(),
-  topK: range.optional(),
+  // OpenAI takes temperature up to 2 (Anthropic up to 1; adaptToTarget scales it there).
+  temperature: range(0, 2, "0.7").optional(),
+  topP: range(0, 1, "0.9").optional(),
+  topK: range(0, Number.MAX_SAFE_INTEGER, "40").optional(),
   seed: z.strictObject({ default: z.number().int() }).optional(),
   /** A parameter the target does not take: `drop` it with a warning, or `reject` the request (400). */
   onUnsupported: z.enum(["drop", "reject"], { error: 'write "drop" or "reject"' }).default("drop"),

@@ -7,6 +7,9 @@ import type { Policy } from "../policy.ts";
 // duplicates, and trimmed to what the target takes (OpenAI: 4; o-series: none), with a warning
 // in the record instead of the provider's 400.
 
+/** OpenAI's limit on stop sequences (REFERENCE.md). */
+const OPENAI_MAX_STOP_SEQUENCES = 4;
+
 export const stopOptionsSchema = z.strictObject({
   sequences: z.array(z.string().min(1, { error: "a stop sequence cannot be empty" })).min(1),
 });
@@ -26,7 +29,9 @@ export function stopPolicy(options?: StopOptions): Policy {
       return { ...request, stop: merged };
     },
     adaptToTarget(request, target, log) {
-      const limit = findModelLimits(target.providerType, target.model).maxStopSequences;
+      // OpenAI takes at most 4 on every model that takes any; a model the price list does not know
+      // is held to that too, rather than sent a list OpenAI answers with a 400.
+      const limit = findModelLimits(target.providerType, target.model).maxStopSequences ?? (target.providerType === "openai" ? OPENAI_MAX_STOP_SEQUENCES : undefined);
       if (limit === undefined || !request.stop || request.stop.length <= limit) return request;
       const kept = request.stop.slice(0, limit);
       const dropped = request.stop.slice(limit);

@@ -65,19 +65,24 @@ const pricingSchema = z.strictObject({
   models: z.record(z.string(), priceSchema).optional(),
 });
 
+/** The longest delay setTimeout honours (2^31 − 1 ms); past it, Node fires the timer after 1 ms. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 const providerSchema = z
   .strictObject({
     type: z.enum(["openai", "anthropic", "openai-compatible"], {
       error: 'write one of "openai", "anthropic", "openai-compatible"',
     }),
-    baseUrl: z.url({ error: 'a full URL such as "http://127.0.0.1:8080/v1"' }).optional(),
+    // http(s) only: "localhost:8080/v1" parses as a URL of scheme "localhost:", and every call fails.
+    baseUrl: z.url({ protocol: /^https?$/, error: 'a full http(s) URL such as "http://127.0.0.1:8080/v1"' }).optional(),
     apiKey: secretSchema.optional(),
     /** When true, a missing key variable is reported at start-up instead of stopping it. */
     optional: z.boolean().default(false),
     /** Until the answer (non-streaming) or the first part of a stream. */
-    timeoutMs: z.number().int().positive().default(DEFAULT_TIMEOUT_MS),
+    // Node's timers hold at most 2^31 − 1 ms (24.8 days); a longer one fires at once.
+    timeoutMs: z.number().int().positive().max(MAX_TIMER_MS, { error: `at most ${MAX_TIMER_MS} ms (24.8 days), the longest timer Node keeps` }).default(DEFAULT_TIMEOUT_MS),
     /** The longest silence between two parts of a stream once it has started; default: timeoutMs. */
-    streamIdleTimeoutMs: z.number().int().positive().optional(),
+    streamIdleTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS, { error: `at most ${MAX_TIMER_MS} ms (24.8 days), the longest timer Node keeps` }).optional(),
     /** The SDKs' own retries; 0 by default because the route's fallback targets are the retry. */
     maxRetries: z.number().int().min(0).max(10).default(0),
     pricing: pricingSchema.optional(),
@@ -140,9 +145,9 @@ export const configSchema = z
          * A stream whose upstream is quiet this long gets a keep-alive (an SSE comment, or
          * Anthropic's ping), so idle timeouts of proxies in front of tollgate do not cut it. 0: off.
          */
-        streamKeepAliveSeconds: z.number().min(0).default(15),
+        streamKeepAliveSeconds: z.number().min(0).max(MAX_TIMER_MS / 1000, { error: "at most 2147483 s, the longest timer Node keeps" }).default(15),
         /** How long a budget reservation outlives its gateway's last renewal of it (default 120): how soon a crashed gateway's holds free themselves. */
-        reservationTtlSeconds: z.number().int().positive().optional(),
+        reservationTtlSeconds: z.number().int().positive().max(MAX_TIMER_MS / 1000, { error: "at most 2147483 s, the longest timer Node keeps" }).optional(),
       })
       .default({ maxBodyBytes: 4 * 1024 * 1024, streamKeepAliveSeconds: 15 }),
     providers: z.record(z.string(), providerSchema),
@@ -169,7 +174,7 @@ export const configSchema = z
     const providerNames = Object.keys(config.providers);
     for (const [routeName, route] of Object.entries(config.routes)) {
       route.targets.forEach((target, index) => {
-        if (!(target.provider in config.providers)) {
+        if (!Object.hasOwn(config.providers, target.provider)) {
           ctx.addIssue({
             code: "custom",
             path: ["routes", routeName, "targets", index, "provider"],
@@ -186,7 +191,7 @@ export const configSchema = z
       seenIds.add(key.id);
       seenHashes.add(key.hash);
       key.routes?.forEach((route, routeIndex) => {
-        if (!(route in config.routes)) {
+        if (!Object.hasOwn(config.routes, route)) {
           ctx.addIssue({ code: "custom", path: ["keys", index, "routes", routeIndex], message: `unknown route "${route}": define it under "routes"` });
         }
       });

@@ -138,7 +138,8 @@ function takeRequestSpan(c: Context<GatewayEnv>) {
 }
 
 function findRoute(config: ResolvedConfig, caller: Caller, name: string): RouteConfig {
-  const route = config.routes[name];
+  // Own keys only: `model: "constructor"` must not find Object.prototype's.
+  const route = Object.hasOwn(config.routes, name) ? config.routes[name] : undefined;
   if (route && mayUseRoute(caller, name)) return route;
   const allowed = Object.keys(config.routes).filter((routeName) => mayUseRoute(caller, routeName));
   if (route) throw new GatewayError("permission", `this key may not use route "${name}"; it may use: ${allowed.join(", ") || "none"}`, { param: "model" });

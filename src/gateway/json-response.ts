@@ -1,3 +1,5 @@
+import { safeHeaderValues } from "./header-value.ts";
+
 /**
  * A JSON answer with its headers as one plain record. Every response carries the request id,
  * so it is written here rather than with `c.header()`: once Hono holds a prepared header, it
@@ -7,6 +9,6 @@
 export function jsonResponse(body: unknown, status: number, requestId: string, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
     status,
-    headers: { "content-type": "application/json", "x-tollgate-request-id": requestId, ...headers },
+    headers: { "content-type": "application/json", "x-tollgate-request-id": requestId, ...safeHeaderValues(headers) },
   });
 }

@@ -1,3 +1,5 @@
+import { safeHeaderValues } from "./header-value.ts";
+
 /** A streamed answer's response: the SSE headers every stream needs, plus tollgate's own. */
 export function sseResponse(body: ReadableStream<Uint8Array>, headers: Record<string, string>): Response {
   return new Response(body, {
@@ -10,7 +12,7 @@ export function sseResponse(body: ReadableStream<Uint8Array>, headers: Record<st
       // Without it @hono/node-server waits for a second chunk, up to a timer turn (~1 ms), to see
       // whether the whole body fits a Content-Length; a stream must go out as it comes.
       "transfer-encoding": "chunked",
-      ...headers,
+      ...safeHeaderValues(headers),
     },
   });
 }

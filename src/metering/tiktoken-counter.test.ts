@@ -41,4 +41,16 @@ describe("the shared tiktoken counter", () => {
     expect(counted).toBe(25_000); // 8 tokens per 64-character piece
     expect(yields).toBeGreaterThan(0);
   });
+
+  it("cuts long runs of whitespace too (a 4096-space run took 2.4 s to encode in one piece)", async () => {
+    for (const blank of [" ", "\u00a0", " \n"]) {
+      const text = `Be brief.${blank.repeat(4096)}hi`;
+      const pieces = [...slices(text)];
+      expect(pieces.join("")).toBe(text);
+      const longestBlankRun = Math.max(...pieces.map((piece) => Math.max(0, ...(piece.match(/\s+/g) ?? []).map((run) => run.length))));
+      expect(longestBlankRun).toBeLessThanOrEqual(64);
+    }
+    // Every piece counted, none lost: 4096 spaces in 64-space pieces.
+    expect(await counter.count(" ".repeat(4096))).toBe(64 * (await counter.count(" ".repeat(64))));
+  });
 });

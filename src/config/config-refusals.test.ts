@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, resolveConfig } from "../../src/config/resolve-config.ts";
+import { sha256 } from "../../test/support/gateway.ts";
+
+// PRODUCT.md: "Config is one JSON file validated with zod (errors name the path and the fix)".
+// These configs used to pass validation and then fail every request at request time.
+
+const KEY = "tg_review_key_0123456789";
+// (with it, every request answers 502 "could not reach provider \"local\"": fetch has no "localhost:" scheme)
+
+function local(baseUrl: string, extra: object = {}) {
+  return {
+    providers: { local: { type: "openai-compatible", baseUrl, timeoutMs: 2000 } },
+    routes: { chat: { targets: [{ provider: "local", model: "m" }], ...extra } },
+    keys: [{ id: "a", team: "t", hash: sha256(KEY) }],
+  };
+}
+
+describe("baseUrl without a scheme", () => {
+  it('"localhost:8080/v1" (a user who left out http://) is refused at start-up naming providers.local.baseUrl', () => {
+    // z.url() takes "localhost:" for a URL scheme; every request then fails with a 502.
+    expect(() => resolveConfig(local("localhost:8080/v1"), {})).toThrow(ConfigError);
+  });
+});
+
+describe("sampling bounds", () => {
+  it("a route's temperature default outside every provider's range, or min above max, is refused at start-up", () => {
+    expect(() => resolveConfig(local("http://127.0.0.1:8080/v1", { policies: { sampling: { temperature: { default: 9 } } } }), {})).toThrow(ConfigError);
+    expect(() => resolveConfig(local("http://127.0.0.1:8080/v1", { policies: { sampling: { topP: { min: 0.9, max: 0.5 } } } }), {})).toThrow(ConfigError);
+  });
+});
+
+describe("timeouts", () => {
+  it("a timeoutMs above the longest timer Node keeps (2^31 − 1 ms) is refused at start-up, not fired after 1 ms", () => {
+    expect(() => resolveConfig(local("http://127.0.0.1:8080/v1"), {})).not.toThrow();
+    const config = local("http://127.0.0.1:8080/v1") as { providers: { local: Record<string, unknown> } };
+    config.providers.local.timeoutMs = 3_000_000_000;
+    expect(() => resolveConfig(config, {})).toThrow(/providers\.local\.timeoutMs: at most 2147483647 ms/);
+  });
+});

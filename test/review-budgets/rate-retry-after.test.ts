@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import type { AdmissionStore, AdmitPlan } from "../../src/budgets/admission-store.ts";
+import { MemoryAdmissionStore } from "../../src/budgets/memory-admission-store.ts";
+import { RedisAdmissionStore } from "../../src/budgets/redis-admission-store.ts";
+import { useRedis } from "../support/use-redis.ts";
+
+// A 429's retry-after must say when a retry will be let through. The sliding window lets the
+// previous minute weigh what is left of it, so "the start of the next minute" (what both stores
+// answer) is too early: at that instant the previous minute still weighs in fully.
+
+const rig = useRedis("review-retry-after");
+let id = 0;
+const plan = (now: number, rate: { rpm?: number; tpm?: number }): AdmitPlan => ({
+  requestId: `req_ra_${++id}`,
+  now,
+  reservationExpiresAt: now + 120_000,
+  amountNano: 0,
+  scopes: [],
+  rates: [{ scope: "route:limited", ...rate }],
+});
+
+describe.each([
+  { name: "memory", make: (): AdmissionStore => new MemoryAdmissionStore() },
+  { name: "Redis", make: (): AdmissionStore => new RedisAdmissionStore(rig.redis, `${rig.prefix}${Math.random()}`) },
+])("rpm retry-after on the $name store", ({ make }) => {
+  it("a retry at now + retry-after is admitted", async () => {
+    const store = make();
+    let now = Date.parse("2026-11-22T12:00:10Z");
+    for (let i = 0; i < 3; i++) expect(await store.admit(plan(now, { rpm: 3 }))).toMatchObject({ admitted: true });
+    const refused = await store.admit(plan(now, { rpm: 3 }));
+    expect(refused).toMatchObject({ admitted: false, reason: "rate", kind: "rpm" });
+    const retryAfter = (refused as { retryAfterSeconds: number }).retryAfterSeconds;
+    // The client does as told: it waits retry-after seconds, then retries.
+    now += retryAfter * 1000;
+    expect(await store.admit(plan(now, { rpm: 3 }))).toMatchObject({ admitted: true });
+  });
+});
+
+describe.each([
+  { name: "memory", make: (): AdmissionStore => new MemoryAdmissionStore() },
+  { name: "Redis", make: (): AdmissionStore => new RedisAdmissionStore(rig.redis, `${rig.prefix}${Math.random()}`) },
+])("tpm retry-after on the $name store", ({ make }) => {
+  it("a retry at now + retry-after is admitted", async () => {
+    const store = make();
+    let now = Date.parse("2026-11-22T12:00:50Z");
+    const first = plan(now, { tpm: 1000 });
+    expect(await store.admit(first)).toMatchObject({ admitted: true });
+    await store.settle({ requestId: first.requestId, now, scopeKeys: [], actualNano: 0, tokens: 1000, rateScopes: ["route:limited"] });
+    const refused = await store.admit(plan(now, { tpm: 1000 }));
+    expect(refused).toMatchObject({ admitted: false, reason: "rate", kind: "tpm" });
+    now += (refused as { retryAfterSeconds: number }).retryAfterSeconds * 1000;
+    expect(await store.admit(plan(now, { tpm: 1000 }))).toMatchObject({ admitted: true });
+  });
+});
