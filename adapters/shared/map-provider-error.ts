@@ -73,8 +73,10 @@ function errorType(error: SdkError): string | undefined {
 }
 
 function mapStreamedError(type: string, where: string, message: string, cause: unknown): GatewayError {
-  if (type === "overloaded_error") return new GatewayError("unavailable", `${where} is overloaded: ${message}`, { cause });
-  if (type === "rate_limit_error" || type === "rate_limit_exceeded") return new GatewayError("rate_limit", `${where} is rate limiting: ${message}`, { cause });
+  // Retryable as their HTTP forms are: before the answer's first part, another target may answer.
+  if (type === "overloaded_error") return new GatewayError("unavailable", `${where} is overloaded: ${message}`, { retryable: true, cause });
+  if (type === "rate_limit_error" || type === "rate_limit_exceeded") return new GatewayError("rate_limit", `${where} is rate limiting: ${message}`, { retryable: true, cause });
+  if (type === "api_error" || type === "server_error") return new GatewayError("upstream", `${where} failed mid-stream: ${message}`, { retryable: true, cause });
   if (type === "invalid_request_error") return new GatewayError("invalid_request", `${where} rejected the request: ${message}`, { cause });
   return new GatewayError("upstream", `${where} failed mid-stream: ${message}`, { cause });
 }

@@ -58,20 +58,43 @@ export async function streamOnRoute(
   adapt: AdaptToTarget = AS_IS,
 ): Promise<RoutedStream> {
   const { target, answer, upstreamTtftMs } = await tryTargets(request, route, slots, signal, observer, adapt, async (adapted, target): Promise<Attempt<Pick<RoutedStream, "first" | "rest">>> => {
-    // A stream is committed once its first part arrives; a failure before that may fall back.
+    // A stream is committed once its first part of the answer arrives; a failure before that may
+    // fall back. The parts a provider sends before any answer (Anthropic's message_start with its
+    // usage, OpenAI's role chunk) commit nothing: an overloaded_error right after them is still a
+    // failure the next target can make good.
     const parts = target.model.stream(adapted, target.modelName, signal);
-    const first = await parts.next();
-    if (first.done) return { failure: new GatewayError("upstream", `provider "${target.model.providerName}" closed the stream without answering`, { retryable: true }) };
-    if (first.value.type === "error") {
-      void parts.return(undefined).catch(() => undefined); // let the adapter's stream end
-      return { failure: first.value.error };
+    const preamble: StreamPart[] = [];
+    for (;;) {
+      const next = await parts.next();
+      if (next.done) return { failure: new GatewayError("upstream", `provider "${target.model.providerName}" closed the stream without answering`, { retryable: true }) };
+      if (next.value.type === "error") {
+        void parts.return(undefined).catch(() => undefined); // let the adapter's stream end
+        return { failure: next.value.error };
+      }
+      preamble.push(next.value);
+      if (!PREAMBLE_TYPES.has(next.value.type)) break;
     }
-    return { answer: { first: first.value, rest: parts } };
+    const [first, ...held] = preamble as [StreamPart, ...StreamPart[]];
+    return { answer: { first, rest: held.length === 0 ? parts : replayThen(held, parts) } };
   });
   return { target, ...answer, upstreamTtftMs };
 }
 
 type Attempt<T> = { answer: T } | { failure: GatewayError };
+
+/** Parts that carry no answer yet: a stream that fails after them has given the client nothing. */
+const PREAMBLE_TYPES: ReadonlySet<StreamPart["type"]> = new Set(["start", "usage", "decoder-timings"]);
+
+/** The parts held back while looking for the answer's first, then the rest of the stream. */
+async function* replayThen(held: StreamPart[], rest: AsyncGenerator<StreamPart>): AsyncGenerator<StreamPart> {
+  try {
+    yield* held;
+    yield* rest;
+  } finally {
+    // Ended early (the client left): the adapter's stream must end too.
+    void rest.return(undefined).catch(() => undefined);
+  }
+}
 
 /** The fallback loop both forms share: each usable target in turn, until one answers. */
 async function tryTargets<T>(

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startTestGateway, testConfig, type TestGateway } from "../support/gateway.ts";
-import { startMockProviders, type MockProviders } from "../support/msw/index.ts";
+import { startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
+import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 
 // README: "Routes try their targets in order and move to the next on 429, 5xx or a network
 // failure before the first token". REFERENCE.md (peer pitfalls): "200-then-error streams never
 // fall back (Portkey #1047)"; Anthropic sends `event: error` overloaded_error after HTTP 200.
 //
-// streamOnRoute() commits a stream on its first *part*, which is the metadata-only `start`
-// (Anthropic message_start / OpenAI's role chunk): no token has reached the client yet, but an
-// overloaded_error right after it no longer falls back. mapStreamedError() also marks a streamed
-// overloaded_error / rate_limit_error as not retryable.
+// streamOnRoute() used to commit a stream on its first *part*, the metadata-only `start`
+// (Anthropic message_start / OpenAI's role chunk): no token had reached the client, but an
+// overloaded_error right after it no longer fell back; and a streamed overloaded_error was not
+// retryable. It now commits on the answer's first part.
 
 let mocks: MockProviders;
 let gateway: TestGateway;
