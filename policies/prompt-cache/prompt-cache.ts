@@ -94,16 +94,12 @@ async function placeAnthropicBreakpoints(
   let cacheConversation = prefix.latestUserTurn >= 0;
   if (options.mode === "auto") {
     const hash = async (messages: ChatMessage[]) => sha256Hex(JSON.stringify([target.model, prefix.stable, messages]));
-    const counts = await context.store.countSightings(
-      [
-        `prefix:${await hash([])}`,
-        `prefix:${await hash(conversation)}`,
-        // The conversation up to the previous user turn is the prefix an earlier request of this
-        // conversation sent whole: seeing it again means the conversation goes on.
-        `prefix:${await hash(prefix.previousUserTurn >= 0 ? request.messages.slice(0, prefix.previousUserTurn + 1) : [])}`,
-      ],
-      TTL_SECONDS[options.ttl],
-    ).catch((error: Error) => {
+    const keys = [`prefix:${await hash([])}`, `prefix:${await hash(conversation)}`];
+    // The conversation up to the previous user turn is the prefix an earlier request of this
+    // conversation sent whole: seeing it again means the conversation goes on. A first turn has
+    // none (its key would be the stable prefix's, counted twice per request).
+    if (prefix.previousUserTurn >= 0) keys.push(`prefix:${await hash(request.messages.slice(0, prefix.previousUserTurn + 1))}`);
+    const counts = await context.store.countSightings(keys, TTL_SECONDS[options.ttl]).catch((error: Error) => {
       // Caching only saves money: without the store, send the request as it is.
       log.warnings.push(`prompt cache: the store is unreachable (${error.message}); no breakpoints placed`);
       return undefined;

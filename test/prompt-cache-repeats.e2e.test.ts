@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { APP_KEY, startTestGateway, testConfig, type TestGateway } from "../support/gateway.ts";
-import { startMockProviders, type MockProviders } from "../support/msw/index.ts";
+import { APP_KEY, startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
+import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 
 // promptCache `auto`: "Sightings within the TTL (this one included) before a prefix is written".
-// placeAnthropicBreakpoints() counts three keys per request; for a request with one user turn the
-// third key (the conversation up to the previous user turn, i.e. no messages) is the SAME key as
-// the first (the system prompt alone): the system prefix is counted twice per request, so it is
+// placeAnthropicBreakpoints() counted three keys per request; for a request with one user turn the
+// third key (the conversation up to the previous user turn, i.e. no messages) was the SAME key as
+// the first (the system prompt alone): the system prefix was counted twice per request, so it was
 // written (at 1.25x / 2x input price) on an earlier sighting than minRepeats says.
 
 let mocks: MockProviders;
