@@ -52,6 +52,16 @@ describe("PolicyChain", () => {
     expect(log.notes).toEqual(["max_tokens=model-max:99999->16384", "stop=trimmed:5->4"]);
   });
 
+  it("penalties and logit_bias go to OpenAI as sent, and are dropped with a note for Anthropic, which has neither", async () => {
+    const penalized: ChatRequest = { ...request, frequencyPenalty: 1.5, presencePenalty: -0.5, logitBias: { "1234": -100 } };
+    const { request: forGpt, log: gptLog } = await chain({}).adaptToTarget(penalized, gpt4o, context);
+    expect([forGpt.frequencyPenalty, forGpt.presencePenalty, forGpt.logitBias, gptLog.notes]).toEqual([1.5, -0.5, { "1234": -100 }, []]);
+    const { request: forClaude, log } = await chain({}).adaptToTarget(penalized, sonnet, context);
+    expect([forClaude.frequencyPenalty, forClaude.presencePenalty, forClaude.logitBias]).toEqual([undefined, undefined, undefined]);
+    expect(log.notes).toEqual(["frequency_penalty=dropped", "presence_penalty=dropped", "logit_bias=dropped"]);
+    expect(log.warnings.at(-1)).toBe('logit_bias {"1234":-100} was not sent: claude-sonnet-4-6 does not accept it');
+  });
+
   it("a JSON-schema request names its schema on the first line, and Anthropic gets the schema itself", async () => {
     const withSchema: ChatRequest = { ...request, responseFormat: { type: "json-schema", name: "city", schema: { type: "object", required: ["name"] } } };
     const { request: shaped } = await chain({}).apply(withSchema, context);

@@ -24,6 +24,9 @@ export function convertToOpenAIRequest(request: ChatRequest, model: string, flav
     if (request.minP !== undefined) body.min_p = request.minP;
   }
   if (request.seed !== undefined) body.seed = request.seed;
+  if (request.frequencyPenalty !== undefined) body.frequency_penalty = request.frequencyPenalty;
+  if (request.presencePenalty !== undefined) body.presence_penalty = request.presencePenalty;
+  if (request.logitBias) body.logit_bias = request.logitBias;
   if (request.stop) body.stop = request.stop;
   if (request.tools?.length) {
     body.tools = request.tools.map((tool) => ({

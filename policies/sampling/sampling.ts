@@ -36,8 +36,16 @@ export const samplingOptionsSchema = z.strictObject({
 
 export type SamplingOptions = z.output<typeof samplingOptionsSchema>;
 
-type Parameter = "temperature" | "topP" | "topK" | "minP";
-const WIRE_NAMES: Record<Parameter, string> = { temperature: "temperature", topP: "top_p", topK: "top_k", minP: "min_p" };
+type Parameter = "temperature" | "topP" | "topK" | "minP" | "frequencyPenalty" | "presencePenalty" | "logitBias";
+const WIRE_NAMES: Record<Parameter, string> = {
+  temperature: "temperature",
+  topP: "top_p",
+  topK: "top_k",
+  minP: "min_p",
+  frequencyPenalty: "frequency_penalty",
+  presencePenalty: "presence_penalty",
+  logitBias: "logit_bias",
+};
 
 export function samplingPolicy(options?: SamplingOptions): Policy {
   return {
@@ -79,7 +87,7 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
           });
         }
         log.notes.push(`${wire}=dropped`);
-        log.warnings.push(`${wire} ${String(next[parameter])} was not sent: ${target.model} does not accept it`);
+        log.warnings.push(`${wire} ${JSON.stringify(next[parameter])} was not sent: ${target.model} does not accept it`);
         next = { ...next, [parameter]: undefined };
       }
       return next;
@@ -96,5 +104,9 @@ function unsupported(request: ChatRequest, target: PolicyTarget): Parameter[] {
   if (fixed && request.topP !== undefined && request.topP < 0.99) found.push("topP");
   if (request.topK !== undefined && (target.providerType === "openai" || fixed)) found.push("topK");
   if (request.minP !== undefined && target.providerType !== "openai-compatible") found.push("minP");
+  // Anthropic has no penalties and no logit bias (and its token ids are not OpenAI's).
+  if (target.providerType === "anthropic") {
+    for (const parameter of ["frequencyPenalty", "presencePenalty", "logitBias"] as const) if (request[parameter] !== undefined) found.push(parameter);
+  }
   return found;
 }

@@ -20,6 +20,15 @@ describe("OpenAI client → OpenAI provider", () => {
     expect((body.tools![0] as { function: { strict?: boolean } }).function.strict).toBe(true);
   });
 
+  it("keeps frequency_penalty, presence_penalty and logit_bias", () => {
+    const body = convertToOpenAIRequest(
+      parseOpenAIRequest({ model: "gpt", messages: [{ role: "user", content: "hi" }], frequency_penalty: 2, presence_penalty: -1, logit_bias: { "1234": -100 } }),
+      "gpt-4o",
+      "openai",
+    );
+    expect([body.frequency_penalty, body.presence_penalty, body.logit_bias]).toEqual([2, -1, { "1234": -100 }]);
+  });
+
   it("keeps parallel_tool_calls: false", () => {
     const body = convertToOpenAIRequest(parseOpenAIRequest({ model: "gpt", messages: [{ role: "user", content: "hi" }], tools: [weatherTool], parallel_tool_calls: false }), "gpt-4o", "openai");
     expect(body.parallel_tool_calls).toBe(false);

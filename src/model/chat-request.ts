@@ -16,6 +16,11 @@ export type ChatRequest = {
   topK?: number;
   minP?: number;
   seed?: number;
+  /** OpenAI-shaped targets only (OpenAI, vLLM, llama-server); Anthropic has no equivalent. */
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  /** Token id → bias from −100 to 100 (OpenAI's tokenizer ids: OpenAI-shaped targets only). */
+  logitBias?: Record<string, number>;
   stop?: string[];
   tools?: ToolDefinition[];
   toolChoice?: ToolChoice;

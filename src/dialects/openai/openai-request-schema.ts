@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 // The subset of the Chat Completions request that tollgate understands. Fields it does not act
-// on (logprobs, penalties, …) are accepted and ignored, as a drop-in proxy must; fields whose
+// on (logprobs, metadata, store, …) are accepted and ignored, as a drop-in proxy must; fields whose
 // meaning it cannot honour (n > 1, legacy functions) are rejected with a message.
 
 const textPart = z.object({ type: z.literal("text"), text: z.string() });
@@ -88,6 +88,9 @@ export const openAIChatRequestSchema = z.object({
   top_k: z.number().int().min(0).nullish(),
   min_p: z.number().min(0).max(1).nullish(),
   seed: z.number().int().nullish(),
+  frequency_penalty: z.number().min(-2).max(2).nullish(),
+  presence_penalty: z.number().min(-2).max(2).nullish(),
+  logit_bias: z.record(z.string(), z.number().min(-100).max(100)).nullish(),
   stop: z.union([z.string(), z.array(z.string()).max(16)]).nullish(),
   n: z.literal(1, { error: "tollgate returns one choice per request: remove n or set it to 1" }).nullish(),
   tools: z.array(tool).optional(),

@@ -21,6 +21,9 @@ export function parseOpenAIRequest(body: unknown): ChatRequest {
     topK: request.top_k ?? undefined,
     minP: request.min_p ?? undefined,
     seed: request.seed ?? undefined,
+    frequencyPenalty: request.frequency_penalty ?? undefined,
+    presencePenalty: request.presence_penalty ?? undefined,
+    logitBias: request.logit_bias ?? undefined,
     stop: stop && stop.length > 0 ? stop : undefined,
     tools: request.tools?.map((tool) => ({
       name: tool.function.name,

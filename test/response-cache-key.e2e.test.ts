@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { APP_KEY, startTestGateway, testConfig, type TestGateway } from "../support/gateway.ts";
-import { startMockProviders, type MockProviders } from "../support/msw/index.ts";
+import { APP_KEY, startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
+import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 
 // The response cache keys on the neutral ChatRequest (policies/response-cache/response-cache.ts).
-// The OpenAI dialect's schema is a non-strict z.object, so request fields it does not model
-// (frequency_penalty, presence_penalty, logit_bias, ...) are stripped without a 400, and two
-// different requests get one key: the second is answered with the first one's cached answer.
+// Request fields the OpenAI dialect did not model (frequency_penalty, logit_bias) used to be
+// stripped, so two different requests got one key, and the second was answered with the first
+// one's cached answer. They are carried now, and so part of the key.
 
 let mocks: MockProviders;
 let gateway: TestGateway;
