@@ -105,8 +105,8 @@ const providerSchema = z
   });
 
 const targetSchema = z.strictObject({
-  provider: z.string().min(1),
-  model: z.string().min(1),
+  provider: z.string({ error: 'required: the name of a provider defined under "providers"' }).min(1, { error: 'the name of a provider defined under "providers"' }),
+  model: z.string({ error: 'required: the model the provider serves, such as "gpt-4o"' }).min(1, { error: 'the model the provider serves, such as "gpt-4o"' }),
 });
 
 const routeSchema = z.strictObject({
@@ -122,12 +122,12 @@ const routeSchema = z.strictObject({
 });
 
 const keyHash = z
-  .string()
+  .string({ error: 'required: "sha256:" and 64 lowercase hex digits; `tollgate keys create` prints one' })
   .regex(/^sha256:[0-9a-f]{64}$/, { error: 'write "sha256:" and 64 lowercase hex digits; `tollgate keys create` prints one' });
 
 const virtualKeySchema = z.strictObject({
-  id: z.string().min(1),
-  team: z.string().min(1),
+  id: z.string({ error: 'required: a name for this key that its cost records carry, such as "search-app"' }).min(1, { error: 'a name for this key, such as "search-app"' }),
+  team: z.string({ error: 'required: the team this key bills to, such as "search"' }).min(1, { error: 'the team this key bills to, such as "search"' }),
   hash: keyHash,
   /** Routes this key may use; absent means every route. */
   routes: z.array(z.string()).optional(),
@@ -150,8 +150,12 @@ export const configSchema = z
         reservationTtlSeconds: z.number().int().positive().max(MAX_TIMER_MS / 1000, { error: "at most 2147483 s, the longest timer Node keeps" }).optional(),
       })
       .default({ maxBodyBytes: 4 * 1024 * 1024, streamKeepAliveSeconds: 15 }),
-    providers: z.record(z.string(), providerSchema),
-    routes: z.record(z.string(), routeSchema),
+    providers: z.record(z.string(), providerSchema, {
+      error: 'required: an object of providers by name, e.g. {"openai": {"type": "openai", "apiKey": {"env": "OPENAI_API_KEY"}}}',
+    }),
+    routes: z.record(z.string(), routeSchema, {
+      error: 'required: an object of routes by name, e.g. {"gpt": {"targets": [{"provider": "openai", "model": "gpt-4o"}]}}',
+    }),
     keys: z.array(virtualKeySchema).default([]),
     /** Per-team settings; a key's `team` names its entry here. */
     teams: z.record(z.string(), teamSchema).optional(),
