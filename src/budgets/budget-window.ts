@@ -47,7 +47,23 @@ function localMidnight(year: number, month: number, day: number, timeZone: strin
   const guess = Date.UTC(year, month - 1, day);
   // Two passes settle the offset even when midnight is near a daylight-saving change.
   const first = guess - offsetMs(guess, timeZone);
-  return guess - offsetMs(first, timeZone);
+  const midnight = guess - offsetMs(first, timeZone);
+  if (isDay(localDate(midnight, timeZone), year, month, day)) return midnight;
+  // Where clocks spring forward at midnight (Atlantic/Azores, America/Santiago), 00:00 does not
+  // exist and the instant above is still the day before: the day begins at the change, found
+  // to the second within the next three hours.
+  let before = midnight;
+  let after = midnight + 3 * 3_600_000;
+  while (after - before > 1000) {
+    const middle = before + Math.max(1000, Math.floor((after - before) / 2000) * 1000);
+    if (isDay(localDate(middle, timeZone), year, month, day)) after = middle;
+    else before = middle;
+  }
+  return after;
+}
+
+function isDay(date: LocalDate, year: number, month: number, day: number): boolean {
+  return date.year === year && date.month === month && date.day === day;
 }
 
 const pad = (value: number) => String(value).padStart(2, "0");

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { windowOf } from "../../src/budgets/budget-window.ts";
+import { windowOf } from "./budget-window.ts";
 
 // In zones whose clocks spring forward AT midnight (Atlantic/Azores: 00:00 → 01:00 on the last
 // Sunday of March; America/Santiago, America/Havana likewise), local midnight of the new day does
-// not exist: the day starts at 01:00. localMidnight() then returns an instant one hour too early,
-// so the window's resetsAt lies an hour before the instant the window actually ends (the id
-// still names the old day), and GET /v1/budgets and the 402 message name a reset time in the past.
+// not exist: the day starts at 01:00. localMidnight() used to return an instant one hour too early,
+// so the window's resetsAt lay an hour before the instant the window actually ends (the id still
+// naming the old day), and GET /v1/budgets and the 402 message named a reset time in the past.
 
 describe("day window across a spring-forward at midnight", () => {
   it("Atlantic/Azores, 2026-03-28: resets when 2026-03-29 begins (01:00 local = 01:00Z)", () => {
