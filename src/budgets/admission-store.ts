@@ -70,6 +70,26 @@ export function slidingEstimate(previous: number, current: number, now: number):
   return previous * (1 - elapsed) + current;
 }
 
-export function secondsToNextMinute(now: number): number {
-  return Math.max(1, Math.ceil((MINUTE_MS - (now % MINUTE_MS)) / 1000));
+/**
+ * Seconds until the sliding estimate lets a retry through: it must come down to `room` (rpm: one
+ * request fits, so rpm − 1; tpm: below the limit, `strict`). The previous minute's weight falls
+ * off over this minute, then this minute's over the next; "the next minute" alone would be too
+ * early, because at its start the minute before still weighs in whole.
+ */
+export function secondsUntilRoom(previous: number, current: number, now: number, room: number, strict: boolean): number {
+  const elapsed = (now % MINUTE_MS) / MINUTE_MS;
+  const fits = (estimate: number) => (strict ? estimate < room : estimate <= room);
+  let waitMs: number;
+  if (fits(current) && previous > 0) {
+    // Later in this minute: previous × (1 − f) + current ≤ room.
+    waitMs = Math.max(0, 1 - (room - current) / previous - elapsed) * MINUTE_MS;
+  } else if (fits(current)) {
+    waitMs = 0;
+  } else {
+    // In the next minute, this minute's count weighs in as the previous: current × (1 − f) ≤ room.
+    const into = current > 0 ? Math.max(0, 1 - room / current) : 0;
+    waitMs = (1 - elapsed) * MINUTE_MS + into * MINUTE_MS;
+  }
+  // Whole seconds, rounded up (and past the edge itself where the limit is strict).
+  return Math.max(1, Math.ceil((waitMs + (strict ? 1 : 0)) / 1000));
 }

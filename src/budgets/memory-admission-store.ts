@@ -1,6 +1,6 @@
 import {
   MINUTE_MS,
-  secondsToNextMinute,
+  secondsUntilRoom,
   slidingEstimate,
   type AdmissionStore,
   type AdmitPlan,
@@ -75,10 +75,14 @@ export class MemoryAdmissionStore implements AdmissionStore {
     }
     const bucket = Math.floor(plan.now / MINUTE_MS);
     for (const rate of plan.rates) {
-      const requests = slidingEstimate(this.count(`${rate.scope}|rpm|${bucket - 1}`), this.count(`${rate.scope}|rpm|${bucket}`), plan.now);
-      if (rate.rpm !== undefined && requests + 1 > rate.rpm) return { admitted: false, reason: "rate", rate, kind: "rpm", retryAfterSeconds: secondsToNextMinute(plan.now) };
-      const tokens = slidingEstimate(this.count(`${rate.scope}|tpm|${bucket - 1}`), this.count(`${rate.scope}|tpm|${bucket}`), plan.now);
-      if (rate.tpm !== undefined && tokens >= rate.tpm) return { admitted: false, reason: "rate", rate, kind: "tpm", retryAfterSeconds: secondsToNextMinute(plan.now) };
+      const [requestsBefore, requestsNow] = [this.count(`${rate.scope}|rpm|${bucket - 1}`), this.count(`${rate.scope}|rpm|${bucket}`)];
+      if (rate.rpm !== undefined && slidingEstimate(requestsBefore, requestsNow, plan.now) + 1 > rate.rpm) {
+        return { admitted: false, reason: "rate", rate, kind: "rpm", retryAfterSeconds: secondsUntilRoom(requestsBefore, requestsNow, plan.now, rate.rpm - 1, false) };
+      }
+      const [tokensBefore, tokensNow] = [this.count(`${rate.scope}|tpm|${bucket - 1}`), this.count(`${rate.scope}|tpm|${bucket}`)];
+      if (rate.tpm !== undefined && slidingEstimate(tokensBefore, tokensNow, plan.now) >= rate.tpm) {
+        return { admitted: false, reason: "rate", rate, kind: "tpm", retryAfterSeconds: secondsUntilRoom(tokensBefore, tokensNow, plan.now, rate.tpm, true) };
+      }
     }
     const levels = plan.scopes.map((scope) => ({ ...this.level(scope.key) }));
     const softExceeded: string[] = [];

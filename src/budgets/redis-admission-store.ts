@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import {
   MINUTE_MS,
+  secondsUntilRoom,
   type AdmissionStore,
   type AdmitPlan,
   type AdmitResult,
@@ -72,11 +73,14 @@ end
 for j = 1, m do
   local base = 2 + n + (j - 1) * 4
   local rpm, tpm = tonumber(ARGV[6 + n * 3 + (j - 1) * 2 + 1]), tonumber(ARGV[6 + n * 3 + (j - 1) * 2 + 2])
-  local function estimate(current, previous)
-    return tonumber(redis.call('GET', KEYS[previous]) or '0') * (1 - elapsed) + tonumber(redis.call('GET', KEYS[current]) or '0')
+  local function counts(current, previous)
+    return tonumber(redis.call('GET', KEYS[previous]) or '0'), tonumber(redis.call('GET', KEYS[current]) or '0')
   end
-  if rpm > 0 and estimate(base + 1, base + 2) + 1 > rpm then return {'rate', j, 'rpm'} end
-  if tpm > 0 and estimate(base + 3, base + 4) >= tpm then return {'rate', j, 'tpm'} end
+  -- A refusal returns both minutes' counts, from which the caller works out retry-after.
+  local before, now_count = counts(base + 1, base + 2)
+  if rpm > 0 and before * (1 - elapsed) + now_count + 1 > rpm then return {'rate', j, 'rpm', before, now_count} end
+  before, now_count = counts(base + 3, base + 4)
+  if tpm > 0 and before * (1 - elapsed) + now_count >= tpm then return {'rate', j, 'tpm', before, now_count} end
 end
 local levels = {}
 local soft = {}
@@ -222,8 +226,10 @@ export class RedisAdmissionStore implements AdmissionStore {
     const [outcome, ...rest] = await this.redis.tollgateAdmit(keys.length, ...keys, ...args);
     if (outcome === "rate") {
       const rate = plan.rates[Number(rest[0]) - 1]!;
-      const retryAfterSeconds = Math.max(1, Math.ceil((MINUTE_MS - (plan.now % MINUTE_MS)) / 1000));
-      return { admitted: false, reason: "rate", rate, kind: rest[1] as "rpm" | "tpm", retryAfterSeconds };
+      const kind = rest[1] as "rpm" | "tpm";
+      const [before, current] = [Number(rest[2]), Number(rest[3])];
+      const retryAfterSeconds = kind === "rpm" ? secondsUntilRoom(before, current, plan.now, rate.rpm! - 1, false) : secondsUntilRoom(before, current, plan.now, rate.tpm!, true);
+      return { admitted: false, reason: "rate", rate, kind, retryAfterSeconds };
     }
     if (outcome === "budget") {
       const scope = plan.scopes[Number(rest[0]) - 1]!;

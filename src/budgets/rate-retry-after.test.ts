@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import type { AdmissionStore, AdmitPlan } from "../../src/budgets/admission-store.ts";
-import { MemoryAdmissionStore } from "../../src/budgets/memory-admission-store.ts";
-import { RedisAdmissionStore } from "../../src/budgets/redis-admission-store.ts";
-import { useRedis } from "../support/use-redis.ts";
+import type { AdmissionStore, AdmitPlan } from "./admission-store.ts";
+import { MemoryAdmissionStore } from "./memory-admission-store.ts";
+import { RedisAdmissionStore } from "./redis-admission-store.ts";
+import { useRedis } from "../../test/support/use-redis.ts";
 
 // A 429's retry-after must say when a retry will be let through. The sliding window lets the
 // previous minute weigh what is left of it, so "the start of the next minute" (what both stores
-// answer) is too early: at that instant the previous minute still weighs in fully.
+// used to answer) is too early: at that instant the previous minute still weighs in fully.
 
 const rig = useRedis("review-retry-after");
 let id = 0;
@@ -30,6 +30,8 @@ describe.each([
     const refused = await store.admit(plan(now, { rpm: 3 }));
     expect(refused).toMatchObject({ admitted: false, reason: "rate", kind: "rpm" });
     const retryAfter = (refused as { retryAfterSeconds: number }).retryAfterSeconds;
+    // Not later than needed either: a second earlier is still refused.
+    expect(await store.admit(plan(now + (retryAfter - 1) * 1000, { rpm: 3 }))).toMatchObject({ admitted: false, kind: "rpm" });
     // The client does as told: it waits retry-after seconds, then retries.
     now += retryAfter * 1000;
     expect(await store.admit(plan(now, { rpm: 3 }))).toMatchObject({ admitted: true });
