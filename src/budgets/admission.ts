@@ -14,6 +14,7 @@ import type { BudgetConfig } from "./budget-config.ts";
 import { windowKey, windowOf } from "./budget-window.ts";
 import { ReservationKeeper } from "./reservation-keeper.ts";
 import { DEFAULT_OUTPUT_BOUND, worstCaseCost } from "./worst-case-cost.ts";
+import { unrefTimer } from "../runtime/unref-timer.ts";
 
 // Admission, between the policies and the router: the per-request cap, the rate limits, and the
 // budgets of every scope that applies (route, key, team) in one atomic store operation. The
@@ -145,6 +146,7 @@ export class Admission {
     const keeper = this.keeper;
     const store = this.deps.store;
     const clock = this.now;
+    const log = this.deps.log;
     let settled = false;
     return {
       softExceeded: result.softExceeded,
@@ -166,13 +168,16 @@ export class Admission {
           rateScopes: rates.filter((rate) => rate.tpm !== undefined).map((rate) => rate.scope),
         };
         // Settling is idempotent by request id, so a retry after a lost reply cannot count twice;
-        // giving up would leave real spend off the budget.
+        // giving up would leave real spend off the budget (the reservation expires on its own, and
+        // later requests would spend the same money again). So it retries until the store is back,
+        // as the ledger does: 100 ms doubling, then every 30 s.
         for (let attempt = 0; ; attempt++) {
           try {
             return await store.settle(plan);
           } catch (error) {
-            if (attempt >= SETTLE_RETRIES) throw error;
-            await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+            if (attempt === SETTLE_RETRIES_BEFORE_WARNING) log?.(`[tollgate] error: settling ${requestId} keeps failing (${(error as Error).message}); retrying until the budget store is back`);
+            // Unref'd: a gateway shutting down during an outage does not wait for it.
+            await new Promise((resolve) => unrefTimer(setTimeout(resolve, Math.min(100 * 2 ** attempt, MAX_SETTLE_RETRY_DELAY_MS))));
           }
         }
       },
@@ -183,8 +188,10 @@ export class Admission {
 /** A crashed gateway's holds free themselves within two minutes. */
 export const DEFAULT_RESERVATION_TTL_SECONDS = 120;
 
-/** Retries of a failed settle: 100 ms doubling, about 25 s in all. */
-const SETTLE_RETRIES = 8;
+/** A failed settle is retried 100 ms doubling up to this delay, for as long as it takes. */
+const MAX_SETTLE_RETRY_DELAY_MS = 30_000;
+/** About 25 s of failures (100 ms doubling) before the log says so. */
+const SETTLE_RETRIES_BEFORE_WARNING = 8;
 
 const FREE_PASS: Ticket = { softExceeded: [], remainingNano: () => undefined, settle: async () => {} };
 

@@ -1,16 +1,15 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { makeCostRecord } from "../support/cost-records.ts";
-import { Admission } from "../../src/budgets/admission.ts";
-import type { AdmissionStore, SettlePlan } from "../../src/budgets/admission-store.ts";
-import { MemoryAdmissionStore } from "../../src/budgets/memory-admission-store.ts";
-import { resolveConfig } from "../../src/config/resolve-config.ts";
-import { PriceBook } from "../../src/metering/price-book.ts";
+import { makeCostRecord } from "../../test/support/cost-records.ts";
+import { Admission } from "./admission.ts";
+import type { AdmissionStore, SettlePlan } from "./admission-store.ts";
+import { MemoryAdmissionStore } from "./memory-admission-store.ts";
+import { resolveConfig } from "../config/resolve-config.ts";
+import { PriceBook } from "../metering/price-book.ts";
 
-// Admission.settle retries a failed settle 8 times (100 ms doubling, ~25 s) and then gives up:
-// the request's actual cost never reaches the budget. Its reservation expires on its own, so a
-// budget store that is away for ~30 s (a Redis failover) silently loses the spend of every request
-// that finished meanwhile, and later requests spend it again: the budget is overspent.
-// (The ledger, by contrast, keeps retrying until the store is back.)
+// Admission.settle used to retry a failed settle 8 times (100 ms doubling, ~25 s) and then give
+// up: the request's actual cost never reached the budget. Its reservation expires on its own, so
+// a budget store away for ~30 s (a Redis failover) lost the spend of every request that finished
+// meanwhile, and later requests spent it again. It now retries until the store is back.
 
 const config = resolveConfig(
   {
