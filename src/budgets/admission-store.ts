@@ -30,6 +30,13 @@ export type AdmitPlan = {
   amountNano: number;
   scopes: ScopeCharge[];
   rates: RateCheck[];
+  /**
+   * Tokens the request may use at most (prompt bound + output bound), counted at once against
+   * the tokens-per-minute limits it passes, so that concurrent requests cannot all slip under a
+   * limit none of them has used yet. The settle replaces them with the tokens actually used.
+   * Absent: none.
+   */
+  tokens?: number;
 };
 
 export type ScopeLevel = { spentNano: number; reservedNano: number };
@@ -48,6 +55,9 @@ export type SettlePlan = {
   /** Tokens the request used, input and output, for tokens-per-minute limits. */
   tokens: number;
   rateScopes: string[];
+  /** The tokens its admission counted, and when: the settle corrects that minute's count. */
+  reservedTokens?: number;
+  admittedAt?: number;
 };
 
 export interface AdmissionStore {

@@ -81,6 +81,7 @@ export class Admission {
   async admit({ requestId, caller, routeName, route, request }: AdmitInput): Promise<Ticket> {
     const now = this.now();
     let unknownMaximum = false;
+    let largestOutputBound = 0;
     const worst = worstCaseCost(
       request,
       route.targets.map((target) => {
@@ -91,7 +92,9 @@ export class Admission {
         if (price && provider?.type !== "anthropic" && limits.maxOutputTokens === undefined) unknownMaximum = true;
         // Anthropic always gets a max_tokens: the one the adapter sends when the client named none.
         const fallback = provider?.type === "anthropic" ? DEFAULT_ANTHROPIC_MAX_TOKENS : limits.maxOutputTokens ?? DEFAULT_OUTPUT_BOUND;
-        return { price, outputBound: Math.min(request.maxTokens ?? fallback, limits.maxOutputTokens ?? Infinity) };
+        const outputBound = Math.min(request.maxTokens ?? fallback, limits.maxOutputTokens ?? Infinity);
+        largestOutputBound = Math.max(largestOutputBound, outputBound);
+        return { price, outputBound };
       }),
       // Input may be billed as a cache write: where the route's policy caches, and where the client
       // placed its own breakpoints (passed through as sent, a 1-hour one bills 2x input).
@@ -116,8 +119,10 @@ export class Admission {
     if (caller.kind === "key" && caller.key.rateLimit) rates.push({ scope: `key:${caller.key.id}`, ...caller.key.rateLimit });
     if (scopes.length === 0 && rates.length === 0) return { ...FREE_PASS, ...outputBound };
 
+    // Counted against tokens-per-minute limits until the settle knows the real figure.
+    const tokens = rates.some((rate) => rate.tpm !== undefined) ? worst.inputBound + largestOutputBound : 0;
     const result = await this.deps.store
-      .admit({ requestId, now, reservationExpiresAt: now + this.reservationTtlMs, amountNano: worst.amountNano, scopes, rates })
+      .admit({ requestId, now, reservationExpiresAt: now + this.reservationTtlMs, amountNano: worst.amountNano, scopes, rates, tokens })
       .catch((error: Error) => {
         // Fail closed: a budget that cannot be checked is not spent blindly.
         this.deps.log?.(`[tollgate] error: budget store unreachable (${error.message}); refusing ${requestId}`);
@@ -166,6 +171,8 @@ export class Admission {
           actualNano: record?.cost.totalNano ?? 0,
           tokens: record ? totalInputTokens(record.usage) + record.usage.outputTokens : 0,
           rateScopes: rates.filter((rate) => rate.tpm !== undefined).map((rate) => rate.scope),
+          reservedTokens: tokens,
+          admittedAt: now,
         };
         // Settling is idempotent by request id, so a retry after a lost reply cannot count twice;
         // giving up would leave real spend off the budget (the reservation expires on its own, and

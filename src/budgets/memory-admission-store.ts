@@ -100,7 +100,10 @@ export class MemoryAdmissionStore implements AdmissionStore {
     this.reservations.set(plan.requestId, reservation);
     this.journal?.reservation(plan.requestId, reservation);
     this.nextExpiry = Math.min(this.nextExpiry, plan.reservationExpiresAt);
-    for (const rate of plan.rates) this.bump(`${rate.scope}|rpm|${bucket}`, 1, bucket);
+    for (const rate of plan.rates) {
+      this.bump(`${rate.scope}|rpm|${bucket}`, 1, bucket);
+      if (rate.tpm !== undefined && plan.tokens) this.bump(`${rate.scope}|tpm|${bucket}`, plan.tokens, bucket);
+    }
     return { admitted: true, levels, softExceeded };
   }
 
@@ -112,7 +115,15 @@ export class MemoryAdmissionStore implements AdmissionStore {
     this.release(plan.requestId);
     for (const key of plan.scopeKeys) this.changeLevel(key, plan.actualNano, 0);
     const bucket = Math.floor(plan.now / MINUTE_MS);
-    for (const scope of plan.rateScopes) this.bump(`${scope}|tpm|${bucket}`, plan.tokens, bucket);
+    const admittedBucket = Math.floor((plan.admittedAt ?? plan.now) / MINUTE_MS);
+    const reserved = plan.reservedTokens ?? 0;
+    for (const scope of plan.rateScopes) {
+      // The admission's count is replaced by the tokens used, in the minute it was made; if that
+      // minute has left the window, the tokens count now.
+      const admittedKey = `${scope}|tpm|${admittedBucket}`;
+      if (reserved > 0 && this.counters.has(admittedKey)) this.bump(admittedKey, plan.tokens - reserved, bucket);
+      else this.bump(`${scope}|tpm|${bucket}`, plan.tokens, bucket);
+    }
   }
 
   async extend(requestIds: string[], expiresAt: number): Promise<void> {

@@ -52,7 +52,7 @@ end
 
 // KEYS: expiries, reservations, then n scope keys, then 4 per rate (rpm now, rpm before, tpm now, tpm before).
 // ARGV: now, request id, expires at, amount, n, m, then per scope: limit, mode, window end;
-//       per rate: rpm limit (0: none), tpm limit (0: none).
+//       per rate: rpm limit (0: none), tpm limit (0: none); then the tokens to count against tpm.
 const ADMIT = `${SWEEP}
 local now = tonumber(ARGV[1])
 local amount = tonumber(ARGV[4])
@@ -110,23 +110,30 @@ if n > 0 then
   redis.call('HSET', KEYS[2], ARGV[2], cjson.encode({keys = keys, amount = ARGV[4]}))
   redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
 end
+local tokens = ARGV[6 + n * 3 + m * 2 + 1]
 for j = 1, m do
   local key = KEYS[2 + n + (j - 1) * 4 + 1]
   redis.call('INCR', key)
   redis.call('PEXPIRE', key, ${3 * MINUTE_MS})
+  if tonumber(ARGV[6 + n * 3 + (j - 1) * 2 + 2]) > 0 and tokens ~= '0' then
+    local tpm_key = KEYS[2 + n + (j - 1) * 4 + 3]
+    redis.call('INCRBY', tpm_key, tokens)
+    redis.call('PEXPIRE', tpm_key, ${3 * MINUTE_MS})
+  end
 end
 return {'ok', levels, soft}
 `;
 
 // Settles a batch: the settlements issued in one event-loop turn, in one call. Each one is applied
 // on its own (a failing one does not stop those after it) and gets its own result: 1, or why not.
-// KEYS: expiries, reservations, then per settlement: its settled marker, n scope keys, m tpm keys.
-// ARGV: now, count, then per settlement: request id, actual, tokens, n, m.
+// KEYS: expiries, reservations, then per settlement: its settled marker, n scope keys, m tpm keys
+//       of this minute, m tpm keys of the admission's minute.
+// ARGV: now, count, then per settlement: request id, actual, tokens, n, m, tokens its admission counted.
 const SETTLE = `${SWEEP}
-local function settle(k, id, actual, tokens, n, m)
+local function settle(k, id, actual, tokens, n, m, reserved)
   -- Checked before anything is written: Redis does not undo a script's writes.
-  if not (string.match(actual, '^%-?%d+$') and string.match(tokens, '^%d+$')) then
-    error('actual cost and tokens must be whole numbers, got ' .. actual .. ' and ' .. tokens)
+  if not (string.match(actual, '^%-?%d+$') and string.match(tokens, '^%d+$') and string.match(reserved, '^%d+$')) then
+    error('actual cost and tokens must be whole numbers, got ' .. actual .. ', ' .. tokens .. ' and ' .. reserved)
   end
   if redis.call('EXISTS', KEYS[k]) == 1 then return end
   local held = redis.call('HGET', KEYS[2], id)
@@ -137,8 +144,15 @@ local function settle(k, id, actual, tokens, n, m)
   end
   for i = 1, n do redis.call('HINCRBY', KEYS[k + i], 'spent', actual) end
   for j = 1, m do
-    redis.call('INCRBY', KEYS[k + n + j], tokens)
-    redis.call('PEXPIRE', KEYS[k + n + j], ${3 * MINUTE_MS})
+    -- The admission's count gives way to the tokens used, in its minute while that still counts;
+    -- otherwise the tokens count in this one.
+    local admitted_key = KEYS[k + n + m + j]
+    if reserved ~= '0' and redis.call('EXISTS', admitted_key) == 1 then
+      redis.call('INCRBY', admitted_key, tonumber(tokens) - tonumber(reserved))
+    else
+      redis.call('INCRBY', KEYS[k + n + j], tokens)
+      redis.call('PEXPIRE', KEYS[k + n + j], ${3 * MINUTE_MS})
+    end
   end
   -- Marked last, so a settlement that failed half-way is redone by its retry. The marker only
   -- has to outlive retries of this settle (seconds to minutes): an hour.
@@ -149,11 +163,11 @@ local results = {}
 local k, a = 3, 3
 for p = 1, tonumber(ARGV[2]) do
   local n, m = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
-  local ok, failure = pcall(settle, k, ARGV[a], ARGV[a + 1], ARGV[a + 2], n, m)
+  local ok, failure = pcall(settle, k, ARGV[a], ARGV[a + 1], ARGV[a + 2], n, m, ARGV[a + 5])
   if ok then results[p] = 1
   elseif type(failure) == 'table' then results[p] = tostring(failure.err)
   else results[p] = tostring(failure) end
-  k, a = k + 1 + n + m, a + 5
+  k, a = k + 1 + n + 2 * m, a + 6
 end
 return results
 `;
@@ -222,6 +236,7 @@ export class RedisAdmissionStore implements AdmissionStore {
       plan.rates.length,
       ...plan.scopes.flatMap((scope) => [scope.limitNano, scope.mode, scope.windowEndsAt]),
       ...plan.rates.flatMap((rate) => [rate.rpm ?? 0, rate.tpm ?? 0]),
+      plan.tokens ?? 0,
     ];
     const [outcome, ...rest] = await this.redis.tollgateAdmit(keys.length, ...keys, ...args);
     if (outcome === "rate") {
@@ -259,8 +274,14 @@ export class RedisAdmissionStore implements AdmissionStore {
       const args: (string | number)[] = [Math.max(...batch.map(({ plan }) => plan.now)), batch.length];
       for (const { plan } of batch) {
         const minute = Math.floor(plan.now / MINUTE_MS);
-        keys.push(`${this.base}:settled:${plan.requestId}`, ...plan.scopeKeys.map(this.scopeKey), ...plan.rateScopes.map((scope) => this.rateKey(scope, "tpm", minute)));
-        args.push(plan.requestId, plan.actualNano, plan.tokens, plan.scopeKeys.length, plan.rateScopes.length);
+        const admittedMinute = Math.floor((plan.admittedAt ?? plan.now) / MINUTE_MS);
+        keys.push(
+          `${this.base}:settled:${plan.requestId}`,
+          ...plan.scopeKeys.map(this.scopeKey),
+          ...plan.rateScopes.map((scope) => this.rateKey(scope, "tpm", minute)),
+          ...plan.rateScopes.map((scope) => this.rateKey(scope, "tpm", admittedMinute)),
+        );
+        args.push(plan.requestId, plan.actualNano, plan.tokens, plan.scopeKeys.length, plan.rateScopes.length, plan.reservedTokens ?? 0);
       }
       // Runs on its own turn: a throw here would be uncaught, so every outcome goes to the callers.
       Promise.resolve()
