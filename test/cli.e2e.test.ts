@@ -22,6 +22,15 @@ describe("tollgate keys create", () => {
   });
 });
 
+describe("tollgate --help", () => {
+  it("prints the usage and exits, instead of starting a server", () => {
+    for (const args of [["--help"], ["-h"], ["help"], ["start", "--help"]]) {
+      const output = execFileSync("node", [BIN, ...args], { encoding: "utf8", timeout: 20_000 });
+      expect(output).toContain("tollgate keys create");
+    }
+  });
+});
+
 describe("the shipped config files", () => {
   it("config/tollgate.schema.json is the schema generated from the code (run `npm run schema`)", () => {
     const onDisk = JSON.parse(readFileSync(`${ROOT}/config/tollgate.schema.json`, "utf8"));

@@ -77,7 +77,10 @@ describe("errors in the OpenAI dialect", () => {
   it("answers an unknown path with 404 listing the endpoints", async () => {
     const response = await fetch(`${rig.gateway.url}/v1/completions`, { method: "POST", headers: { authorization: `Bearer ${APP_KEY}` }, body: "{}" });
     expect(response.status).toBe(404);
-    expect((await response.json()).error.message).toContain("POST /v1/chat/completions");
+    const { error } = await response.json();
+    expect(error.message).toContain("POST /v1/chat/completions");
+    // A path, not a model: not the "model_not_found" an unknown route gets.
+    expect(error.code).toBe("unknown_endpoint");
   });
 });
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { PolicyChain } from "../../policies/policy-chain.ts";
-import { promptBytes } from "../../src/budgets/worst-case-cost.ts";
-import { approximateTokenCounter } from "../../src/metering/token-counter.ts";
-import type { ChatMessage, ChatRequest } from "../../src/model/chat-request.ts";
-import { MemoryKeyValueStore } from "../../src/store/memory-key-value-store.ts";
+import { promptBytes } from "./worst-case-cost.ts";
+import { approximateTokenCounter } from "../metering/token-counter.ts";
+import type { ChatMessage, ChatRequest } from "../model/chat-request.ts";
+import { MemoryKeyValueStore } from "../store/memory-key-value-store.ts";
 
 // The worst case bounds input by promptBytes(request), computed at admission. A client's
 // response_format json_schema must count: the format policy (on every route) writes the
@@ -40,5 +40,14 @@ describe("worst-case input bound with a json_schema response_format", () => {
     const bound = promptBytes(applied); // what admission reserves input for
     const { request: sent } = await chain.adaptToTarget(applied, { providerName: "anthropic", providerType: "anthropic", model: "claude-sonnet-4-6" }, context);
     expect(bound).toBeGreaterThanOrEqual(bytesOf(sent.messages));
+  });
+});
+
+describe("worst-case input bound with tools", () => {
+  it("leaves room for the tool-use system prompt Anthropic adds (up to 346 tokens on Claude 4)", () => {
+    const tool = { name: "now", parameters: { type: "object", properties: {} } };
+    const request: ChatRequest = { route: "claude", stream: false, streamUsage: false, tools: [tool], messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] };
+    const withoutTools = promptBytes({ ...request, tools: undefined });
+    expect(promptBytes(request) - withoutTools).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify([tool])) + 346);
   });
 });

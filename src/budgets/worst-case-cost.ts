@@ -53,6 +53,12 @@ export function worstCaseCost(request: ChatRequest, targets: PricedTarget[], cac
 
 const IMAGE_TOKEN_BOUND = 6000;
 
+/**
+ * What a provider adds to a request with tools: Anthropic's own tool-use system prompt is 313–346
+ * tokens on Claude 4 models (its pricing page), OpenAI formats the definitions into the prompt.
+ */
+const TOOL_PROMPT_BOUND = 500;
+
 /** The format policy's instruction line around a schema (policies/format), with room to spare. */
 const FORMAT_INSTRUCTION_BOUND = 256;
 
@@ -82,7 +88,10 @@ export function promptBytes(request: ChatRequest): number {
       }
     }
   }
-  if (request.tools?.length) add(JSON.stringify(request.tools));
+  if (request.tools?.length) {
+    add(JSON.stringify(request.tools));
+    bytes += TOOL_PROMPT_BOUND;
+  }
   // A response schema is billed as input too: OpenAI counts it, and for Anthropic the format
   // policy writes it, with an instruction line, into the system prompt (after admission).
   if (request.responseFormat && request.responseFormat.type !== "text") {

@@ -110,7 +110,10 @@ export function createGateway({
   });
 
   app.notFound(function notFound(c) {
-    throw new GatewayError("not_found", `no such endpoint: ${c.req.method} ${c.req.path}; tollgate serves POST /v1/chat/completions, POST /v1/messages, GET /v1/models`);
+    // Not "model_not_found" (the default code of a 404, for an unknown route): this is a path.
+    throw new GatewayError("not_found", `no such endpoint: ${c.req.method} ${c.req.path}; tollgate serves POST /v1/chat/completions, POST /v1/messages, GET /v1/models`, {
+      code: "unknown_endpoint",
+    });
   });
 
   app.get("/healthz", (c) =>

@@ -9,16 +9,25 @@ import { startGateway } from "./serve.ts";
 //   tollgate [start] [--config FILE]        serve (PORT, default 8787)
 //   tollgate keys create [--id ID] [--team TEAM]
 //   tollgate schema                         print the config's JSON Schema
+//   tollgate help | --help | -h             print this
+
+const USAGE = `usage:
+  tollgate [start] [--config FILE]          serve (port from PORT, default 8787; config also from TOLLGATE_CONFIG)
+  tollgate keys create [--id ID] [--team TEAM]   print a new virtual key once, and the hash for the config
+  tollgate schema                           print the config's JSON Schema
+`;
 
 const argv = process.argv.slice(2);
-const command = argv[0] && !argv[0].startsWith("-") ? argv[0] : "start";
+const wantsHelp = argv.includes("--help") || argv.includes("-h") || argv[0] === "help";
+const command = wantsHelp ? "help" : argv[0] && !argv[0].startsWith("-") ? argv[0] : "start";
 
 try {
-  if (command === "start") await start();
+  if (command === "help") process.stdout.write(USAGE);
+  else if (command === "start") await start();
   else if (command === "keys" && argv[1] === "create") await createKey();
   else if (command === "schema") process.stdout.write(JSON.stringify(z.toJSONSchema(configSchema, { io: "input" }), null, 2) + "\n");
   else {
-    console.error(`unknown command "${argv.join(" ")}": use start, keys create, or schema`);
+    console.error(`unknown command "${argv.join(" ")}"\n${USAGE}`);
     process.exitCode = 2;
   }
 } catch (error) {
@@ -38,7 +47,13 @@ async function start() {
   // Finish in-flight answers, but do not let a long stream hold a restart for more than 10 s.
   const stop = () => {
     setTimeout(() => process.exit(0), 10_000).unref();
-    void gateway.close().then(() => process.exit(0));
+    gateway.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(`[tollgate] error while stopping: ${(error as Error)?.message ?? String(error)}`);
+        process.exit(1);
+      },
+    );
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
