@@ -3,7 +3,7 @@ import type { ChatModel, TransportOptions } from "../../src/model/chat-model.ts"
 import type { StreamPart } from "../../src/model/stream-part.ts";
 import { isAbortError, mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
-import { untilFinished } from "../shared/until-finished.ts";
+import { FinishCheck } from "../shared/finish-check.ts";
 import { convertToAnthropicRequest } from "./convert-to-anthropic-request.ts";
 import { mapAnthropicResponse } from "./map-anthropic-response.ts";
 import { streamWithPrefill, withPrefill } from "./prefill.ts";
@@ -52,8 +52,14 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
       const body = convertToAnthropicRequest(request, model);
       try {
         const events = await client.messages.create({ ...body, stream: true }, { signal });
-        const parts = untilFinished(mapAnthropicStream(events), signal, options.name);
-        yield* request.prefill ? streamWithPrefill(parts, request.prefill) : parts;
+        const check = new FinishCheck(options.name);
+        const parts = request.prefill ? streamWithPrefill(mapAnthropicStream(events), request.prefill) : mapAnthropicStream(events);
+        for await (const part of parts) {
+          check.see(part);
+          yield part;
+        }
+        const missing = check.missing(signal);
+        if (missing) yield missing;
       } catch (error) {
         if (signal.aborted && isAbortError(error)) return;
         yield { type: "error", error: mapProviderError(error, errorContext) };

@@ -6,7 +6,7 @@ import { mapOpenAIResponse } from "../openai/map-openai-response.ts";
 import { mapOpenAIStream } from "../openai/map-openai-stream.ts";
 import { isAbortError, mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
-import { untilFinished } from "../shared/until-finished.ts";
+import { FinishCheck } from "../shared/finish-check.ts";
 import { postChatCompletions } from "./post-chat-completions.ts";
 import { readSseData } from "./read-sse-data.ts";
 
@@ -57,7 +57,13 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
       const body = convertToOpenAIRequest({ ...request, stream: true }, model, "compatible");
       try {
         const response = await call({ ...body, stream: true }, signal);
-        yield* untilFinished(mapOpenAIStream(parseChunks(readSseData(response.body))), signal, options.name);
+        const check = new FinishCheck(options.name);
+        for await (const part of mapOpenAIStream(parseChunks(readSseData(response.body)))) {
+          check.see(part);
+          yield part;
+        }
+        const missing = check.missing(signal);
+        if (missing) yield missing;
       } catch (error) {
         if (signal.aborted && (isAbortError(error) || (error as Error)?.name === "AbortError")) return;
         yield { type: "error", error: mapProviderError(error, errorContext) };

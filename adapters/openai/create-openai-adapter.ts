@@ -3,7 +3,7 @@ import type { ChatModel, ProviderType, TransportOptions } from "../../src/model/
 import type { StreamPart } from "../../src/model/stream-part.ts";
 import { isAbortError, mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
-import { untilFinished } from "../shared/until-finished.ts";
+import { FinishCheck } from "../shared/finish-check.ts";
 import { convertToOpenAIRequest, type OpenAIFlavor } from "./convert-to-openai-request.ts";
 import { mapOpenAIResponse } from "./map-openai-response.ts";
 import { mapOpenAIStream } from "./map-openai-stream.ts";
@@ -53,7 +53,13 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
       const body = convertToOpenAIRequest({ ...request, stream: true }, model, flavor);
       try {
         const chunks = await client.chat.completions.create({ ...body, stream: true }, { signal });
-        yield* untilFinished(mapOpenAIStream(chunks), signal, options.name);
+        const check = new FinishCheck(options.name);
+        for await (const part of mapOpenAIStream(chunks)) {
+          check.see(part);
+          yield part;
+        }
+        const missing = check.missing(signal);
+        if (missing) yield missing;
       } catch (error) {
         if (signal.aborted && isAbortError(error)) return;
         yield { type: "error", error: mapProviderError(error, errorContext) };

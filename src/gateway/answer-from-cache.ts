@@ -27,7 +27,7 @@ export async function answerFromCache(c: Context<GatewayEnv>, request: ChatReque
     yield* rest;
   }
   const body = streamPartsToSse({
-    first: first!,
+    held: [first!],
     rest: replay(),
     renderer: c.get("dialect").createStreamRenderer(request),
     observe: (part) => call.observe(part),

@@ -197,7 +197,7 @@ async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, cal
 function respondWithStream(
   c: Context<GatewayEnv>,
   { request, call, slot, keepAliveMs }: Pick<Job, "request" | "call" | "slot" | "keepAliveMs">,
-  { target, first, rest }: RoutedStream,
+  { target, held, rest }: RoutedStream,
   upstreamSignal: AbortSignal,
   stopUpstream: () => void,
   forgetClient: () => void,
@@ -207,7 +207,7 @@ function respondWithStream(
   const collector = slot ? new ResponseCollector() : undefined;
 
   const body = streamPartsToSse({
-    first,
+    held,
     rest,
     renderer: c.get("dialect").createStreamRenderer(request),
     keepAliveMs,

@@ -12,7 +12,7 @@ const summary = async () => ({
 /** The stream under test, with no-op hooks unless a test overrides them. */
 function sseFrom(rest: AsyncGenerator<StreamPart>, overrides: Partial<SseStreamOptions> = {}) {
   return streamPartsToSse({
-    first: { type: "start", id: "c1", model: "m" },
+    held: [{ type: "start", id: "c1", model: "m" }],
     rest,
     renderer: new OpenAIStreamRenderer(false),
     observe: () => {},

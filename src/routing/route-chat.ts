@@ -29,7 +29,8 @@ export type AdaptToTarget = (request: ChatRequest, target: Target) => Promise<Ch
 const AS_IS: AdaptToTarget = async (request) => request;
 
 export type RoutedResponse = { target: Target; response: ChatResponse; upstreamTtftMs: number };
-export type RoutedStream = { target: Target; first: StreamPart; rest: AsyncGenerator<StreamPart>; upstreamTtftMs: number };
+/** `held`: the parts read before the stream was committed (its preamble and the answer's first part), then `rest`. */
+export type RoutedStream = { target: Target; held: StreamPart[]; rest: AsyncGenerator<StreamPart>; upstreamTtftMs: number };
 
 export async function generateOnRoute(
   request: ChatRequest,
@@ -57,7 +58,7 @@ export async function streamOnRoute(
   observer: RouteObserver = NO_OBSERVER,
   adapt: AdaptToTarget = AS_IS,
 ): Promise<RoutedStream> {
-  const { target, answer, upstreamTtftMs } = await tryTargets(request, route, slots, signal, observer, adapt, async (adapted, target): Promise<Attempt<Pick<RoutedStream, "first" | "rest">>> => {
+  const { target, answer, upstreamTtftMs } = await tryTargets(request, route, slots, signal, observer, adapt, async (adapted, target): Promise<Attempt<Pick<RoutedStream, "held" | "rest">>> => {
     // A stream is committed once its first part of the answer arrives; a failure before that may
     // fall back. The parts a provider sends before any answer (Anthropic's message_start with its
     // usage, OpenAI's role chunk) commit nothing: an overloaded_error right after them is still a
@@ -74,8 +75,7 @@ export async function streamOnRoute(
       preamble.push(next.value);
       if (!PREAMBLE_TYPES.has(next.value.type)) break;
     }
-    const [first, ...held] = preamble as [StreamPart, ...StreamPart[]];
-    return { answer: { first, rest: held.length === 0 ? parts : replayThen(held, parts) } };
+    return { answer: { held: preamble, rest: parts } };
   });
   return { target, ...answer, upstreamTtftMs };
 }
@@ -84,17 +84,6 @@ type Attempt<T> = { answer: T } | { failure: GatewayError };
 
 /** Parts that carry no answer yet: a stream that fails after them has given the client nothing. */
 const PREAMBLE_TYPES: ReadonlySet<StreamPart["type"]> = new Set(["start", "usage", "decoder-timings"]);
-
-/** The parts held back while looking for the answer's first, then the rest of the stream. */
-async function* replayThen(held: StreamPart[], rest: AsyncGenerator<StreamPart>): AsyncGenerator<StreamPart> {
-  try {
-    yield* held;
-    yield* rest;
-  } finally {
-    // Ended early (the client left): the adapter's stream must end too.
-    void rest.return(undefined).catch(() => undefined);
-  }
-}
 
 /** The fallback loop both forms share: each usable target in turn, until one answers. */
 async function tryTargets<T>(

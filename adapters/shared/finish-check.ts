@@ -1,0 +1,26 @@
+import { GatewayError } from "../../src/errors/gateway-error.ts";
+import type { StreamPart } from "../../src/model/stream-part.ts";
+
+/**
+ * Whether an adapter's stream said why the answer stopped (Chat Completions' `finish_reason`,
+ * Messages' `stop_reason`) or failed. A connection cut by the provider or a proxy ends the
+ * official SDKs' iteration cleanly, without a throw; passed on as it is, a truncated answer would
+ * reach the client, the ledger and the response cache as a complete one. Each adapter loops over
+ * its parts itself (a wrapping generator would cost a layer of awaits per part) and asks at the end.
+ */
+export class FinishCheck {
+  private ended = false;
+
+  constructor(private readonly providerName: string) {}
+
+  see(part: StreamPart): void {
+    if (part.type === "finish" || part.type === "error") this.ended = true;
+  }
+
+  /** The error part a stream that just stopped ends with; none when it ended, or the client left. */
+  missing(signal: AbortSignal): StreamPart | undefined {
+    if (this.ended || signal.aborted) return undefined;
+    // Retryable: when nothing came at all, the route may still try its next target.
+    return { type: "error", error: new GatewayError("upstream", `provider "${this.providerName}" ended the stream before the answer was complete`, { retryable: true }) };
+  }
+}
