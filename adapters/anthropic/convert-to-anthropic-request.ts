@@ -1,5 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { CacheMark, ChatMessage, ChatRequest, ToolChoice } from "../../src/model/chat-request.ts";
+import type { CacheMark, ChatMessage, ChatRequest, ImageContent, ToolChoice } from "../../src/model/chat-request.ts";
 import { parseToolArguments } from "../../src/dialects/anthropic/render-anthropic-response.ts";
 
 // Neutral request → Messages body. Anthropic differs from the neutral model in three ways that
@@ -83,9 +83,7 @@ function convertContent(message: Exclude<ChatMessage, { role: "system" }>): Cont
       // Anthropic refuses empty text blocks; OpenAI accepts them.
       return message.content.filter((part) => part.type !== "text" || hasText(part.text)).map((part): ContentBlock => {
         if (part.type === "text") return { type: "text", text: part.text, ...cacheControlOf(part.cacheControl) };
-        return part.source === "url"
-          ? { type: "image", source: { type: "url", url: part.url }, ...cacheControlOf(part.cacheControl) }
-          : { type: "image", source: { type: "base64", media_type: part.mediaType as "image/png", data: part.data }, ...cacheControlOf(part.cacheControl) };
+        return { ...imageBlock(part), ...cacheControlOf(part.cacheControl) };
       });
     case "assistant":
       return message.content
@@ -100,12 +98,20 @@ function convertContent(message: Exclude<ChatMessage, { role: "system" }>): Cont
         {
           type: "tool_result",
           tool_use_id: message.toolCallId,
-          content: message.content,
+          content: message.images?.length
+            ? [...(hasText(message.content) ? [{ type: "text" as const, text: message.content }] : []), ...message.images.map(imageBlock)]
+            : message.content,
           ...(message.isError ? { is_error: true } : {}),
           ...cacheControlOf(message.cacheControl),
         },
       ];
   }
+}
+
+function imageBlock(image: ImageContent): Anthropic.Messages.ImageBlockParam {
+  return image.source === "url"
+    ? { type: "image", source: { type: "url", url: image.url } }
+    : { type: "image", source: { type: "base64", media_type: image.mediaType as "image/png", data: image.data } };
 }
 
 /** Anthropic refuses text blocks and stop sequences of whitespace alone. */

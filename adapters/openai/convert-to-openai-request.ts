@@ -1,6 +1,6 @@
 import type OpenAI from "openai";
 import type { ChatCompletionCreateParamsBase } from "openai/resources/chat/completions/completions";
-import type { ChatMessage, ChatRequest, ResponseFormat, ToolChoice } from "../../src/model/chat-request.ts";
+import type { ChatMessage, ChatRequest, ImageContent, ResponseFormat, ToolChoice } from "../../src/model/chat-request.ts";
 
 // Neutral request → Chat Completions body. One converter serves OpenAI itself and the
 // OpenAI-compatible local decoders; `flavor` says which extensions the target speaks.
@@ -11,7 +11,7 @@ export type OpenAIFlavor = "openai" | "compatible";
 export type OpenAIRequestBody = Omit<ChatCompletionCreateParamsBase, "stream"> & { top_k?: number; min_p?: number; cache_prompt?: boolean };
 
 export function convertToOpenAIRequest(request: ChatRequest, model: string, flavor: OpenAIFlavor): OpenAIRequestBody {
-  const body: OpenAIRequestBody = { model, messages: request.messages.map(convertMessage) };
+  const body: OpenAIRequestBody = { model, messages: convertMessages(request.messages) };
   if (request.maxTokens !== undefined) {
     // OpenAI's reasoning models reject max_tokens; Ollama and older servers know only max_tokens.
     if (flavor === "openai") body.max_completion_tokens = request.maxTokens;
@@ -53,7 +53,36 @@ export function convertToOpenAIRequest(request: ChatRequest, model: string, flav
   return body;
 }
 
-function convertMessage(message: ChatMessage): OpenAI.Chat.Completions.ChatCompletionMessageParam {
+type MessageParam = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+
+/**
+ * Chat Completions' tool messages hold text only. Images a tool returned (a screenshot, from an
+ * Anthropic client) go in a user message right after the tool results: not between them, since
+ * every tool message must follow its assistant turn directly.
+ */
+function convertMessages(messages: ChatMessage[]): MessageParam[] {
+  const out: MessageParam[] = [];
+  let images: { toolCallId: string; image: ImageContent }[] = [];
+  const flush = () => {
+    if (images.length === 0) return;
+    const ids = [...new Set(images.map(({ toolCallId }) => toolCallId))].join(", ");
+    out.push({ role: "user", content: [{ type: "text", text: `Images returned by tool call ${ids}:` }, ...images.map(({ image }) => imagePart(image))] });
+    images = [];
+  };
+  for (const message of messages) {
+    if (message.role !== "tool") flush();
+    out.push(convertMessage(message));
+    if (message.role === "tool") for (const image of message.images ?? []) images.push({ toolCallId: message.toolCallId, image });
+  }
+  flush();
+  return out;
+}
+
+function imagePart(image: ImageContent): OpenAI.Chat.Completions.ChatCompletionContentPartImage {
+  return { type: "image_url", image_url: { url: image.source === "url" ? image.url : `data:${image.mediaType};base64,${image.data}`, ...(image.detail ? { detail: image.detail } : {}) } };
+}
+
+function convertMessage(message: ChatMessage): MessageParam {
   switch (message.role) {
     case "system":
       return { role: "system", content: message.content };
@@ -62,11 +91,7 @@ function convertMessage(message: ChatMessage): OpenAI.Chat.Completions.ChatCompl
       if (message.content.length === 1 && only?.type === "text") return { role: "user", content: only.text };
       return {
         role: "user",
-        content: message.content.map((part) =>
-          part.type === "text"
-            ? { type: "text" as const, text: part.text }
-            : { type: "image_url" as const, image_url: { url: part.source === "url" ? part.url : `data:${part.mediaType};base64,${part.data}`, ...(part.detail ? { detail: part.detail } : {}) } },
-        ),
+        content: message.content.map((part) => (part.type === "text" ? { type: "text" as const, text: part.text } : imagePart(part))),
       };
     }
     case "assistant": {

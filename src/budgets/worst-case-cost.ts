@@ -77,7 +77,10 @@ export function promptBytes(request: ChatRequest): number {
     }
   };
   for (const message of request.messages) {
-    if (message.role === "system" || message.role === "tool") add(message.content);
+    if (message.role === "system" || message.role === "tool") {
+      add(message.content);
+      if (message.role === "tool") bytes += (message.images?.length ?? 0) * IMAGE_TOKEN_BOUND;
+    }
     else {
       for (const part of message.content) {
         if (part.type === "text") add(part.text);

@@ -81,3 +81,55 @@ describe("reasoning", () => {
   });
 });
 
+
+describe("images a tool returned (Anthropic client)", () => {
+  const png = { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } };
+  const tools = [{ name: "screenshot", input_schema: { type: "object", properties: {} } }];
+  const body = {
+    model: "r",
+    max_tokens: 100,
+    tools,
+    messages: [
+      { role: "user", content: "what is on both screens?" },
+      {
+        role: "assistant",
+        content: [
+          { type: "tool_use", id: "toolu_1", name: "screenshot", input: {} },
+          { type: "tool_use", id: "toolu_2", name: "screenshot", input: {} },
+        ],
+      },
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "left:" }, png] },
+          { type: "tool_result", tool_use_id: "toolu_2", content: [png] },
+        ],
+      },
+    ],
+  };
+
+  it("→ Anthropic provider: the tool_result keeps its image after its text", () => {
+    const sent = convertToAnthropicRequest(parseAnthropicRequest(body), "claude-sonnet-4-6");
+    const results = sent.messages[2]!.content as Array<{ type: string; tool_use_id: string; content: unknown }>;
+    expect(results.map((result) => [result.tool_use_id, result.content])).toEqual([
+      ["toolu_1", [{ type: "text", text: "left:" }, png]],
+      ["toolu_2", [png]],
+    ]);
+  });
+
+  it("→ OpenAI provider: tool messages keep the text, and one user message after them carries the images", () => {
+    const sent = convertToOpenAIRequest(parseAnthropicRequest(body), "gpt-4o", "openai");
+    expect(sent.messages.slice(2)).toEqual([
+      { role: "tool", tool_call_id: "toolu_1", content: "left:" },
+      { role: "tool", tool_call_id: "toolu_2", content: "" },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Images returned by tool call toolu_1, toolu_2:" },
+          { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+          { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+        ],
+      },
+    ]);
+  });
+});

@@ -57,7 +57,8 @@ export type CacheMark = { ttl: "5m" | "1h" };
 export type SystemMessage = { role: "system"; content: string; cacheControl?: CacheMark };
 export type UserMessage = { role: "user"; content: UserContent[] };
 export type AssistantMessage = { role: "assistant"; content: AssistantContent[] };
-export type ToolResultMessage = { role: "tool"; toolCallId: string; content: string; isError?: boolean; cacheControl?: CacheMark };
+/** `images`: what a tool returned besides its text (a screenshot), after that text. */
+export type ToolResultMessage = { role: "tool"; toolCallId: string; content: string; images?: ImageContent[]; isError?: boolean; cacheControl?: CacheMark };
 
 export type TextContent = { type: "text"; text: string; cacheControl?: CacheMark };
 /** `detail`: OpenAI's image resolution, which sets what an image costs there (Anthropic has none). */

@@ -1,4 +1,4 @@
-import type { AssistantContent, CacheMark, ChatMessage, ChatRequest, ToolChoice, UserContent } from "../../model/chat-request.ts";
+import type { AssistantContent, CacheMark, ChatMessage, ChatRequest, ImageContent, ToolChoice, UserContent } from "../../model/chat-request.ts";
 import { dropUndefined } from "../../model/drop-undefined.ts";
 import { zodIssueToError } from "../zod-issue-to-error.ts";
 import { anthropicMessagesRequestSchema, type AnthropicMessagesRequest } from "./anthropic-request-schema.ts";
@@ -57,23 +57,28 @@ function convertMessage(message: AnthropicMessage): ChatMessage[] {
   const userContent: UserContent[] = [];
   for (const block of message.content) {
     if (block.type === "tool_result") {
+      const parts = typeof block.content === "string" ? [] : block.content ?? [];
+      const images = parts.flatMap((part) => (part.type === "image" ? [imageOf(part)] : []));
       toolResults.push({
         role: "tool",
         toolCallId: block.tool_use_id,
-        content: typeof block.content === "string" ? block.content : (block.content ?? []).map((part) => (part.type === "text" ? part.text : "")).join(""),
+        content: typeof block.content === "string" ? block.content : parts.map((part) => (part.type === "text" ? part.text : "")).join(""),
+        ...(images.length > 0 ? { images } : {}),
         ...(block.is_error ? { isError: true } : {}),
         ...mark(block),
       });
     } else if (block.type === "text") userContent.push({ type: "text", text: block.text, ...mark(block) });
     else if (block.type === "image") {
-      userContent.push(
-        block.source.type === "base64"
-          ? { type: "image", source: "base64", mediaType: block.source.media_type, data: block.source.data, ...mark(block) }
-          : { type: "image", source: "url", url: block.source.url, ...mark(block) },
-      );
+      userContent.push({ ...imageOf(block), ...mark(block) });
     }
   }
   return userContent.length > 0 ? [...toolResults, { role: "user", content: userContent }] : toolResults;
+}
+
+type ImageSource = { source: { type: "base64"; media_type: string; data: string } | { type: "url"; url: string } };
+
+function imageOf({ source }: ImageSource): ImageContent {
+  return source.type === "base64" ? { type: "image", source: "base64", mediaType: source.media_type, data: source.data } : { type: "image", source: "url", url: source.url };
 }
 
 /** A block's `cache_control`, kept (the default TTL is 5 minutes). */
