@@ -1,31 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { APP_KEY, startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
-import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
+import { describe, expect, it } from "vitest";
+import { postJson, useMockedGateway } from "./support/gateway.ts";
 
 // Route names are free strings in the config, and a client names the route in `model`. The name
 // is echoed in the `x-tollgate-route` response header, where Node refuses anything outside
 // Latin-1: a route named "摘要" used to fail every answer after the provider was called (and
 // billed). Header values are now percent-encoded where they must be.
 
-let mocks: MockProviders;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mocks = startMockProviders();
-  const base = testConfig();
-  gateway = await startTestGateway({ ...base, routes: { ...base.routes, "摘要": { targets: [{ provider: "openai", model: "gpt-4o" }] } } });
-});
-afterAll(async () => {
-  await gateway?.close();
-  mocks?.close();
-});
-
-const chat = (body: object) =>
-  fetch(`${gateway.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
+const rig = useMockedGateway({ "摘要": { targets: [{ provider: "openai", model: "gpt-4o" }] } });
+const chat = (body: object) => postJson(rig.gateway, "/v1/chat/completions", body);
 
 describe("a route whose name is not ASCII", () => {
   it("answers (not streamed)", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { APP_KEY, LIMITED_KEY, useMockedGateway } from "./support/gateway.ts";
+import { LIMITED_KEY, postJson, useMockedGateway } from "./support/gateway.ts";
 
 // `model` names a route; an unknown route is a 404 (PRODUCT.md: "Unknown route: 404").
 // findRoute() looked the name up with `config.routes[name]`, so names inherited from
@@ -7,13 +7,7 @@ import { APP_KEY, LIMITED_KEY, useMockedGateway } from "./support/gateway.ts";
 
 const rig = useMockedGateway();
 
-function post(path: string, body: unknown, key = APP_KEY) {
-  return fetch(`${rig.gateway.url}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-    body: JSON.stringify(body),
-  });
-}
+const post = (path: string, body: unknown, key?: string) => postJson(rig.gateway, path, body, key);
 
 describe("a route name that is an Object.prototype property", () => {
   it.each(["constructor", "toString", "hasOwnProperty", "__proto__"])("model %s is an unknown route: 404 in the OpenAI dialect", async (model) => {

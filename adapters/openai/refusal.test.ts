@@ -18,36 +18,32 @@ async function* replay<T>(items: T[]): AsyncGenerator<T> {
 const chunk = (delta: object, finish: string | null = null) =>
   ({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-4o", choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] }) as unknown as OpenAI.Chat.Completions.ChatCompletionChunk;
 
+/** A non-streamed answer that refused (structured outputs). */
+const refused = {
+  id: "c",
+  object: "chat.completion",
+  created: 1,
+  model: "gpt-4o",
+  choices: [{ index: 0, finish_reason: "stop", logprobs: null, message: { role: "assistant", content: null, refusal: "I can't help with that." } }],
+} as unknown as OpenAI.Chat.Completions.ChatCompletion;
+
 describe("OpenAI refusals", () => {
   it("a streamed refusal reaches the client (mapOpenAIStream)", async () => {
     const parts: StreamPart[] = [];
     for await (const part of mapOpenAIStream(replay([chunk({ role: "assistant", content: null, refusal: "" }), chunk({ refusal: "I can't help with that." }), chunk({}, "stop")]))) parts.push(part);
     expect(parts.filter((part) => part.type === "text-delta")).toEqual([{ type: "text-delta", text: "I can't help with that.", refusal: true }]);
-    const rendered = parts.map((part) => new OpenAIStreamRenderer(false).render(part)).join("");
+    const renderer = new OpenAIStreamRenderer(false);
+    const rendered = parts.map((part) => renderer.render(part)).join("");
     expect(rendered).toContain('"delta":{"refusal":"I can\'t help with that."}');
   });
 
   it("an OpenAI client still finds a non-streamed refusal in message.refusal, not in content", () => {
-    const completion = {
-      id: "c",
-      object: "chat.completion",
-      created: 1,
-      model: "gpt-4o",
-      choices: [{ index: 0, finish_reason: "stop", logprobs: null, message: { role: "assistant", content: null, refusal: "I can't help with that." } }],
-    } as unknown as OpenAI.Chat.Completions.ChatCompletion;
-    const message = renderOpenAIResponse(mapOpenAIResponse(completion)).choices[0]!.message;
+    const message = renderOpenAIResponse(mapOpenAIResponse(refused)).choices[0]!.message;
     expect(message.refusal).toBe("I can't help with that.");
     expect(message.content).toBeNull();
   });
 
   it("an Anthropic client reads a refusal as the answer's text", () => {
-    const completion = {
-      id: "c",
-      object: "chat.completion",
-      created: 1,
-      model: "gpt-4o",
-      choices: [{ index: 0, finish_reason: "stop", logprobs: null, message: { role: "assistant", content: null, refusal: "I can't help with that." } }],
-    } as unknown as OpenAI.Chat.Completions.ChatCompletion;
-    expect(renderAnthropicResponse(mapOpenAIResponse(completion)).content).toEqual([{ type: "text", text: "I can't help with that." }]);
+    expect(renderAnthropicResponse(mapOpenAIResponse(refused)).content).toEqual([{ type: "text", text: "I can't help with that." }]);
   });
 });

@@ -61,16 +61,9 @@ local elapsed = (now % ${MINUTE_MS}) / ${MINUTE_MS}
 sweep(now)
 -- The same request admitted again (ioredis resends a command whose reply a dropped connection
 -- lost): it holds its reservation already, and reserving twice would leave one amount held.
+-- Its levels are answered as they are, with no check and nothing counted again.
 local again = redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1
-if again then
-  local levels = {}
-  for i = 1, n do
-    table.insert(levels, tonumber(redis.call('HGET', KEYS[2 + i], 'spent') or '0'))
-    table.insert(levels, tonumber(redis.call('HGET', KEYS[2 + i], 'reserved') or '0'))
-  end
-  return {'ok', levels, {}}
-end
-for j = 1, m do
+for j = 1, again and 0 or m do
   local base = 2 + n + (j - 1) * 4
   local rpm, tpm = tonumber(ARGV[6 + n * 3 + (j - 1) * 2 + 1]), tonumber(ARGV[6 + n * 3 + (j - 1) * 2 + 2])
   local function counts(current, previous)
@@ -89,13 +82,14 @@ for i = 1, n do
   local spent = tonumber(redis.call('HGET', key, 'spent') or '0')
   local reserved = tonumber(redis.call('HGET', key, 'reserved') or '0')
   local limit, mode = tonumber(ARGV[6 + (i - 1) * 3 + 1]), ARGV[6 + (i - 1) * 3 + 2]
-  if spent + reserved + amount > limit then
+  if not again and spent + reserved + amount > limit then
     if mode == 'hard' then return {'budget', i, spent, reserved} end
     table.insert(soft, i)
   end
   table.insert(levels, spent)
   table.insert(levels, reserved)
 end
+if again then return {'ok', levels, soft} end
 local keys = {}
 for i = 1, n do
   local key = KEYS[2 + i]

@@ -45,32 +45,24 @@ function setup(stream: boolean) {
 }
 
 describe("a client that leaves before the answer", () => {
-  it("non-streamed: the prompt the provider read is estimated, not recorded as $0", async () => {
-    const { call, request, slots } = setup(false);
+  it.each([
+    ["non-streamed", false, generateOnRoute],
+    ["streamed, before the first chunk (a long prefill)", true, streamOnRoute],
+  ] as const)("%s: the prompt the provider read is estimated, not recorded as $0", async (_what, stream, route) => {
+    const { call, request, slots } = setup(stream);
     const client = new AbortController();
-    const pending = generateOnRoute(request, config.routes.r!, slots, client.signal, call);
+    const pending = route(request, config.routes.r!, slots, client.signal, call);
     setTimeout(() => client.abort(), 20);
-    const failure = await pending.then(() => undefined, (error: unknown) => toGatewayError(error));
+    const failure = await (pending as Promise<unknown>).then(() => undefined, (error: unknown) => toGatewayError(error));
     // What handleChat's catch does:
     await call.fail(failure!, client.signal.aborted);
     const record = await call.settle({ status: "aborted", httpStatus: 499 });
-    expect(record.status).toBe("aborted");
     // 3 (message) + 2 ("Say hi") + 3 (reply primer) = 8 tokens × 2500 nano (gpt-4o) = 20,000 nano.
-    expect(record.usage.inputTokens).toBe(8);
-    expect(record.cost.totalNano).toBe(20_000);
-    expect(record.estimated).toBe(true);
-  });
-
-  it("streamed, before the first chunk (a long prefill): the same", async () => {
-    const { call, request, slots } = setup(true);
-    const client = new AbortController();
-    const pending = streamOnRoute(request, config.routes.r!, slots, client.signal, call);
-    setTimeout(() => client.abort(), 20);
-    const failure = await pending.then(() => undefined, (error: unknown) => toGatewayError(error));
-    await call.fail(failure!, client.signal.aborted);
-    const record = await call.settle({ status: "aborted", httpStatus: 499 });
-    expect(record.status).toBe("aborted");
-    expect(record.usage.inputTokens).toBe(8);
-    expect(record.cost.totalNano).toBe(20_000);
+    expect({ status: record.status, inputTokens: record.usage.inputTokens, totalNano: record.cost.totalNano, estimated: record.estimated }).toEqual({
+      status: "aborted",
+      inputTokens: 8,
+      totalNano: 20_000,
+      estimated: true,
+    });
   });
 });

@@ -107,13 +107,15 @@ export type MockedGateway = { mocks: MockProviders; gateway: TestGateway };
 
 /**
  * The usual rig of an end-to-end test file: msw stand-ins for both clouds, then a gateway in front
- * of them, reset between tests and closed after the file. Fields are filled in by beforeAll.
+ * of them (the test config, plus `routes` of the file's own), reset between tests and closed after
+ * the file. Fields are filled in by beforeAll.
  */
-export function useMockedGateway(): MockedGateway {
+export function useMockedGateway(routes: Record<string, unknown> = {}): MockedGateway {
   const rig = {} as MockedGateway;
   beforeAll(async () => {
     rig.mocks = startMockProviders();
-    rig.gateway = await startTestGateway();
+    const base = testConfig();
+    rig.gateway = await startTestGateway({ ...base, routes: { ...base.routes, ...routes } });
   });
   afterEach(() => {
     rig.mocks.openai.reset();
@@ -124,6 +126,15 @@ export function useMockedGateway(): MockedGateway {
     rig.mocks.close();
   });
   return rig;
+}
+
+/** A JSON POST to the gateway as a client with `key` would send it (Bearer works for both dialects). */
+export function postJson(gateway: RunningGateway, path: string, body: unknown, key = APP_KEY): Promise<Response> {
+  return fetch(`${gateway.url}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 }
 
 /** The cost record of one request, once the gateway has written it (records land after the response). */
