@@ -117,7 +117,7 @@ async function answerRouted(
   context: PolicyContext,
   { request, route, call, slots, keepAliveMs }: Omit<Job, "adapt" | "slot">,
 ): Promise<Response> {
-  const slot = chain.responseCache && isDeterministic(request) ? { cache: chain.responseCache, key: await chain.responseCache.keyFor(context.route, request) } : undefined;
+  const slot = chain.responseCache && isDeterministic(request) ? { cache: chain.responseCache, key: await chain.responseCache.keyFor(context.route, request, c.get("caller")) } : undefined;
   const hit = slot && (await slot.cache.lookup(slot.key).catch(() => undefined));
   if (hit) return answerFromCache(c, request, call, hit);
 

@@ -107,15 +107,15 @@ export type MockedGateway = { mocks: MockProviders; gateway: TestGateway };
 
 /**
  * The usual rig of an end-to-end test file: msw stand-ins for both clouds, then a gateway in front
- * of them (the test config, plus `routes` of the file's own), reset between tests and closed after
- * the file. Fields are filled in by beforeAll.
+ * of them (the test config, plus `routes` and `keys` of the file's own), reset between tests and
+ * closed after the file. Fields are filled in by beforeAll.
  */
-export function useMockedGateway(routes: Record<string, unknown> = {}): MockedGateway {
+export function useMockedGateway(routes: Record<string, unknown> = {}, keys: unknown[] = []): MockedGateway {
   const rig = {} as MockedGateway;
   beforeAll(async () => {
     rig.mocks = startMockProviders();
     const base = testConfig();
-    rig.gateway = await startTestGateway({ ...base, routes: { ...base.routes, ...routes } });
+    rig.gateway = await startTestGateway({ ...base, routes: { ...base.routes, ...routes }, keys: [...base.keys, ...keys] });
   });
   afterEach(() => {
     rig.mocks.openai.reset();
