@@ -184,4 +184,19 @@ describe("GET /v1/models", () => {
   it("requires a key", async () => {
     expect((await fetch(`${rig.gateway.url}/v1/models`)).status).toBe(401);
   });
+
+  it("refuses a bad key in the dialect of the SDK that asked", async () => {
+    const anthropic = new Anthropic({ baseURL: rig.gateway.url, apiKey: "tg_wrong", maxRetries: 0 });
+    const anthropicError = await anthropic.models.list().catch((error: unknown) => error);
+    expect(anthropicError).toBeInstanceOf(Anthropic.AuthenticationError);
+    expect((anthropicError as InstanceType<typeof Anthropic.AuthenticationError>).error).toEqual({
+      type: "error",
+      error: { type: "authentication_error", message: "invalid API key: use a tollgate virtual key (`tollgate keys create` makes one)" },
+    });
+
+    const openai = new OpenAI({ baseURL: `${rig.gateway.url}/v1`, apiKey: "tg_wrong", maxRetries: 0 });
+    const openaiError = await openai.models.list().catch((error: unknown) => error);
+    expect(openaiError).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect((openaiError as InstanceType<typeof OpenAI.AuthenticationError>).error).toMatchObject({ type: "authentication_error", message: "invalid API key: use a tollgate virtual key (`tollgate keys create` makes one)" });
+  });
 });

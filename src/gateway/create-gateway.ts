@@ -86,8 +86,8 @@ export function createGateway({
     const requestId = `req_${crypto.randomUUID().replaceAll("-", "")}`;
     c.set("requestId", requestId);
     c.set("receivedAt", performance.now());
-    c.set("dialect", c.req.path.startsWith("/v1/messages") ? anthropicDialect : openAIDialect);
     const path = c.req.path;
+    c.set("dialect", dialectOf(path, c.req.raw.headers));
     const span = telemetry.startRequestSpan(SPAN_PATHS.has(path) ? `${c.req.method} ${path}` : c.req.method, {
       "http.request.method": c.req.method,
       "url.path": path,
@@ -141,6 +141,17 @@ export function createGateway({
   app.post("/v1/messages", handleChat);
 
   return app;
+}
+
+/**
+ * The dialect a request's errors are written in. The chat endpoints say it by their path; the
+ * shared ones (`/v1/models`, `/v1/budgets`, unknown paths) go by the header every Anthropic SDK
+ * sends, so `client.models.list()` with a bad key fails with an error that SDK can read.
+ */
+function dialectOf(path: string, headers: Headers): Dialect {
+  if (path.startsWith("/v1/messages")) return anthropicDialect;
+  if (path.startsWith("/v1/chat/")) return openAIDialect;
+  return headers.has("anthropic-version") ? anthropicDialect : openAIDialect;
 }
 
 function errorResponse(dialect: Dialect, error: GatewayError, requestId: string): Response {
