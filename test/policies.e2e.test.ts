@@ -293,13 +293,16 @@ describe("response cache", () => {
     expect(mocks.openai.requests).toHaveLength(1);
     expect(hit.headers.get("x-tollgate-cache")).toBe("hit");
     expect(hit.headers.get("x-tollgate-cost-usd")).toBe("0");
-    expect(((await hit.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toBe("Forty-two.");
+    const hitBody = (await hit.json()) as { choices: { message: { content: string } }[]; usage: object };
+    expect(hitBody.choices[0]!.message.content).toBe("Forty-two.");
+    // The kept answer as it was made, usage included; what this request cost is in the headers.
+    expect(hitBody.usage).toMatchObject({ prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 });
     const hitRecord = await recordOf(hit);
     expect(hitRecord).toMatchObject({ status: "ok", provider: "openai", model: "gpt-4o", cost: { totalNano: 0, cacheSavingsNano: 350_000 } });
     expect(hitRecord.policies).toContain("response_cache=hit");
 
-    // The same answer, streamed, still without calling upstream.
-    const streamed = await chat({ ...body, stream: true });
+    // The same answer, streamed, still without calling upstream, and with the same usage.
+    const streamed = await chat({ ...body, stream: true, stream_options: { include_usage: true } });
     expect(streamed.headers.get("x-tollgate-cache")).toBe("hit");
     const events = await readSseEvents(streamed);
     const text = events
@@ -307,6 +310,8 @@ describe("response cache", () => {
       .map((event) => JSON.parse(event.data).choices[0]?.delta?.content ?? "")
       .join("");
     expect(text).toBe("Forty-two.");
+    const usageChunks = events.filter((event) => event.data.startsWith("{") && JSON.parse(event.data).usage);
+    expect(usageChunks.map((event) => JSON.parse(event.data).usage)).toMatchObject([{ prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 }]);
     expect(mocks.openai.requests).toHaveLength(1);
   });
 
@@ -323,7 +328,13 @@ describe("response cache", () => {
     expect(anthropicStream.response.headers.get("x-tollgate-cache")).toBe("miss");
     const hit = await post("/v1/messages", { ...body, max_tokens: 20 });
     expect(hit.headers.get("x-tollgate-cache")).toBe("hit");
-    expect(await hit.json()).toMatchObject({ content: [{ type: "text", text: "Blue sky." }] });
+    const hitBody = await hit.json();
+    expect(hitBody).toMatchObject({ content: [{ type: "text", text: "Blue sky." }] });
+    // Streamed again from the cache: the SDK's final message says what the unstreamed hit says.
+    const streamedHit = await gateway.anthropic.messages.stream({ ...body, max_tokens: 20 } as never).finalMessage();
+    expect(streamedHit.content).toEqual(hitBody.content);
+    expect(hitBody.usage.output_tokens).toBeGreaterThan(0);
+    expect(streamedHit.usage).toMatchObject({ input_tokens: hitBody.usage.input_tokens, output_tokens: hitBody.usage.output_tokens });
     expect(mocks.openai.requests).toHaveLength(1);
 
     const sampled = await chat({ model: "answers", temperature: 0.8, messages: user("Sky colour?") });

@@ -65,4 +65,6 @@ export function* responseToParts(response: ChatResponse): Generator<StreamPart> 
     }
   }
   yield { type: "finish", reason: response.finishReason, ...(response.stopSequence ? { stopSequence: response.stopSequence } : {}) };
+  // The usage the answer was made with, as the unstreamed answer shows it too.
+  if (response.usage) yield { type: "usage", usage: response.usage };
 }
