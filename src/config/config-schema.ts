@@ -23,6 +23,19 @@ const usdPerMillion = z.number().nonnegative({ error: "a price in USD per 1M tok
 const perSecond = z.number().positive({ error: "a measured speed in tokens per second, such as 2500" });
 
 /**
+ * The prices that replace a model's own once a request's whole input (cache reads and writes
+ * included) is above a size: Anthropic's Sonnet 4 and 4.5 above 200k tokens, for example.
+ */
+const longContextSchema = z.strictObject({
+  aboveInputTokens: z.number().int().positive({ error: "the input size in tokens above which these prices apply, such as 200000" }),
+  inputPerMillion: usdPerMillion,
+  outputPerMillion: usdPerMillion,
+  cachedInputPerMillion: usdPerMillion.optional(),
+  cacheWrite5mPerMillion: usdPerMillion.optional(),
+  cacheWrite1hPerMillion: usdPerMillion.optional(),
+});
+
+/**
  * One model's price: USD per 1M tokens as the provider publishes it, or for a local decoder what
  * its GPU costs per hour and the tokens per second it was measured to move.
  */
@@ -36,12 +49,15 @@ const priceSchema = z
     gpuHourUsd: z.number().positive({ error: "what one GPU hour costs in USD, such as 2.1" }).optional(),
     inputTokensPerSecond: perSecond.optional(),
     outputTokensPerSecond: perSecond.optional(),
+    longContext: longContextSchema.optional(),
   })
   .superRefine((price, ctx) => {
     const perMillion = price.inputPerMillion !== undefined || price.outputPerMillion !== undefined;
     const gpu = price.gpuHourUsd !== undefined || price.inputTokensPerSecond !== undefined || price.outputTokensPerSecond !== undefined;
     if (perMillion && gpu) {
       ctx.addIssue({ code: "custom", message: "give either per-1M prices or a GPU-hour price, not both" });
+    } else if (gpu && price.longContext) {
+      ctx.addIssue({ code: "custom", path: ["longContext"], message: "a GPU-hour price has no long-context tier: remove longContext, or price the model per 1M tokens" });
     } else if (gpu) {
       for (const field of ["gpuHourUsd", "inputTokensPerSecond", "outputTokensPerSecond"] as const) {
         if (price[field] === undefined) ctx.addIssue({ code: "custom", path: [field], message: `a GPU-hour price needs ${field} too` });

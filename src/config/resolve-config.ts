@@ -1,5 +1,6 @@
 import { configSchema, type Config, type ProviderConfig } from "./config-schema.ts";
 import { formatConfigIssues } from "./format-config-issues.ts";
+import { missingLongContextWarnings } from "../pricing/find-model-price.ts";
 
 // Turns a raw JSON value plus an environment into a config the gateway can run on: validated,
 // secrets read from the environment, and every problem reported at once.
@@ -51,6 +52,7 @@ export function resolveConfig(raw: unknown, env: Environment): ResolvedConfig {
       }
     }
     providers[name] = resolved;
+    warnings.push(...missingLongContextWarnings(name, provider));
   }
 
   let redisUrl: string | undefined;

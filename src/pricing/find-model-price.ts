@@ -16,7 +16,26 @@ export type ConfiguredPrice = {
   gpuHourUsd?: number;
   inputTokensPerSecond?: number;
   outputTokensPerSecond?: number;
+  longContext?: { aboveInputTokens: number } & PerMillionFields;
 };
+
+type PerMillionFields = {
+  inputPerMillion?: number;
+  outputPerMillion?: number;
+  cachedInputPerMillion?: number;
+  cacheWrite5mPerMillion?: number;
+  cacheWrite1hPerMillion?: number;
+};
+
+function perMillionRates(price: PerMillionFields) {
+  return ratesFromUsdPerMillion({
+    input: price.inputPerMillion ?? 0,
+    output: price.outputPerMillion ?? 0,
+    ...(price.cachedInputPerMillion !== undefined ? { cachedInput: price.cachedInputPerMillion } : {}),
+    ...(price.cacheWrite5mPerMillion !== undefined ? { cacheWrite5m: price.cacheWrite5mPerMillion } : {}),
+    ...(price.cacheWrite1hPerMillion !== undefined ? { cacheWrite1h: price.cacheWrite1hPerMillion } : {}),
+  });
+}
 
 export type ProviderPricing = { default?: ConfiguredPrice; models?: Record<string, ConfiguredPrice> };
 
@@ -34,14 +53,10 @@ export function toModelPrice(price: ConfiguredPrice): ModelPrice {
       }),
     };
   }
+  const long = price.longContext;
   return {
-    rates: ratesFromUsdPerMillion({
-      input: price.inputPerMillion ?? 0,
-      output: price.outputPerMillion ?? 0,
-      ...(price.cachedInputPerMillion !== undefined ? { cachedInput: price.cachedInputPerMillion } : {}),
-      ...(price.cacheWrite5mPerMillion !== undefined ? { cacheWrite5m: price.cacheWrite5mPerMillion } : {}),
-      ...(price.cacheWrite1hPerMillion !== undefined ? { cacheWrite1h: price.cacheWrite1hPerMillion } : {}),
-    }),
+    rates: perMillionRates(price),
+    ...(long ? { longContext: { aboveInputTokens: long.aboveInputTokens, rates: perMillionRates(long) } } : {}),
   };
 }
 
@@ -95,4 +110,21 @@ export function findModelPrice(provider: PricedProvider, model: string, response
 export function findModelLimits(providerType: PricedProvider["type"], model: string): ModelLimits {
   if (providerType === "openai-compatible") return {};
   return lookup(bundledByProvider.get(providerType), model)?.limits ?? {};
+}
+
+/**
+ * Config prices that would bill long prompts below what the provider invoices: an override of a
+ * bundled model that has a long-context tier, written without one of its own.
+ */
+export function missingLongContextWarnings(providerName: string, provider: PricedProvider): string[] {
+  if (provider.type === "openai-compatible") return [];
+  const bundled = bundledByProvider.get(provider.type);
+  return Object.entries(provider.pricing?.models ?? {}).flatMap(([model, price]) => {
+    const tier = lookup(bundled, model)?.longContext;
+    if (!tier || price.longContext) return [];
+    return [
+      `providers.${providerName}.pricing.models["${model}"] has no longContext, so requests above ${tier.aboveInputTokens} input tokens are billed at its base price; ` +
+        `${provider.type} charges more there (the bundled list: $${tier.price.input} / $${tier.price.output} per 1M): add "longContext": {"aboveInputTokens": ${tier.aboveInputTokens}, "inputPerMillion": …, "outputPerMillion": …}`,
+    ];
+  });
 }
