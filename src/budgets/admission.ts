@@ -94,7 +94,7 @@ export class Admission {
         const fallback = provider?.type === "anthropic" ? DEFAULT_ANTHROPIC_MAX_TOKENS : limits.maxOutputTokens ?? DEFAULT_OUTPUT_BOUND;
         const outputBound = Math.min(request.maxTokens ?? fallback, limits.maxOutputTokens ?? Infinity);
         largestOutputBound = Math.max(largestOutputBound, outputBound);
-        return { price, outputBound };
+        return { price, outputBound, ...(limits.maxImageTokens ? { imageTokens: limits.maxImageTokens } : {}) };
       }),
       // Input may be billed as a cache write: where the route's policy caches, and where the client
       // placed its own breakpoints (passed through as sent, a 1-hour one bills 2x input).

@@ -14,6 +14,8 @@ export type PricedTarget = {
   price: ModelPrice | undefined;
   /** The most tokens this target would generate for the request. */
   outputBound: number;
+  /** The most input tokens one image can bill on this target, where above IMAGE_TOKEN_BOUND. */
+  imageTokens?: number;
 };
 
 export type WorstCase = {
@@ -24,14 +26,19 @@ export type WorstCase = {
 };
 
 export function worstCaseCost(request: ChatRequest, targets: PricedTarget[], cacheWrites: boolean): WorstCase {
-  const inputBound = promptBytes(request);
-  const inputCost = (price: ModelPrice) =>
+  const prompt = promptSize(request);
+  const inputBoundOf = (target: PricedTarget) => prompt.bytes + prompt.images * (target.imageTokens ?? IMAGE_TOKEN_BOUND);
+  const inputCost = (target: PricedTarget, price: ModelPrice) => {
+    const inputBound = inputBoundOf(target);
     // With prompt caching on, input may be billed as a 1-hour cache write (2x input): bound that.
-    computeCost(cacheWrites ? { cacheWrite1hTokens: inputBound } : { inputTokens: inputBound }, price).totalNano;
+    return computeCost(cacheWrites ? { cacheWrite1hTokens: inputBound } : { inputTokens: inputBound }, price).totalNano;
+  };
   let amountNano = 0;
+  let inputBound = prompt.bytes + prompt.images * IMAGE_TOKEN_BOUND;
   for (const target of targets) {
+    inputBound = Math.max(inputBound, inputBoundOf(target));
     if (!target.price) continue; // unpriced: recorded as such; a budget cannot weigh it
-    const cost = inputCost(target.price) + computeCost({ inputTokens: inputBound, outputTokens: target.outputBound }, target.price).outputNano;
+    const cost = inputCost(target, target.price) + computeCost({ inputTokens: inputBoundOf(target), outputTokens: target.outputBound }, target.price).outputNano;
     amountNano = Math.max(amountNano, cost);
   }
   return {
@@ -41,9 +48,9 @@ export function worstCaseCost(request: ChatRequest, targets: PricedTarget[], cac
       let fit = Number.MAX_SAFE_INTEGER;
       for (const target of targets) {
         if (!target.price) continue;
-        const left = capNano - inputCost(target.price);
+        const left = capNano - inputCost(target, target.price);
         if (left < 0) return -1;
-        const outputNanoPerToken = computeCost({ inputTokens: inputBound, outputTokens: 1_000_000 }, target.price).outputNano / 1_000_000;
+        const outputNanoPerToken = computeCost({ inputTokens: inputBoundOf(target), outputTokens: 1_000_000 }, target.price).outputNano / 1_000_000;
         if (outputNanoPerToken > 0) fit = Math.min(fit, Math.floor(left / outputNanoPerToken));
       }
       return fit;
@@ -62,8 +69,18 @@ const TOOL_PROMPT_BOUND = 500;
 /** The format policy's instruction line around a schema (policies/format), with room to spare. */
 const FORMAT_INSTRUCTION_BOUND = 256;
 
-/** UTF-8 bytes of every text the request sends (no allocation: counted from UTF-16 code units). */
+/** The input bound of a request whose images bill at most IMAGE_TOKEN_BOUND tokens each. */
 export function promptBytes(request: ChatRequest): number {
+  const { bytes, images } = promptSize(request);
+  return bytes + images * IMAGE_TOKEN_BOUND;
+}
+
+/**
+ * UTF-8 bytes of every text the request sends (no allocation: counted from UTF-16 code units),
+ * and how many images it sends, which are billed by their pixels instead.
+ */
+function promptSize(request: ChatRequest): { bytes: number; images: number } {
+  let images = 0;
   let bytes = 0;
   const add = (text: string) => {
     for (let i = 0; i < text.length; i++) {
@@ -79,15 +96,15 @@ export function promptBytes(request: ChatRequest): number {
   for (const message of request.messages) {
     if (message.role === "system" || message.role === "tool") {
       add(message.content);
-      if (message.role === "tool") bytes += (message.images?.length ?? 0) * IMAGE_TOKEN_BOUND;
+      if (message.role === "tool") images += message.images?.length ?? 0;
     }
     else {
       for (const part of message.content) {
         if (part.type === "text") add(part.text);
         else if (part.type === "tool-call") add(part.name + part.arguments);
         // Images are billed by their pixels, not their bytes: a large image is at most a few
-        // thousand tokens on either provider.
-        else bytes += IMAGE_TOKEN_BOUND;
+        // thousand tokens on either provider (gpt-4o-mini aside, which says so in its limits).
+        else images++;
       }
     }
   }
@@ -102,5 +119,5 @@ export function promptBytes(request: ChatRequest): number {
     if (request.responseFormat.type === "json-schema") add(request.responseFormat.name + JSON.stringify(request.responseFormat.schema));
   }
   // Chat framing adds a few tokens per message; a byte-per-token bound leaves room, this is margin.
-  return bytes + 8 * request.messages.length + 8;
+  return { bytes: bytes + 8 * request.messages.length + 8, images };
 }

@@ -35,6 +35,12 @@ export type ModelLimits = {
    * answer it with a 400 ("This model does not support assistant message prefill").
    */
   noPrefill?: boolean;
+  /**
+   * The most input tokens one image can bill, where it is above the budget's general bound of
+   * 6,000. gpt-4o-mini bills an image at gpt-4o's dollar price, so at 2,833 tokens plus 5,667 per
+   * 512 px tile (OpenAI's vision pricing): 8 tiles at most (2048 × 768 after scaling) = 48,169.
+   */
+  maxImageTokens?: number;
 };
 
 const OPENAI_SOURCE = "https://openai.com/api/pricing/ (via the LiteLLM price map)";
@@ -86,7 +92,7 @@ export const BUNDLED_PRICES: readonly BundledPrice[] = [
   // The first gpt-4o snapshot kept its launch price and has no cached-input discount; listed on
   // its own, or the dated-snapshot rule would price it as gpt-4o.
   openai("gpt-4o-2024-05-13", 5, 5, 15, { maxOutputTokens: 4_096 }),
-  openai("gpt-4o-mini", 0.15, 0.075, 0.6, { maxOutputTokens: 16_384 }),
+  openai("gpt-4o-mini", 0.15, 0.075, 0.6, { maxOutputTokens: 16_384, maxImageTokens: 2_833 + 8 * 5_667 }),
   openai("gpt-4.1", 2, 0.5, 8, { maxOutputTokens: 32_768 }),
   openai("gpt-4.1-mini", 0.4, 0.1, 1.6, { maxOutputTokens: 32_768 }),
   openai("gpt-4.1-nano", 0.1, 0.025, 0.4, { maxOutputTokens: 32_768 }),
