@@ -224,6 +224,7 @@ describe("OpenTelemetry export from a running gateway", () => {
       "tollgate.key_id": "app",
       "gen_ai.request.model": "gpt-4o",
       "gen_ai.provider.name": "openai",
+      "tollgate.provider": "openai",
     });
     expect(costPoint.asDouble).toBeCloseTo(0.00214, 12);
   });
@@ -346,6 +347,7 @@ describe("OpenTelemetry export from a running gateway", () => {
       "tollgate.key_id": "app",
       "gen_ai.request.model": "claude-sonnet-4-6",
       "gen_ai.provider.name": "anthropic",
+      "tollgate.provider": "anthropic",
     });
     expect(costPoint.asDouble).toBeCloseTo(0.00009, 12);
   });

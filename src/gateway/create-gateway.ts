@@ -140,7 +140,8 @@ export function createGateway({
   app.post("/v1/chat/completions", handleChat);
   app.post("/v1/messages", handleChat);
 
-  return app;
+  // What a host needs at shutdown besides the app: to wait for the records of requests it cut off.
+  return Object.assign(app, { recorded: (timeoutMs: number) => metering.recorded(timeoutMs) });
 }
 
 /**

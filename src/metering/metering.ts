@@ -2,7 +2,9 @@ import type { Span } from "@opentelemetry/api";
 import type { ResolvedConfig } from "../config/resolve-config.ts";
 import type { GatewayError } from "../errors/gateway-error.ts";
 import type { Ledger } from "../ledger/ledger.ts";
+import type { ChatRequest } from "../model/chat-request.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
+import { ResponseCollector } from "../model/collect-response.ts";
 import type { StreamPart } from "../model/stream-part.ts";
 import type { RouteObserver, Target } from "../routing/route-chat.ts";
 import type { GatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
@@ -29,13 +31,38 @@ const CLIENT_CLOSED = 499;
 
 export class Metering {
   readonly prices: PriceBook;
+  /** Calls begun and not yet recorded (or discarded). */
+  private readonly open = new Set<MeteredCall>();
+  private whenIdle: (() => void)[] = [];
 
   constructor(private readonly deps: MeteringDeps) {
     this.prices = new PriceBook(deps.config.providers, deps.log);
   }
 
   start(start: MeterStart, requestSpan: Span): MeteredCall {
-    return new MeteredCall(new RequestMeter(start, { prices: this.prices, counter: this.deps.counter }), start, requestSpan, this.deps);
+    const call = new MeteredCall(new RequestMeter(start, { prices: this.prices, counter: this.deps.counter }), start, requestSpan, this.deps);
+    this.open.add(call);
+    call.onFinished(() => {
+      this.open.delete(call);
+      if (this.open.size > 0) return;
+      for (const wake of this.whenIdle.splice(0)) wake();
+    });
+    return call;
+  }
+
+  /**
+   * Resolves when every call begun so far has its record, or after `timeoutMs`; true if they all
+   * did. A server that cuts its last streams on shutdown waits here for their records.
+   */
+  recorded(timeoutMs: number): Promise<boolean> {
+    if (this.open.size === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      this.whenIdle.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
   }
 }
 
@@ -46,6 +73,12 @@ export class MeteredCall implements RouteObserver {
   private committed = false;
   private discarded = false;
   private attemptStartedAt = 0;
+  private firstChunkAt: number | undefined;
+  /** The last call made failed and has its duration point already (attemptFailed). */
+  private lastAttemptRecorded = false;
+  /** The answer as given, kept only when content capture is on (for gen_ai.output.messages). */
+  private readonly output: ResponseCollector | undefined;
+  private answer: ChatResponse | undefined;
   private readonly settledListeners: ((record: CostRecord | undefined) => void)[] = [];
 
   constructor(
@@ -53,13 +86,18 @@ export class MeteredCall implements RouteObserver {
     private readonly start: MeterStart,
     private readonly requestSpan: Span,
     private readonly deps: MeteringDeps,
-  ) {}
+  ) {
+    if (deps.telemetry.captureContent) this.output = new ResponseCollector();
+  }
 
-  attemptStarted(target: Target, startedAt: number): void {
+  attemptStarted(target: Target, request: ChatRequest, startedAt: number): void {
     this.target = target;
     this.attemptStartedAt = startedAt;
+    this.firstChunkAt = undefined;
+    this.lastAttemptRecorded = false;
     this.meter.attempting({ providerName: target.model.providerName, model: target.modelName }, startedAt);
-    this.chatSpan = this.deps.telemetry.startChatSpan(this.requestSpan, this.start.request, {
+    // The span describes the call made: the request as the per-target policies left it.
+    this.chatSpan = this.deps.telemetry.startChatSpan(this.requestSpan, request, {
       providerName: target.model.providerName,
       providerType: target.model.providerType,
       model: target.modelName,
@@ -67,10 +105,16 @@ export class MeteredCall implements RouteObserver {
     });
   }
 
+  firstChunk(at: number): void {
+    this.firstChunkAt = at;
+  }
+
   attemptFailed(target: Target, error: GatewayError, clientLeft: boolean): void {
     // A call cut off because the client left had the prompt: that is billed, a refusal is not.
     if (!clientLeft) this.meter.attemptFailed();
-    const errorType = error.code ?? error.kind;
+    // Cancelled by our client, not failed by the provider: kept apart in error.type.
+    const errorType = clientLeft ? "cancelled" : error.code ?? error.kind;
+    this.lastAttemptRecorded = true;
     this.deps.telemetry.recordFailedAttempt(
       { providerName: target.model.providerName, providerType: target.model.providerType, model: target.modelName },
       (performance.now() - this.attemptStartedAt) / 1000,
@@ -83,6 +127,7 @@ export class MeteredCall implements RouteObserver {
 
   observe(part: StreamPart): void {
     this.meter.observe(part);
+    this.output?.add(part);
   }
 
   notePolicies(moment: "route" | "target", notes: string[], warnings: string[]): void {
@@ -135,6 +180,7 @@ export class MeteredCall implements RouteObserver {
 
   answered(response: ChatResponse): void {
     this.meter.answered(response);
+    this.answer = response;
   }
 
   /** The record, computed once; later calls get the same one whatever outcome they pass. */
@@ -166,8 +212,9 @@ export class MeteredCall implements RouteObserver {
         ...(this.meter.responseId ? { responseId: this.meter.responseId } : {}),
         ...(record.responseModel ? { responseModel: record.responseModel } : {}),
         ...(record.finishReason ? { finishReason: record.finishReason } : {}),
-        ...(record.upstreamTtftMs !== null && record.stream ? { timeToFirstChunkSeconds: record.upstreamTtftMs / 1000 } : {}),
+        ...(record.stream && this.firstChunkAt !== undefined ? { timeToFirstChunkSeconds: (this.firstChunkAt - this.attemptStartedAt) / 1000 } : {}),
         ...(record.status === "error" ? { error: { type: record.errorType ?? "_OTHER", message: "the provider failed" } } : {}),
+        ...(this.output ? { output: (this.answer ?? this.output.response()).content } : {}),
       });
       this.chatSpan = undefined;
     }
@@ -175,7 +222,14 @@ export class MeteredCall implements RouteObserver {
     if (this.target) {
       // The record's duration runs from the request's arrival; the call began later than that.
       const operationMs = record.durationMs - (this.attemptStartedAt - this.start.receivedAt);
-      telemetry.recordMetrics(record, { providerName: this.target.model.providerName, providerType: this.target.model.providerType }, Math.max(0, operationMs) / 1000);
+      telemetry.recordMetrics(
+        record,
+        { providerName: this.target.model.providerName, providerType: this.target.model.providerType },
+        {
+          ...(this.lastAttemptRecorded ? {} : { operationSeconds: Math.max(0, operationMs) / 1000 }),
+          ...(this.firstChunkAt !== undefined ? { firstChunkSeconds: (this.firstChunkAt - this.attemptStartedAt) / 1000 } : {}),
+        },
+      );
     }
     return record;
   }

@@ -100,7 +100,7 @@ describe("a metering failure", () => {
     const call = metering.start({ requestId: "req_bug", caller: { kind: "admin" }, request, dialect: "openai", receivedAt: performance.now() }, trace.wrapSpanContext(INVALID_SPAN_CONTEXT));
     const finished: unknown[] = [];
     call.onFinished((record) => finished.push(record));
-    call.attemptStarted({ model: { providerName: "openai", providerType: "openai" } as never, modelName: "gpt-4o" }, performance.now());
+    call.attemptStarted({ model: { providerName: "openai", providerType: "openai" } as never, modelName: "gpt-4o" }, request, performance.now());
     call.observe({ type: "text-delta", text: "no usage will come" }); // so the meter must count, and the counter throws
     await expect(call.commit({ status: "ok", httpStatus: 200 })).resolves.toBeUndefined();
     expect(finished).toEqual([undefined]); // the listener (the budget's settle) still ran

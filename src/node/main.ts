@@ -44,10 +44,12 @@ async function start() {
     console.error("[tollgate] using the bundled example config; it accepts the demo key `tollgate-dev-key`. Do not expose it.");
   }
   console.error(`[tollgate] listening on ${gateway.url} (config ${path})`);
-  // Finish in-flight answers, but do not let a long stream hold a restart for more than 10 s.
+  // Finish in-flight answers, but do not let a long stream hold a restart for more than 8 s: it
+  // is then cut (and recorded as aborted), and the ledger and telemetry are written out. The
+  // exit at 20 s is for an exporter or store that does not answer.
   const stop = () => {
-    setTimeout(() => process.exit(0), 10_000).unref();
-    gateway.close().then(
+    setTimeout(() => process.exit(0), 20_000).unref();
+    gateway.close({ drainMs: 8_000 }).then(
       () => process.exit(0),
       (error: unknown) => {
         console.error(`[tollgate] error while stopping: ${(error as Error)?.message ?? String(error)}`);

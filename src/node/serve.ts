@@ -35,7 +35,12 @@ export type RunningGateway = {
   store: LedgerStore;
   /** Budgets' and rate limits' state (Redis, or this process's memory). */
   admissionStore: AdmissionStore;
-  close(): Promise<void>;
+  /**
+   * Stops taking requests and lets those in flight finish; after `drainMs` (default: no limit)
+   * cuts the ones still open (each is recorded as aborted). Then writes out the ledger and the
+   * telemetry, and closes the upstream connections.
+   */
+  close(options?: { drainMs?: number }): Promise<void>;
 };
 
 let sharedCounter: TokenCounter | undefined;
@@ -84,8 +89,13 @@ export async function startGateway({
     ledger,
     store,
     admissionStore,
-    async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+    async close({ drainMs = Infinity } = {}) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const cut = Number.isFinite(drainMs) && "closeAllConnections" in server ? setTimeout(() => server.closeAllConnections(), drainMs) : undefined;
+      await closed;
+      clearTimeout(cut);
+      // A stream cut off above is recorded once its body sees the cancel: wait for those records.
+      await app.recorded(2_000);
       await ledger.close();
       await otel?.shutdown();
       await dispatcher.close();

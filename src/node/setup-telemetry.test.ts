@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { CostRecord } from "../metering/cost-record.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import { createGatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
@@ -84,7 +84,7 @@ describe("setupTelemetry", () => {
     expect([requestSpan.isRecording(), chatSpan.isRecording()]).toEqual([false, false]);
     telemetry.endChatSpan(chatSpan, { usage: { outputTokens: 1 } });
     telemetry.endRequestSpan(requestSpan, { httpStatus: 200, record: costRecord({}) });
-    telemetry.recordMetrics(costRecord({}), target, 1.5);
+    telemetry.recordMetrics(costRecord({}), target, { operationSeconds: 1.5 });
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(received).toEqual([]);
   });
@@ -109,7 +109,7 @@ describe("setupTelemetry", () => {
       timeToFirstChunkSeconds: 0.25,
     });
     telemetry.endRequestSpan(requestSpan, { httpStatus: 200, record: okRecord });
-    telemetry.recordMetrics(okRecord, target, 1.5);
+    telemetry.recordMetrics(okRecord, target, { operationSeconds: 1.5, firstChunkSeconds: 0.25 });
 
     // A provider that timed out: error status on both spans, error.type on the duration metric.
     const failedRecord = costRecord({
@@ -122,7 +122,7 @@ describe("setupTelemetry", () => {
     const failedChat = telemetry.startChatSpan(failedRequest, { ...chatRequest, stream: false }, target);
     telemetry.endChatSpan(failedChat, { error: { type: "upstream_timeout", message: "no answer in 30 s" } });
     telemetry.endRequestSpan(failedRequest, { httpStatus: 504, record: failedRecord });
-    telemetry.recordMetrics(failedRecord, target, 30);
+    telemetry.recordMetrics(failedRecord, target, { operationSeconds: 30 });
 
     await handle!.forceFlush();
 
@@ -213,7 +213,7 @@ describe("setupTelemetry", () => {
     const cost = metrics.get("tollgate.cost")!;
     expect(cost.unit).toBe("USD");
     expect(cost.sum!.isMonotonic).toBe(true);
-    const costAttributes = { "tollgate.route": "smart", "tollgate.key_id": "key_ops", "gen_ai.request.model": "gpt-4o", "gen_ai.provider.name": "openai" };
+    const costAttributes = { "tollgate.route": "smart", "tollgate.key_id": "key_ops", "gen_ai.request.model": "gpt-4o", "gen_ai.provider.name": "openai", "tollgate.provider": "openai-main" };
     expect(pointWith(cost.sum!.dataPoints, { ...costAttributes, "tollgate.team": "platform" }).asDouble).toBeCloseTo(0.0065, 12);
     expect(pointWith(cost.sum!.dataPoints, { ...costAttributes, "tollgate.team": "research" }).asDouble).toBe(0);
   });
@@ -227,7 +227,7 @@ describe("setupTelemetry", () => {
     const telemetry = createGatewayTelemetry();
     const span = telemetry.startRequestSpan("POST /v1/messages", { "tollgate.request_id": "req_3" });
     telemetry.endRequestSpan(span, { httpStatus: 200 });
-    telemetry.recordMetrics(costRecord({}), target, 1.5);
+    telemetry.recordMetrics(costRecord({}), target, { operationSeconds: 1.5 });
     await handle!.forceFlush();
 
     const spans = receivedSpans("/custom/traces");
@@ -236,5 +236,30 @@ describe("setupTelemetry", () => {
     expect(decodeAttributes(body.resourceSpans[0]!.resource?.attributes)["service.name"]).toBe("tollgate-eu");
     // No metrics endpoint was configured, so the metrics stay on the API's no-op meter.
     expect(received.map((item) => item.path)).toEqual(["/custom/traces"]);
+  });
+
+  it("puts OTEL_RESOURCE_ATTRIBUTES on the resource, with a service.instance.id per process unless one is named", async () => {
+    const resourceOf = async (environment: Record<string, string>) => {
+      handle = await setupTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: origin, ...environment });
+      const telemetry = createGatewayTelemetry();
+      telemetry.endRequestSpan(telemetry.startRequestSpan("POST /v1/messages", {}), { httpStatus: 200 });
+      await handle!.shutdown();
+      handle = undefined;
+      const body = received.filter((item) => item.path === "/v1/traces").at(-1)!.body as TracesBody;
+      return decodeAttributes(body.resourceSpans[0]!.resource?.attributes);
+    };
+    // The SDK's detector reads the process environment, as it would in production.
+    vi.stubEnv("OTEL_RESOURCE_ATTRIBUTES", "service.name=from-attributes,service.instance.id=gw-7,deployment.environment.name=prod");
+    try {
+      expect(await resourceOf({})).toMatchObject({ "service.name": "from-attributes", "service.instance.id": "gw-7", "deployment.environment.name": "prod" });
+      // OTEL_SERVICE_NAME wins over a service.name in the attributes.
+      expect((await resourceOf({ OTEL_SERVICE_NAME: "tollgate-eu" }))["service.name"]).toBe("tollgate-eu");
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    // Without them: tollgate, and the process's own random id.
+    const plain = await resourceOf({});
+    expect(plain["service.name"]).toBe("tollgate");
+    expect(String(plain["service.instance.id"])).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
   });
 });

@@ -1,7 +1,7 @@
 import { metrics, trace } from "@opentelemetry/api";
 import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { defaultResource, resourceFromAttributes } from "@opentelemetry/resources";
+import { defaultResource, detectResources, envDetector, resourceFromAttributes, serviceInstanceIdDetector } from "@opentelemetry/resources";
 import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 
@@ -28,9 +28,15 @@ export async function setupTelemetry(environment: TelemetryEnvironment): Promise
   const metricsUrl = signalUrl(environment, "METRICS", "v1/metrics");
   if (tracesUrl === undefined && metricsUrl === undefined) return undefined;
 
-  const resource = defaultResource().merge(
-    resourceFromAttributes({ "service.name": environment.OTEL_SERVICE_NAME?.trim() || "tollgate" }),
-  );
+  // OTEL_RESOURCE_ATTRIBUTES (deployment.environment.name=prod,…) as the SDK's own detector reads
+  // it, from the process environment; a fresh service.instance.id under it, so that several
+  // instances' metric streams stay apart unless the operator names them. OTEL_SERVICE_NAME wins
+  // over a service.name given there, as the SDK specification says.
+  const detected = detectResources({ detectors: [serviceInstanceIdDetector, envDetector] });
+  const serviceName = environment.OTEL_SERVICE_NAME?.trim() || String(detected.attributes["service.name"] ?? "") || "tollgate";
+  const resource = defaultResource()
+    .merge(detected)
+    .merge(resourceFromAttributes({ "service.name": serviceName }));
 
   let tracerProvider: BasicTracerProvider | undefined;
   if (tracesUrl !== undefined) {

@@ -14,7 +14,10 @@ export type Target = { model: ChatModel; modelName: string };
 
 /** Hears of every upstream call the router makes: metering bills the last, telemetry spans each. */
 export interface RouteObserver {
-  attemptStarted(target: Target, startedAt: number): void;
+  /** `request`: what this target is sent, after the per-target policies. */
+  attemptStarted(target: Target, request: ChatRequest, startedAt: number): void;
+  /** A stream's first part of any kind arrived (the conventions' "first chunk"). */
+  firstChunk?(at: number): void;
   /**
    * The call failed before anything reached the client; the router moves on or gives up.
    * `clientLeft`: it failed because the client went away, not because the provider refused.
@@ -72,6 +75,7 @@ export async function streamOnRoute(
         void parts.return(undefined).catch(() => undefined); // let the adapter's stream end
         return { failure: next.value.error };
       }
+      if (preamble.length === 0) observer.firstChunk?.(performance.now());
       preamble.push(next.value);
       if (!PREAMBLE_TYPES.has(next.value.type)) break;
     }
@@ -101,7 +105,7 @@ async function tryTargets<T>(
     const adapted = await failures.adapt(adapt, request, target);
     if (!adapted) continue;
     const started = performance.now();
-    observer.attemptStarted(target, started);
+    observer.attemptStarted(target, adapted, started);
     const result = await attempt(adapted, target);
     if ("answer" in result) return { target, answer: result.answer, upstreamTtftMs: performance.now() - started };
     observer.attemptFailed(target, result.failure, signal.aborted);

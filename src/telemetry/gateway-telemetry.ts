@@ -1,6 +1,6 @@
 import { context, INVALID_SPAN_CONTEXT, metrics, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from "@opentelemetry/api";
 import type { CostRecord } from "../metering/cost-record.ts";
-import type { ChatRequest } from "../model/chat-request.ts";
+import type { AssistantContent, ChatRequest } from "../model/chat-request.ts";
 import { totalInputTokens } from "../model/usage.ts";
 import {
   chatInputMessagesAttributes,
@@ -43,8 +43,8 @@ export type GatewayTelemetryOptions = {
 
 export type ChatOutcome = ChatResponseFacts & {
   error?: { type: string; message: string };
-  /** The answer's text; read only when content capture is on. */
-  outputText?: string;
+  /** The answer as it was given; read only when content capture is on. */
+  output?: AssistantContent[];
 };
 
 export type RequestOutcome = {
@@ -60,8 +60,12 @@ export type GatewayTelemetry = {
   startChatSpan(parent: Span, request: ChatRequest, target: ChatTarget): Span;
   endChatSpan(span: Span, outcome: ChatOutcome): void;
   endRequestSpan(span: Span, outcome: RequestOutcome): void;
-  /** `operationSeconds`: the answering call's own duration, from its start (not the request's). */
-  recordMetrics(record: CostRecord, target: MetricsTarget, operationSeconds: number): void;
+  /**
+   * `operationSeconds`: the answering call's own duration, from its start (not the request's);
+   * absent when that call failed and was recorded as it failed. `firstChunkSeconds`: from that
+   * call's start to the first part of its stream.
+   */
+  recordMetrics(record: CostRecord, target: MetricsTarget, timings: { operationSeconds?: number; firstChunkSeconds?: number }): void;
   /** A request was served although a soft budget of its scope was exhausted. */
   recordSoftBudgetExceeded(scope: string): void;
   /** An upstream call that failed before the route moved on: its own duration point, with error.type. */
@@ -120,8 +124,8 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
       // A non-recording span (no SDK, or sampled out) would drop these anyway: skip building them.
       if (span.isRecording()) {
         span.setAttributes(chatResponseAttributes(outcome));
-        if (captureContent && outcome.outputText !== undefined) {
-          span.setAttributes(chatOutputMessagesAttributes(outcome.outputText, outcome.finishReason));
+        if (captureContent && outcome.output !== undefined) {
+          span.setAttributes(chatOutputMessagesAttributes(outcome.output, outcome.finishReason));
         }
         if (outcome.error) {
           span.setAttribute("error.type", outcome.error.type);
@@ -169,7 +173,7 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
       softBudgetExceeded.add(1, { "tollgate.budget.scope": scope });
     },
 
-    recordMetrics(record, target, operationSeconds) {
+    recordMetrics(record, target, { operationSeconds, firstChunkSeconds }) {
       if (!enabled) return;
       const providerName = genAiProviderName(target);
       const operationAttributes: Attributes = {
@@ -180,11 +184,13 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
       if (record.responseModel !== undefined) operationAttributes["gen_ai.response.model"] = record.responseModel;
 
       // A provider that failed before answering reported no usage; zeros would drag the histogram
-      // toward an answer that never happened.
+      // toward an answer that never happened. Tollgate's own estimate (a stream cut off before
+      // its usage) is not reported either: the conventions allow offline counts only where the
+      // user enabled them, and the record (flagged `estimated`) and the cost counter carry it.
       // The convention's input count includes cached tokens, as in the span attributes.
       const inputTokens = totalInputTokens(record.usage);
       const anyTokens = inputTokens > 0 || record.usage.outputTokens > 0;
-      if (record.status !== "error" || anyTokens) {
+      if ((record.status !== "error" || anyTokens) && !record.estimated) {
         tokenUsage.record(inputTokens, { ...operationAttributes, "gen_ai.token.type": "input" });
         tokenUsage.record(record.usage.outputTokens, { ...operationAttributes, "gen_ai.token.type": "output" });
       }
@@ -195,12 +201,11 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
           : operationAttributes;
       // The operation is the provider call that answered; a failed attempt before it was recorded
       // as its own point, so the request's whole duration would count that time twice.
-      operationDuration.record(operationSeconds, durationAttributes);
+      if (operationSeconds !== undefined) operationDuration.record(operationSeconds, durationAttributes);
 
-      // The gateway is the provider's client here, so the upstream measurement is the one meant.
-      if (record.stream && record.upstreamTtftMs !== null) {
-        timeToFirstChunk.record(record.upstreamTtftMs / 1000, operationAttributes);
-      }
+      // The gateway is the provider's client here, so the upstream measurement is the one meant:
+      // to the stream's first chunk of any kind (Anthropic's message_start), not its first text.
+      if (record.stream && firstChunkSeconds !== undefined) timeToFirstChunk.record(firstChunkSeconds, operationAttributes);
 
       cost.add(record.cost.totalNano / NANO_PER_USD, {
         "tollgate.route": record.route,
@@ -208,6 +213,8 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
         "tollgate.key_id": record.keyId,
         "gen_ai.request.model": record.model,
         "gen_ai.provider.name": providerName,
+        // Two accounts of one provider type (a batch key beside the main one) are billed apart.
+        "tollgate.provider": record.provider,
       });
     },
   };

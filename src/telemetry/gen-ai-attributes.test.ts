@@ -181,9 +181,22 @@ describe("opt-in content capture", () => {
     ]);
     expect(String(input)).not.toContain("iVBORw0KGgo=");
 
-    const output = chatOutputMessagesAttributes("A cat.", "length")["gen_ai.output.messages"];
+    const output = chatOutputMessagesAttributes(
+      [
+        { type: "text", text: "A cat." },
+        { type: "tool-call", id: "call_2", name: "look", arguments: '{"q":"dog"}' },
+      ],
+      "length",
+    )["gen_ai.output.messages"];
     expect(JSON.parse(String(output))).toEqual([
-      { role: "assistant", parts: [{ type: "text", content: "A cat." }], finish_reason: "length" },
+      {
+        role: "assistant",
+        parts: [
+          { type: "text", content: "A cat." },
+          { type: "tool_call", id: "call_2", name: "look", arguments: '{"q":"dog"}' },
+        ],
+        finish_reason: "length",
+      },
     ]);
   });
 });

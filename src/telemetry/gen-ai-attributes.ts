@@ -1,6 +1,6 @@
 import type { Attributes } from "@opentelemetry/api";
 import { toOpenAIFinishReason } from "../dialects/finish-reasons.ts";
-import type { ChatMessage, ChatRequest } from "../model/chat-request.ts";
+import type { AssistantContent, ChatMessage, ChatRequest } from "../model/chat-request.ts";
 import type { FinishReason } from "../model/stream-part.ts";
 import { totalInputTokens, type Usage } from "../model/usage.ts";
 
@@ -124,13 +124,19 @@ export function chatInputMessagesAttributes(messages: ChatMessage[]): Attributes
   return { "gen_ai.input.messages": JSON.stringify(converted) };
 }
 
-export function chatOutputMessagesAttributes(text: string, finishReason: FinishReason | undefined): Attributes {
+export function chatOutputMessagesAttributes(content: AssistantContent[], finishReason: FinishReason | undefined): Attributes {
   const message = {
     role: "assistant",
-    parts: [{ type: "text", content: text }],
+    parts: assistantParts(content),
     finish_reason: finishReason === undefined ? undefined : toOpenAIFinishReason(finishReason),
   };
   return { "gen_ai.output.messages": JSON.stringify([message]) };
+}
+
+function assistantParts(content: AssistantContent[]): MessagePart[] {
+  return content.map((part): MessagePart =>
+    part.type === "text" ? { type: "text", content: part.text } : { type: "tool_call", id: part.id, name: part.name, arguments: part.arguments },
+  );
 }
 
 function messageParts(message: ChatMessage): MessagePart[] {
@@ -147,10 +153,6 @@ function messageParts(message: ChatMessage): MessagePart[] {
         return { type: "uri", modality: "image", uri: part.url };
       });
     case "assistant":
-      return message.content.map((part): MessagePart =>
-        part.type === "text"
-          ? { type: "text", content: part.text }
-          : { type: "tool_call", id: part.id, name: part.name, arguments: part.arguments },
-      );
+      return assistantParts(message.content);
   }
 }

@@ -50,10 +50,10 @@ describe("gen_ai.client.operation.duration after a fallback", () => {
     );
     const target = (name: string): Target => ({ model: { providerName: name, providerType: "openai", baseUrl: "https://api.openai.com/v1" } as never, modelName: "gpt-4o" });
 
-    call.attemptStarted(target("a"), now); // t = 0
+    call.attemptStarted(target("a"), request, now); // t = 0
     now += 2_000;
     call.attemptFailed(target("a"), new GatewayError("unavailable", "503", { retryable: true, code: "server_error" }), false); // 2 s
-    call.attemptStarted(target("b"), now); // t = 2 s
+    call.attemptStarted(target("b"), request, now); // t = 2 s
     now += 1_000;
     call.answered({ id: "x", model: "gpt-4o", content: [{ type: "text", text: "hello" }], finishReason: "stop", usage: { inputTokens: 10, cacheReadTokens: 0, outputTokens: 2 } });
     await call.commit({ status: "ok", httpStatus: 200 }); // t = 3 s

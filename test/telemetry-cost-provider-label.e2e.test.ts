@@ -1,0 +1,73 @@
+// The `tollgate.cost` counter is by route, team, key, model and provider, where "provider" is
+// the provider's name in config, as in the record, `x-tollgate-provider` and the Redis
+// aggregates. gen_ai.provider.name is the provider's TYPE, so two OpenAI accounts (a fallback
+// from one to the other, here) used to add to one series that no longer matched the ledger.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startGateway, type RunningGateway } from "../src/node/serve.ts";
+import { ANTHROPIC_KEY, APP_KEY, OPENAI_KEY, testConfig, waitForRecord } from "./support/gateway.ts";
+import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
+import { createOtlpReceiver, decodeAttributes } from "./support/otlp-receiver.ts";
+
+let mocks: MockProviders;
+const receiver = createOtlpReceiver();
+let receiverUrl = "";
+let storeDirectory = "";
+let gateway: RunningGateway | undefined;
+
+beforeAll(async () => {
+  mocks = startMockProviders();
+  receiverUrl = await receiver.listen();
+  storeDirectory = await mkdtemp(join(tmpdir(), "tollgate-review-costlabel-"));
+});
+afterAll(async () => {
+  await gateway?.close();
+  mocks?.close();
+  await receiver.close();
+  await rm(storeDirectory, { recursive: true, force: true });
+});
+
+describe("tollgate.cost by provider", () => {
+  it("tells two providers of the same type apart, as the cost record does", async () => {
+    const base = testConfig();
+    gateway = await startGateway({
+      config: {
+        ...base,
+        providers: { ...base.providers, "openai-batch": { type: "openai", apiKey: { env: "OPENAI_API_KEY" } } },
+        routes: {
+          ...base.routes,
+          spread: { targets: [{ provider: "openai", model: "gpt-4o" }, { provider: "openai-batch", model: "gpt-4o" }] },
+        },
+        store: { path: join(storeDirectory, "ledger.jsonl") },
+      },
+      port: 0,
+      upstreamTransport: "fetch",
+      env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY, OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_METRIC_EXPORT_INTERVAL: "600000" },
+      log: () => {},
+    });
+    const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: APP_KEY, maxRetries: 0 });
+    // First request: the first provider answers. Second: it is down and the second one answers.
+    mocks.openai.enqueue({ kind: "text", text: "a", usage: { prompt_tokens: 100, completion_tokens: 10 } });
+    mocks.openai.enqueue({ kind: "http-error", status: 503 });
+    mocks.openai.enqueue({ kind: "text", text: "b", usage: { prompt_tokens: 100, completion_tokens: 10 } });
+    const first = await openai.chat.completions.create({ model: "spread", messages: [{ role: "user", content: "hi" }] }).withResponse();
+    const second = await openai.chat.completions.create({ model: "spread", messages: [{ role: "user", content: "hi" }] }).withResponse();
+    const firstRecord = await waitForRecord(gateway, first.response.headers.get("x-tollgate-request-id")!);
+    const secondRecord = await waitForRecord(gateway, second.response.headers.get("x-tollgate-request-id")!);
+    // The ledger bills each provider account for its own answer.
+    expect([firstRecord.provider, secondRecord.provider]).toEqual(["openai", "openai-batch"]);
+    expect(firstRecord.cost.totalNano).toBeGreaterThan(0);
+
+    const running = gateway;
+    gateway = undefined;
+    await running.close();
+    await receiver.waitFor(() => receiver.received.some((i) => i.path === "/v1/metrics"), "metrics");
+
+    const points = (receiver.metrics().get("tollgate.cost")?.sum?.dataPoints ?? []).map((point) => ({ labels: decodeAttributes(point.attributes), usd: point.asDouble }));
+    // Two provider accounts spent money on this route: the counter must keep them apart.
+    expect(points, `tollgate.cost points: ${JSON.stringify(points)}`).toHaveLength(2);
+  });
+});

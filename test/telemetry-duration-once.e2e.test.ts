@@ -1,0 +1,113 @@
+// gen_ai.client.operation.duration holds ONE point per upstream call. A failed last (or only)
+// call used to be recorded twice: as the attempt failed, and again with the request's record.
+// A call cut off because the client left has error.type "cancelled", not the provider's fault.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import OpenAI from "openai";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { startGateway, type RunningGateway } from "../src/node/serve.ts";
+import { ANTHROPIC_KEY, APP_KEY, OPENAI_KEY, testConfig } from "./support/gateway.ts";
+import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
+import { createOtlpReceiver, decodeAttributes } from "./support/otlp-receiver.ts";
+
+let mocks: MockProviders;
+const receiver = createOtlpReceiver();
+let receiverUrl = "";
+let storeDirectory = "";
+let gateway: RunningGateway | undefined;
+
+beforeAll(async () => {
+  mocks = startMockProviders();
+  receiverUrl = await receiver.listen();
+  storeDirectory = await mkdtemp(join(tmpdir(), "tollgate-review-duration-"));
+});
+beforeEach(() => {
+  receiver.received.length = 0;
+});
+afterEach(async () => {
+  const running = gateway;
+  gateway = undefined;
+  await running?.close();
+  mocks.openai.reset();
+  mocks.anthropic.reset();
+});
+afterAll(async () => {
+  mocks?.close();
+  await receiver.close();
+  await rm(storeDirectory, { recursive: true, force: true });
+});
+
+async function start(): Promise<OpenAI> {
+  gateway = await startGateway({
+    config: { ...testConfig(), store: { path: join(storeDirectory, `ledger-${Math.random()}.jsonl`) } },
+    port: 0,
+    upstreamTransport: "fetch",
+    env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY, OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_METRIC_EXPORT_INTERVAL: "600000" },
+    log: () => {},
+  });
+  return new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: APP_KEY, maxRetries: 0 });
+}
+
+async function closeAndCollect() {
+  const running = gateway;
+  gateway = undefined;
+  await running?.close();
+  await receiver.waitFor(() => receiver.received.some((item) => item.path === "/v1/metrics"), "metrics");
+}
+
+function durationPoints() {
+  const points = receiver.metrics().get("gen_ai.client.operation.duration")?.histogram?.dataPoints ?? [];
+  return points.map((point) => ({ attributes: decodeAttributes(point.attributes), count: Number(point.count) }));
+}
+
+describe("gen_ai.client.operation.duration: one point per upstream call", () => {
+  it("a single-target route whose provider answers 500: one call, one duration point", async () => {
+    const openai = await start();
+    mocks.openai.enqueue({ kind: "http-error", status: 500, message: "down" });
+    const failure = await openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "hi" }] }).catch((error) => error);
+    expect(failure.status).toBeGreaterThanOrEqual(500);
+    expect(mocks.openai.requests).toHaveLength(1);
+
+    await closeAndCollect();
+    const points = durationPoints();
+    const total = points.reduce((sum, point) => sum + point.count, 0);
+    expect(total, `duration points: ${JSON.stringify(points)}`).toBe(1);
+  });
+
+  it("a fallback route whose every target fails: two calls, two duration points", async () => {
+    const openai = await start();
+    mocks.openai.enqueue({ kind: "http-error", status: 500, message: "down" });
+    mocks.anthropic.enqueue({ kind: "http-error", status: 529 });
+    const failure = await openai.chat.completions.create({ model: "gpt-then-claude", messages: [{ role: "user", content: "hi" }] }).catch((error) => error);
+    expect(failure.status).toBeGreaterThanOrEqual(500);
+    expect(mocks.openai.requests).toHaveLength(1);
+    expect(mocks.anthropic.requests).toHaveLength(1);
+
+    await closeAndCollect();
+    const points = durationPoints();
+    const total = points.reduce((sum, point) => sum + point.count, 0);
+    expect(total, `duration points: ${JSON.stringify(points)}`).toBe(2);
+  });
+
+  it("a client that leaves while the only call is in flight: one call, one duration point", async () => {
+    const openai = await start();
+    mocks.openai.enqueue({ kind: "stall", afterChunks: 0 });
+    const controller = new AbortController();
+    const pending = openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "hi" }] }, { signal: controller.signal }).catch((error) => error);
+    // Wait until the upstream call is really in flight, then leave.
+    const deadline = Date.now() + 5000;
+    while (mocks.openai.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    controller.abort();
+    await pending;
+    // Let the gateway notice the disconnect and commit the record.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    await closeAndCollect();
+    const points = durationPoints();
+    const total = points.reduce((sum, point) => sum + point.count, 0);
+    expect(total, `duration points: ${JSON.stringify(points)}`).toBe(1);
+    expect(points[0]!.attributes["error.type"]).toBe("cancelled");
+  });
+});
