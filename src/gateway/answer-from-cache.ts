@@ -1,10 +1,11 @@
 import type { Context } from "hono";
 import type { CachedAnswer } from "../../policies/response-cache/response-cache.ts";
-import { summarizeRecord, summaryHeaders } from "../dialects/stream-summary.ts";
+import { summarizeRecord } from "../dialects/stream-summary.ts";
 import type { MeteredCall } from "../metering/metering.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import { responseToParts } from "../model/collect-response.ts";
 import type { StreamPart } from "../model/stream-part.ts";
+import { answerHeaders } from "./answer-headers.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
 import { jsonResponse } from "./json-response.ts";
 import { sseResponse } from "./sse-response.ts";
@@ -18,7 +19,7 @@ export async function answerFromCache(c: Context<GatewayEnv>, request: ChatReque
   const outcome = { status: "ok", httpStatus: 200 } as const;
   if (!request.stream) {
     const record = await call.settle(outcome);
-    const response = jsonResponse(c.get("dialect").renderResponse(hit.response), 200, c.get("requestId"), { ...summaryHeaders(summarizeRecord(record)), "x-tollgate-cache": "hit" });
+    const response = jsonResponse(c.get("dialect").renderResponse(hit.response), 200, c.get("requestId"), { ...answerHeaders(c, record), "x-tollgate-cache": "hit" });
     void call.commit(outcome);
     return response;
   }

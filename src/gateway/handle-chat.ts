@@ -5,7 +5,7 @@ import { isDeterministic, type ResponseCache } from "../../policies/response-cac
 import { mayUseRoute, type Caller } from "../auth/authenticate.ts";
 import type { RouteConfig } from "../config/config-schema.ts";
 import type { ResolvedConfig } from "../config/resolve-config.ts";
-import { summarizeRecord, summaryHeaders } from "../dialects/stream-summary.ts";
+import { summarizeRecord } from "../dialects/stream-summary.ts";
 import { GatewayError, toGatewayError } from "../errors/gateway-error.ts";
 import type { MeteredCall, Metering } from "../metering/metering.ts";
 import type { TokenCounter } from "../metering/token-counter.ts";
@@ -13,12 +13,12 @@ import type { CostRecord } from "../metering/cost-record.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
 import type { Admission } from "../budgets/admission.ts";
-import { formatUsd } from "../pricing/format-usd.ts";
 import { ResponseCollector } from "../model/collect-response.ts";
 import type { ProviderSlot } from "../routing/create-chat-models.ts";
 import { generateOnRoute, streamOnRoute, type AdaptToTarget, type RoutedStream } from "../routing/route-chat.ts";
 import type { KeyValueStore } from "../store/key-value-store.ts";
 import { answerFromCache } from "./answer-from-cache.ts";
+import { answerHeaders } from "./answer-headers.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
 import { jsonResponse } from "./json-response.ts";
 import { readJsonBody } from "./read-json-body.ts";
@@ -155,9 +155,7 @@ async function answer(c: Context<GatewayEnv>, { request, route, slots, call, ada
   // Settled now for the headers; handed to the ledger once the body is on its way.
   const outcome = { status: "ok", httpStatus: 200 } as const;
   const record = await call.settle(outcome);
-  const headers = summaryHeaders(summarizeRecord(record));
-  const remaining = c.get("ticket")?.remainingNano(record.cost.totalNano);
-  if (remaining !== undefined) headers["x-tollgate-budget-remaining-usd"] = formatUsd(remaining);
+  const headers = answerHeaders(c, record);
   if (slot) headers["x-tollgate-cache"] = "miss";
   keepAnswer(slot, routed.response, record);
   const response = jsonResponse(c.get("dialect").renderResponse(routed.response), 200, c.get("requestId"), headers);
