@@ -176,7 +176,7 @@ async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, cal
 
   let routed;
   try {
-    routed = await streamOnRoute(request, route, slots, upstream.signal, call, adapt);
+    routed = await streamOnRoute(request, route, slots, upstream.signal, call, adapt, keepAliveMs);
   } catch (error) {
     forgetClient();
     throw error; // recorded by handleChat's catch

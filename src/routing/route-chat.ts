@@ -53,6 +53,13 @@ export async function generateOnRoute(
   return { target, response: answer, upstreamTtftMs };
 }
 
+/**
+ * `commitAfterMs`: how long a stream that has begun (its first chunk is in) may stay without an
+ * answer part before it is committed anyway, so that the client gets its status line and
+ * keep-alives while a model reasons before its first token; a load balancer would otherwise cut
+ * the silent connection. The price: a failure after that reaches the client in the stream
+ * instead of falling back.
+ */
 export async function streamOnRoute(
   request: ChatRequest,
   route: RouteConfig,
@@ -60,6 +67,7 @@ export async function streamOnRoute(
   signal: AbortSignal,
   observer: RouteObserver = NO_OBSERVER,
   adapt: AdaptToTarget = AS_IS,
+  commitAfterMs = 0,
 ): Promise<RoutedStream> {
   const { target, answer, upstreamTtftMs } = await tryTargets(request, route, slots, signal, observer, adapt, async (adapted, target): Promise<Attempt<Pick<RoutedStream, "held" | "rest">>> => {
     // A stream is committed once its first part of the answer arrives; a failure before that may
@@ -69,7 +77,12 @@ export async function streamOnRoute(
     const parts = target.model.stream(adapted, target.modelName, signal);
     const preamble: StreamPart[] = [];
     for (;;) {
-      const next = await parts.next();
+      const pending = parts.next();
+      const next = preamble.length > 0 && commitAfterMs > 0 ? await within(pending, commitAfterMs) : await pending;
+      if (next === SILENT) {
+        void pending.catch(() => undefined); // read by `resume`; never an unhandled rejection if it is not
+        return { answer: { held: preamble, rest: resume(pending, parts) } };
+      }
       if (next.done) return { failure: new GatewayError("upstream", `provider "${target.model.providerName}" closed the stream without answering`, { retryable: true }) };
       if (next.value.type === "error") {
         void parts.return(undefined).catch(() => undefined); // let the adapter's stream end
@@ -82,6 +95,27 @@ export async function streamOnRoute(
     return { answer: { held: preamble, rest: parts } };
   });
   return { target, ...answer, upstreamTtftMs };
+}
+
+const SILENT = Symbol("silent");
+
+/** The next part, or SILENT if none came within `ms` (the part may still come: see `resume`). */
+async function within<T>(pending: Promise<T>, ms: number): Promise<T | typeof SILENT> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const silence = new Promise<typeof SILENT>((resolve) => (timer = setTimeout(() => resolve(SILENT), ms)));
+  try {
+    return await Promise.race([pending, silence]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The rest of a stream committed while a part was still on its way: that part, then the others. */
+async function* resume(pending: Promise<IteratorResult<StreamPart>>, parts: AsyncGenerator<StreamPart>): AsyncGenerator<StreamPart> {
+  const next = await pending;
+  if (next.done) return;
+  yield next.value;
+  yield* parts;
 }
 
 type Attempt<T> = { answer: T } | { failure: GatewayError };
