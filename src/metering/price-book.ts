@@ -7,6 +7,8 @@ import { findModelPrice, type FoundPrice } from "../pricing/find-model-price.ts"
 
 export class PriceBook {
   private readonly found = new Map<string, FoundPrice | null>();
+  /** Provider and model pairs already warned about (admission and the meter look each up). */
+  private readonly warned = new Set<string>();
 
   constructor(
     private readonly providers: Record<string, ResolvedProvider>,
@@ -22,7 +24,11 @@ export class PriceBook {
       // The answering model's name comes from the provider: bound what a server's whims can add.
       if (this.found.size >= 10_000) this.found.clear();
       this.found.set(cacheKey, price);
-      if (!price) this.log(`[tollgate] warning: ${unpricedWarning(providerName, model)}`);
+      const warning = `${providerName}\u0000${model}`;
+      if (!price && !this.warned.has(warning) && this.warned.size < 10_000) {
+        this.warned.add(warning);
+        this.log(`[tollgate] warning: ${unpricedWarning(providerName, model)}`);
+      }
     }
     return price ?? undefined;
   }
