@@ -33,7 +33,7 @@ describe("worst-case input bound with a json_schema response_format", () => {
       responseFormat: { type: "json-schema", name: "answer", schema },
       messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
     };
-    const context = { route: "claude", store: new MemoryKeyValueStore(), counter: approximateTokenCounter };
+    const context = { route: "claude", team: "search", store: new MemoryKeyValueStore(), counter: approximateTokenCounter };
     const chain = PolicyChain.forRoute(undefined, [], context.store);
     // What handle-chat does: apply() before admission, adaptToTarget() after.
     const { request: applied } = await chain.apply(request, context);

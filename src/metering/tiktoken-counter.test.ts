@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createTiktokenCounter, slices } from "./tiktoken-counter.ts";
+import { createTiktokenCounter, cutLongRuns, MAX_PIECE_BYTES, slices } from "./tiktoken-counter.ts";
 
 const counter = createTiktokenCounter();
 
@@ -9,6 +9,8 @@ describe("the shared tiktoken counter", () => {
     expect(await counter.count("Hello from a real local decoder.")).toBe(7);
     // Would throw in js-tiktoken's default mode; a user may well paste this.
     expect(await counter.count("<|endoftext|> hi")).toBe(8);
+    // Several texts are counted apart and summed.
+    expect(await counter.count(["Hello world", "Hello world"])).toBe(4);
   });
 
   it("slices long text at whitespace and cuts unbroken runs, losing no character", () => {
@@ -19,18 +21,27 @@ describe("the shared tiktoken counter", () => {
     expect(proseSlices.slice(1).every((slice) => slice.startsWith(" "))).toBe(true);
 
     const run = "x".repeat(1000);
-    const runSlices = [...slices(`a ${run} b`)];
-    expect(runSlices.join("")).toBe(`a ${run} b`);
-    expect(Math.max(...runSlices.map((slice) => slice.length))).toBeLessThanOrEqual(64);
+    const runPieces = [...slices(`a ${run} b`)].flatMap((slice) => [...cutLongRuns(slice)]);
+    expect(runPieces.join("")).toBe(`a ${run} b`);
+    expect(Math.max(...runPieces.map((piece) => piece.length))).toBeLessThanOrEqual(MAX_PIECE_BYTES);
+  });
+
+  it("never cuts a surrogate pair, between slices or inside a run", () => {
+    const emoji = "😀".repeat(3000);
+    const pieces = [...slices(emoji)].flatMap((slice) => [...cutLongRuns(slice)]);
+    expect(pieces.join("")).toBe(emoji);
+    expect(pieces.every((piece) => piece.length % 2 === 0 && piece.codePointAt(0) === 0x1f600)).toBe(true);
   });
 
   it("gives the event loop back while counting a huge prompt, and counts it like unsliced text", async () => {
-    const prose = "The quick brown fox jumps over the lazy dog. ".repeat(20_000); // 900 kB
+    const prose = "The quick brown fox jumps over the lazy dog. ".repeat(1400); // 63 kB: counted whole
     let otherWorkRan = false;
     setImmediate(() => (otherWorkRan = true));
     const counted = await counter.count(prose);
     expect(otherWorkRan).toBe(true); // it yielded at least once before finishing
-    expect(counted).toBe(200_001); // what js-tiktoken gives for the whole text in one piece
+    expect(counted).toBe(14_001); // what js-tiktoken gives for the whole text in one piece
+    // 880 kB is counted from an even 64 kB sample: 196_001 whole.
+    expect(await counter.count(prose.repeat(14))).toBe(196_000);
   });
 
   it("counts an unbroken 200 kB run in bounded pieces (js-tiktoken is quadratic in a run's length)", async () => {
@@ -38,19 +49,19 @@ describe("the shared tiktoken counter", () => {
     const tick = setInterval(() => yields++, 0);
     const counted = await counter.count("a".repeat(200_000));
     clearInterval(tick);
-    expect(counted).toBe(25_000); // 8 tokens per 64-character piece
+    expect(counted).toBe(25_000); // 4 tokens per 32-byte piece
     expect(yields).toBeGreaterThan(0);
   });
 
   it("cuts long runs of whitespace too (a 4096-space run took 2.4 s to encode in one piece)", async () => {
     for (const blank of [" ", "\u00a0", " \n"]) {
       const text = `Be brief.${blank.repeat(4096)}hi`;
-      const pieces = [...slices(text)];
+      const pieces = [...slices(text)].flatMap((slice) => [...cutLongRuns(slice)]);
       expect(pieces.join("")).toBe(text);
-      const longestBlankRun = Math.max(...pieces.map((piece) => Math.max(0, ...(piece.match(/\s+/g) ?? []).map((run) => run.length))));
-      expect(longestBlankRun).toBeLessThanOrEqual(64);
+      const longestBlankRun = Math.max(...pieces.map((piece) => Math.max(0, ...(piece.match(/\s+/g) ?? []).map((run) => new TextEncoder().encode(run).length))));
+      expect(longestBlankRun).toBeLessThanOrEqual(MAX_PIECE_BYTES);
     }
-    // Every piece counted, none lost: 4096 spaces in 64-space pieces.
-    expect(await counter.count(" ".repeat(4096))).toBe(64 * (await counter.count(" ".repeat(64))));
+    // Every piece counted, none lost: 4096 spaces in 32-space pieces.
+    expect(await counter.count(" ".repeat(4096))).toBe(128 * (await counter.count(" ".repeat(32))));
   });
 });

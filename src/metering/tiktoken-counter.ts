@@ -6,10 +6,21 @@ import type { TokenCounter } from "./token-counter.ts";
 // Building it parses about a second's worth of ranks, so it is made once at start-up, never per
 // request. For models on other tokenizers (Claude, Llama) its count is an estimate, which is all a
 // record flagged `estimated` claims.
+//
+// js-tiktoken's merge loop costs about the square of a piece's UTF-8 bytes, and every piece its
+// rank table does not hold whole (CJK, emoji, Cyrillic, runs of U+3000) pays it: 64 characters
+// of U+3000 (192 bytes) cost about 15 s per MB, against 0.3 s for English prose. So runs are cut
+// at 32 bytes (about 2.5 s per MB at worst), and a text's tokens are counted exactly only up to
+// EXACT_BYTES: past that an even sample of that size is counted and scaled to the whole text,
+// which bounds one count's work whatever a client sends.
 
-/** Text is encoded in slices of about this many characters... */
-const SLICE_CHARS = 4096;
-/** ...and the counter yields to the event loop after this much work, so no request waits longer. */
+/** Text is cut before a whitespace near every this many characters: the unit of the sample... */
+const SLICE_CHARS = 1024;
+/** ...texts up to this many UTF-8 bytes are counted whole, longer ones from a sample this big. */
+export const EXACT_BYTES = 64 * 1024;
+/** Longest run of non-whitespace, or of whitespace, encoded in one piece. */
+export const MAX_PIECE_BYTES = 32;
+/** The counter yields to the event loop after this much work, so no request waits longer. */
 const MAX_BUSY_MS = 2;
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -17,55 +28,112 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 export function createTiktokenCounter(): TokenCounter {
   const encoder = new Tiktoken(o200kBase);
   return {
-    async count(text) {
+    async count(texts) {
+      const { pieces, scale } = piecesToEncode([texts].flat());
       let tokens = 0;
       let busySince = performance.now();
-      for (const slice of slices(text)) {
+      for (const piece of pieces) {
         // `[], []`: special-token text in user input ("<|endoftext|>") is counted as text, not thrown on.
-        tokens += encoder.encode(slice, [], []).length;
+        tokens += encoder.encode(piece, [], []).length;
         if (performance.now() - busySince > MAX_BUSY_MS) {
           await nextTurn();
           busySince = performance.now();
         }
       }
-      return tokens;
+      return Math.round(tokens * scale);
     },
   };
 }
 
 /**
- * Longest run of non-whitespace, or of whitespace, encoded in one piece (a 128-char run of one
- * letter takes ~2 ms, 256 ~20 ms; a 4096-char run of spaces took 2.4 s, of U+00A0 12.7 s).
+ * What `count` encodes, and the factor from their tokens to the texts': all of the texts when
+ * they hold up to EXACT_BYTES together, else slices spread evenly through them (a prompt that
+ * changes language halfway is sampled in both) until about EXACT_BYTES are taken.
  */
-const MAX_WORD_CHARS = 64;
-const LONG_WORD = new RegExp(`\\S{${MAX_WORD_CHARS + 1},}|\\s{${MAX_WORD_CHARS + 1},}`, "g");
+export function piecesToEncode(texts: readonly string[]): { pieces: string[]; scale: number } {
+  const totalBytes = texts.reduce((sum, text) => sum + utf8Length(text), 0);
+  const share = Math.min(1, EXACT_BYTES / totalBytes);
+  const pieces: string[] = [];
+  let seenBytes = 0;
+  let takenBytes = 0;
+  for (const text of texts) {
+    for (const slice of slices(text)) {
+      const bytes = utf8Length(slice);
+      seenBytes += bytes;
+      // Take a slice whenever the sample has fallen behind its share of what has gone by.
+      if (takenBytes >= seenBytes * share) continue;
+      takenBytes += bytes;
+      pieces.push(...cutLongRuns(slice));
+    }
+  }
+  return { pieces, scale: takenBytes > 0 ? totalBytes / takenBytes : 1 };
+}
 
 /**
  * Cuts text before a whitespace near every SLICE_CHARS characters, where BPE pre-tokenization
- * splits anyway, so slicing barely changes the count. Long runs without whitespace (base64,
- * minified code, "aaaa…") and long runs of whitespace (indentation, padding) are cut every
- * MAX_WORD_CHARS: js-tiktoken's merge loop is quadratic in a run's length, and one unbroken 4 kB
- * run would otherwise hold the event loop for seconds.
+ * splits anyway, so slicing barely changes the count; never inside a surrogate pair.
  */
 export function* slices(text: string): Generator<string> {
   let start = 0;
   while (start < text.length) {
     let end = Math.min(start + SLICE_CHARS, text.length);
     if (end < text.length) {
-      const lastSpace = text.lastIndexOf(" ", end);
-      if (lastSpace > start + SLICE_CHARS / 2) end = lastSpace;
+      // Searched in the slice only: text.lastIndexOf(" ", end) scans a text without spaces back
+      // to its start for every slice, quadratic in its length (2.5 s for 4 MB of base64).
+      const lastSpace = text.slice(start, end + 1).lastIndexOf(" ");
+      if (lastSpace > SLICE_CHARS / 2) end = start + lastSpace;
+      else if (isHighSurrogate(text.charCodeAt(end - 1))) end -= 1;
     }
-    yield* cutLongWords(text.slice(start, end));
+    yield text.slice(start, end);
     start = end;
   }
 }
 
-function* cutLongWords(slice: string): Generator<string> {
+/** Runs of whitespace or non-whitespace that may pass MAX_PIECE_BYTES (3 bytes per UTF-16 unit at most). */
+const MAYBE_LONG_RUN = new RegExp(`\\S{${Math.floor(MAX_PIECE_BYTES / 3) + 1},}|\\s{${Math.floor(MAX_PIECE_BYTES / 3) + 1},}`, "g");
+
+/**
+ * Runs over MAX_PIECE_BYTES (base64, minified code, CJK without spaces, padding) are cut into
+ * pieces of at most that; the text around them stays whole, so words keep their leading space.
+ */
+export function* cutLongRuns(slice: string): Generator<string> {
   let from = 0;
-  for (const match of slice.matchAll(LONG_WORD)) {
+  for (const match of slice.matchAll(MAYBE_LONG_RUN)) {
+    const run = match[0];
+    if (utf8Length(run) <= MAX_PIECE_BYTES) continue;
     if (match.index > from) yield slice.slice(from, match.index);
-    for (let at = 0; at < match[0].length; at += MAX_WORD_CHARS) yield match[0].slice(at, at + MAX_WORD_CHARS);
-    from = match.index + match[0].length;
+    yield* cutRun(run);
+    from = match.index + run.length;
   }
   if (from < slice.length) yield slice.slice(from);
 }
+
+function* cutRun(run: string): Generator<string> {
+  let start = 0;
+  let bytes = 0;
+  for (let at = 0; at < run.length; ) {
+    const code = run.codePointAt(at)!;
+    if (bytes + utf8Width(code) > MAX_PIECE_BYTES) {
+      yield run.slice(start, at);
+      start = at;
+      bytes = 0;
+    }
+    bytes += utf8Width(code);
+    at += code > 0xffff ? 2 : 1;
+  }
+  yield run.slice(start);
+}
+
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let at = 0; at < text.length; ) {
+    const code = text.codePointAt(at)!;
+    bytes += utf8Width(code);
+    at += code > 0xffff ? 2 : 1;
+  }
+  return bytes;
+}
+
+/** A lone surrogate is encoded as U+FFFD, 3 bytes, like TextEncoder does. */
+const utf8Width = (code: number) => (code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4);
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
