@@ -31,3 +31,17 @@ describe("readJsonBody", () => {
     await expect(readJsonBody(new Request("http://x/", { method: "POST", body: "{" }), 100)).rejects.toMatchObject({ status: 400 });
   });
 });
+
+describe("readJsonBody's depth limit", () => {
+  const nested = (levels: number) => `{"tools":[{"parameters":${"[".repeat(levels - 3)}${"]".repeat(levels - 3)}}]}`;
+  const post = (body: string) => new Request("http://x/", { method: "POST", body });
+
+  it("takes JSON nested 128 levels deep", async () => {
+    await expect(readJsonBody(post(nested(128)), 1_000_000)).resolves.toBeTypeOf("object");
+  });
+
+  it("refuses 129 levels with 400 naming the field, without recursion (200 000 levels)", async () => {
+    await expect(readJsonBody(post(nested(129)), 1_000_000)).rejects.toMatchObject({ status: 400, param: "tools[0].parameters[0][0][0]…" });
+    await expect(readJsonBody(post(nested(200_000)), 1_000_000)).rejects.toMatchObject({ status: 400 });
+  });
+});
