@@ -9,7 +9,7 @@ import type { PolicyTarget } from "./policy.ts";
 // The chain on its own: order, no mutation of the client's request, and each policy's notes.
 
 const store = new MemoryKeyValueStore();
-const context = { route: "r", store, counter: approximateTokenCounter };
+const context = { route: "r", team: "t", store, counter: approximateTokenCounter };
 const request: ChatRequest = {
   route: "r",
   stream: false,

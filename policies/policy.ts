@@ -17,7 +17,13 @@ export type PolicyTarget = { providerName: string; providerType: ProviderType; m
  */
 export type PolicyLog = { notes: string[]; warnings: string[] };
 
-export type PolicyContext = { route: string; store: KeyValueStore; counter: TokenCounter };
+export type PolicyContext = {
+  route: string;
+  /** The caller's team (undefined: the admin key): what a policy learns from requests stays within it. */
+  team: string | undefined;
+  store: KeyValueStore;
+  counter: TokenCounter;
+};
 
 export interface Policy {
   readonly name: string;

@@ -7,7 +7,7 @@ import type { Policy, PolicyContext, PolicyLog, PolicyTarget } from "../policy.t
 // Cached input is billed at a tenth of the input price, but Anthropic charges 1.25x (5 min) or 2x
 // (1 h) to WRITE the cache. Writing pays off only for a prefix that will be read again, so by
 // default ("auto") a breakpoint is placed only on a prefix seen before within the TTL, counted by
-// prefix hash in the shared store: the system prompt (with the tools before it) once it repeats,
+// prefix hash in the shared store, per team: the system prompt (with the tools before it) once it repeats,
 // and the conversation up to the latest user turn once it repeats or once the conversation it
 // continues was seen. Below the model's minimum cacheable length nothing is placed.
 // OpenAI caches prefixes on its own; `prompt_cache_key` sends requests with one prefix to the
@@ -93,7 +93,10 @@ async function placeAnthropicBreakpoints(
   let cacheStable = stableTokens >= minimum && (hasSystem || Boolean(request.tools?.length));
   let cacheConversation = prefix.latestUserTurn >= 0;
   if (options.mode === "auto") {
-    const hash = async (messages: ChatMessage[]) => sha256Hex(JSON.stringify([target.model, prefix.stable, messages]));
+    // Sightings are counted per team: whether a breakpoint is placed shows in x-tollgate-policies,
+    // so a store shared across teams would tell one tenant what another sent within the TTL.
+    const sightingsOf = context.team === undefined ? "admin" : `team:${context.team}`;
+    const hash = async (messages: ChatMessage[]) => sha256Hex(JSON.stringify([sightingsOf, target.model, prefix.stable, messages]));
     const keys = [`prefix:${await hash([])}`, `prefix:${await hash(conversation)}`];
     // The conversation up to the previous user turn is the prefix an earlier request of this
     // conversation sent whole: seeing it again means the conversation goes on. A first turn has

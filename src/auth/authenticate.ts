@@ -38,6 +38,11 @@ function presentedKey(headers: Headers): string | undefined {
   return headers.get("x-api-key")?.trim() || undefined;
 }
 
+/** The caller's team; the admin key has none. */
+export function teamOf(caller: Caller): string | undefined {
+  return caller.kind === "key" ? caller.key.team : undefined;
+}
+
 /** Whether a caller may use a route: admin may use all; a key without `routes` may use all. */
 export function mayUseRoute(caller: Caller, route: string): boolean {
   if (caller.kind === "admin") return true;

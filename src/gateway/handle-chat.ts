@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { PolicyChain } from "../../policies/policy-chain.ts";
 import type { PolicyContext } from "../../policies/policy.ts";
 import { isDeterministic, type ResponseCache } from "../../policies/response-cache/response-cache.ts";
-import { mayUseRoute, type Caller } from "../auth/authenticate.ts";
+import { mayUseRoute, teamOf, type Caller } from "../auth/authenticate.ts";
 import type { RouteConfig } from "../config/config-schema.ts";
 import type { ResolvedConfig } from "../config/resolve-config.ts";
 import { summarizeRecord } from "../dialects/stream-summary.ts";
@@ -70,7 +70,7 @@ export function createChatHandler({ config, admission, log: logLine, slots, mete
     const parsed = c.get("dialect").parseRequest(await readJsonBody(c.req.raw, config.server.maxBodyBytes));
     const route = findRoute(config, c.get("caller"), parsed.route);
     const chain = policies.get(parsed.route)!;
-    const context: PolicyContext = { route: parsed.route, store, counter };
+    const context: PolicyContext = { route: parsed.route, team: teamOf(c.get("caller")), store, counter };
     const { request, log } = await chain.apply(parsed, context);
     // Budgets and rate limits: a 402 / 429 / 400 here reserves nothing and records nothing.
     const requestId = c.get("requestId");
