@@ -216,6 +216,16 @@ export const configSchema = z
         }
       });
     });
+    // The admin hash is checked first when a key is presented, so a virtual key with the same hash
+    // would silently be the admin key: every route, no budget, every tenant's scopes.
+    const sameAsAdmin = config.keys.find((key) => key.hash === config.admin?.keyHash);
+    if (sameAsAdmin) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["admin", "keyHash"],
+        message: `this is also the hash of key "${sameAsAdmin.id}", which would make that key the admin key; create a separate admin key with \`tollgate keys create\``,
+      });
+    }
   });
 
 export type ConfigInput = z.input<typeof configSchema>;
