@@ -19,6 +19,8 @@ export class SpendTally {
   add(record: CostRecord): void {
     if (record.cost.totalNano === 0) return;
     this.charge(`route:${record.route}`, this.config.routes[record.route]?.budget, record);
+    // As admission does: the admin key has no key or team scope (its record's names are not a key's).
+    if (record.admin) return;
     this.charge(`key:${record.keyId}`, this.keys.get(record.keyId)?.budget, record);
     this.charge(`team:${record.team}`, this.config.teams?.[record.team]?.budget, record);
   }

@@ -29,8 +29,14 @@ export type CostRecord = {
   requestId: string;
   /** ISO 8601 UTC time the request arrived. */
   time: string;
+  /** The admin key's requests say "admin" for both, and carry `admin`. */
   keyId: string;
   team: string;
+  /**
+   * The admin key made the request: like live admission, budgets rebuilt from the records charge
+   * it to its route only, never to a key or team that happens to be called "admin".
+   */
+  admin?: true;
   route: string;
   /** The provider name from config, or "" when no provider was reached. */
   provider: string;

@@ -180,6 +180,7 @@ export class RequestMeter {
       policies: hit ? [...this.policyNotes(), "response_cache=hit"] : this.policyNotes(),
       warnings,
     };
+    if (caller.kind === "admin") record.admin = true;
     if (this.responseModel) record.responseModel = this.responseModel;
     if (outcome.errorType) record.errorType = outcome.errorType;
     if (this.finishReason) record.finishReason = this.finishReason;
