@@ -83,3 +83,35 @@ describe("npm start on the embedded defaults", () => {
     expect(stderr).toContain('providers.openai.apiKey: environment variable OPENAI_API_KEY is not set; set it, or mark the provider "optional": true');
   });
 });
+
+describe("tollgate's options", () => {
+  // A mistyped flag used to be ignored: `--confg mine.json` started the example config instead.
+  it.each([
+    [["--confg", "mine.json"], "tollgate: Unknown option '--confg'"],
+    [["start", "--config"], "tollgate: Option '--config <value>' argument missing"],
+    [["start", "mine.json"], "tollgate: Unexpected argument 'mine.json'"],
+    [["keys", "create", "--name", "x"], "tollgate: Unknown option '--name'"],
+  ])("%j stops with the usage instead of starting", (args, message) => {
+    let stderr = "";
+    let exitCode = 0;
+    try {
+      execFileSync("node", [BIN, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", PORT: "0" }, encoding: "utf8", stdio: "pipe", timeout: 20_000 });
+    } catch (error) {
+      stderr = String((error as { stderr?: string }).stderr);
+      exitCode = (error as { status?: number }).status ?? 0;
+    }
+    expect(exitCode).toBe(2);
+    expect(stderr).toContain(message);
+    expect(stderr).toContain("usage:");
+  });
+
+  it("takes --config=FILE as well as --config FILE", () => {
+    let stderr = "";
+    try {
+      execFileSync("node", [BIN, `--config=${ROOT}/test/fixtures/needs-openai-key.json`], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", PORT: "0" }, encoding: "utf8", stdio: "pipe" });
+    } catch (error) {
+      stderr = String((error as { stderr?: string }).stderr);
+    }
+    expect(stderr).toContain("environment variable OPENAI_API_KEY is not set");
+  });
+});

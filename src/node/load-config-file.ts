@@ -4,12 +4,10 @@ import { fileURLToPath } from "node:url";
 export const EXAMPLE_CONFIG_PATH = fileURLToPath(new URL("../../config/example.json", import.meta.url));
 
 /** `--config FILE`, else TOLLGATE_CONFIG, else the bundled example config. */
-export function chooseConfigPath(argv: string[], env: Record<string, string | undefined>): string {
-  const flag = argv.indexOf("--config");
-  if (flag !== -1) {
-    const path = argv[flag + 1];
-    if (!path) throw new Error("--config needs a file path: tollgate --config ./tollgate.json");
-    return path;
+export function chooseConfigPath(configFlag: string | undefined, env: Record<string, string | undefined>): string {
+  if (configFlag !== undefined) {
+    if (!configFlag) throw new Error("--config needs a file path: tollgate --config ./tollgate.json");
+    return configFlag;
   }
   return env.TOLLGATE_CONFIG || EXAMPLE_CONFIG_PATH;
 }

@@ -1,3 +1,4 @@
+import { parseArgs } from "node:util";
 import { z } from "zod";
 import { generateKey, hashKey } from "../auth/key-hash.ts";
 import { configSchema } from "../config/config-schema.ts";
@@ -12,10 +13,29 @@ import { startGateway } from "./serve.ts";
 //   tollgate help | --help | -h             print this
 
 const USAGE = `usage:
-  tollgate [start] [--config FILE]          serve (port from PORT, default 8787; config also from TOLLGATE_CONFIG)
+  tollgate [start] [--config FILE]          serve (PORT, default 8787; HOST, default 0.0.0.0, or 127.0.0.1 for a config with the
+                                            demo key; config also from TOLLGATE_CONFIG, else the bundled example)
   tollgate keys create [--id ID] [--team TEAM]   print a new virtual key once, and the hash for the config
   tollgate schema                           print the config's JSON Schema
 `;
+
+class UsageError extends Error {}
+
+/**
+ * A command's `--name VALUE` (or `--name=VALUE`) options; anything else stops with the usage.
+ * A mistyped `--confg x.json` used to be ignored, and the gateway started on the example config.
+ */
+function options(args: string[], names: string[]): Record<string, string | undefined> {
+  const known = Object.fromEntries(names.map((name) => [name, { type: "string" as const }]));
+  try {
+    return parseArgs({ args, options: known, strict: true, allowPositionals: false }).values as Record<string, string | undefined>;
+  } catch (error) {
+    throw new UsageError(`tollgate: ${(error as Error).message}`);
+  }
+}
+
+/** sha256 of `tollgate-dev-key`, the demo key the example config accepts and the README prints. */
+const DEMO_KEY_HASH = "sha256:264b569076c044187d7d721344697fa6fe227c3f68e6e8752f7c5477a860d9ab";
 
 const argv = process.argv.slice(2);
 const wantsHelp = argv.includes("--help") || argv.includes("-h") || argv[0] === "help";
@@ -23,25 +43,41 @@ const command = wantsHelp ? "help" : argv[0] && !argv[0].startsWith("-") ? argv[
 
 try {
   if (command === "help") process.stdout.write(USAGE);
-  else if (command === "start") await start();
-  else if (command === "keys" && argv[1] === "create") await createKey();
-  else if (command === "schema") process.stdout.write(JSON.stringify(z.toJSONSchema(configSchema, { io: "input" }), null, 2) + "\n");
-  else {
+  else if (command === "start") await start(options(argv[0] === "start" ? argv.slice(1) : argv, ["config"]));
+  else if (command === "keys" && argv[1] === "create") await createKey(options(argv.slice(2), ["id", "team"]));
+  else if (command === "schema") {
+    options(argv.slice(1), []);
+    process.stdout.write(JSON.stringify(z.toJSONSchema(configSchema, { io: "input" }), null, 2) + "\n");
+  } else {
     console.error(`unknown command "${argv.join(" ")}"\n${USAGE}`);
     process.exitCode = 2;
   }
 } catch (error) {
-  console.error(error instanceof ConfigError || error instanceof Error ? error.message : error);
-  process.exitCode = 1;
+  if (error instanceof UsageError) {
+    console.error(`${error.message}\n${USAGE}`);
+    process.exitCode = 2;
+  } else {
+    console.error(error instanceof ConfigError || error instanceof Error ? error.message : error);
+    process.exitCode = 1;
+  }
 }
 
-async function start() {
-  const path = chooseConfigPath(argv, process.env);
+async function start({ config: configFlag }: { config?: string }) {
+  const path = chooseConfigPath(configFlag, process.env);
+  const config = readConfigFile(path);
+  // A config that accepts the public demo key spends its provider keys for anyone who can reach
+  // it: unless HOST says otherwise, only this machine can.
+  const keys = (config as { keys?: unknown }).keys;
+  const demo = Array.isArray(keys) && keys.some((key) => key?.hash === DEMO_KEY_HASH);
   const port = Number(process.env.PORT ?? 8787);
-  const host = process.env.HOST ?? "0.0.0.0";
-  const gateway = await startGateway({ config: readConfigFile(path), port, host });
-  if (path === EXAMPLE_CONFIG_PATH) {
-    console.error("[tollgate] using the bundled example config; it accepts the demo key `tollgate-dev-key`. Do not expose it.");
+  const host = process.env.HOST ?? (demo ? "127.0.0.1" : "0.0.0.0");
+  const gateway = await startGateway({ config, port, host });
+  if (demo) {
+    const which = path === EXAMPLE_CONFIG_PATH ? "the bundled example config" : `config ${path}`;
+    const reach = process.env.HOST
+      ? `: anyone who can reach it on ${host} may spend its provider keys`
+      : ", so it listens on 127.0.0.1 only; HOST=0.0.0.0 opens it to the network (make a key and a config of your own first)";
+    console.error(`[tollgate] ${which} accepts the public demo key \`tollgate-dev-key\`${reach}`);
   }
   console.error(`[tollgate] listening on ${gateway.url} (config ${path})`);
   // Finish in-flight answers, but do not let a long stream hold a restart for more than 8 s: it
@@ -61,14 +97,10 @@ async function start() {
   process.once("SIGTERM", stop);
 }
 
-async function createKey() {
-  const option = (name: string) => {
-    const at = argv.indexOf(name);
-    return at === -1 ? undefined : argv[at + 1];
-  };
+async function createKey({ id = "my-app", team = "my-team" }: { id?: string; team?: string }) {
   const key = generateKey();
   const hash = await hashKey(key);
-  const entry = { id: option("--id") ?? "my-app", team: option("--team") ?? "my-team", hash };
+  const entry = { id, team, hash };
   process.stdout.write(
     `key:  ${key}\n` +
       `hash: ${hash}\n\n` +
