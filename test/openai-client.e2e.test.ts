@@ -157,8 +157,8 @@ describe("OpenAI client → Anthropic provider", () => {
         { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "-3C" }] },
       ],
       stop_sequences: ["END"],
+      // top_p is not sent beside temperature: Sonnet 4.6 refuses the pair (the sampling guard).
       temperature: 0.5,
-      top_p: 0.9,
       stream: false,
     });
   });

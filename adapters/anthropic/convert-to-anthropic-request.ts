@@ -55,8 +55,9 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
   if (request.temperature !== undefined) body.temperature = Math.min(request.temperature, 1);
   if (request.topP !== undefined) body.top_p = request.topP;
   if (request.topK !== undefined) body.top_k = request.topK;
-  // Anthropic refuses a stop sequence of whitespace alone (OpenAI clients often send "\n"): such a
-  // sequence cannot be honoured there, and sending it would fail the whole request.
+  // Anthropic refuses a stop sequence of whitespace alone (OpenAI clients often send "\n"). The stop
+  // policy drops those with a warning in the record; this is the last guard, for any caller
+  // that did not go through it, since one such sequence would fail the whole request.
   const stop = request.stop?.filter(hasText);
   if (stop?.length) body.stop_sequences = stop;
   if (request.tools?.length) {

@@ -25,7 +25,9 @@ export function brevityPolicy(options: BrevityOptions): Policy {
     name: "brevity",
     apply(request, log) {
       log.notes.push(`brevity=${options.maxSentences ?? "custom"}`);
-      const systemAt = request.messages.findIndex((message) => message.role === "system");
+      // The last system message: a system prompt given in several blocks (Anthropic's `system`
+      // array, an OpenAI client's developer + system messages) ends with its last one.
+      const systemAt = request.messages.findLastIndex((message) => message.role === "system");
       const messages = [...request.messages];
       if (systemAt === -1) messages.unshift({ role: "system", content: line });
       else {

@@ -5,7 +5,8 @@ import { findModelLimits } from "../../src/pricing/find-model-price.ts";
 import type { Policy, PolicyTarget } from "../policy.ts";
 
 // Decoding parameters shape the sample step, and providers differ in which they take: OpenAI has
-// no top_k or min_p, the o-series and the newest Claude models accept only default sampling.
+// no top_k or min_p, the o-series and the newest Claude models accept only default sampling,
+// Claude Opus 4.1 and 4.5+ refuse temperature and top_p together.
 // A route sets defaults and allowed ranges; a parameter the target does not take is dropped with
 // a warning in the record (or, when the route says so, rejected) instead of becoming a
 // provider 400 that the client cannot read.
@@ -78,17 +79,24 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
         log.notes.push(`temperature=clamped:${next.temperature}->1`);
         next = { ...next, temperature: 1 };
       }
-      for (const parameter of unsupported(request, target)) {
+      const drop = (parameter: Parameter, why: string) => {
         const wire = WIRE_NAMES[parameter];
         if (options?.onUnsupported === "reject") {
-          throw new GatewayError("invalid_request", `${wire} is not accepted by ${target.model} (${target.providerName}): remove ${wire}`, {
+          throw new GatewayError("invalid_request", `${wire} is not accepted by ${target.model} (${target.providerName})${why}: remove ${wire}`, {
             param: wire,
             code: "unsupported_parameter",
           });
         }
         log.notes.push(`${wire}=dropped`);
-        log.warnings.push(`${wire} ${JSON.stringify(next[parameter])} was not sent: ${target.model} does not accept it`);
+        log.warnings.push(`${wire} ${JSON.stringify(next[parameter])} was not sent: ${target.model} does not accept it${why}`);
         next = { ...next, [parameter]: undefined };
+      };
+      for (const parameter of unsupported(request, target)) drop(parameter, "");
+      // Claude Opus 4.1 and 4.5+ take temperature or top_p, not both. top_p is the one that goes:
+      // temperature is what a client usually means to set (many SDK wrappers send top_p 1 as a
+      // default), and a route's temperature default is the route's explicit wish.
+      if (next.temperature !== undefined && next.topP !== undefined && findModelLimits(target.providerType, target.model).noTemperatureWithTopP) {
+        drop("topP", " together with temperature");
       }
       return next;
     },

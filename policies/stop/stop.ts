@@ -4,8 +4,8 @@ import type { Policy } from "../policy.ts";
 
 // A stop sequence ends generation the moment it appears: "\n\nUser:" stops a model from writing
 // the next turn of the dialogue itself. The route's sequences are added to the client's, without
-// duplicates, and trimmed to what the target takes (OpenAI: 4; o-series: none), with a warning
-// in the record instead of the provider's 400.
+// duplicates, and trimmed to what the target takes (OpenAI: 4; o-series: none; Anthropic: none of
+// whitespace alone), with a warning in the record instead of the provider's 400.
 
 /** OpenAI's limit on stop sequences (REFERENCE.md). */
 const OPENAI_MAX_STOP_SEQUENCES = 4;
@@ -21,23 +21,38 @@ export function stopPolicy(options?: StopOptions): Policy {
     name: "stop",
     apply(request, log) {
       if (!options) return request;
-      const client = request.stop ?? [];
       // The client's own sequences first: if a target takes only a few, those are what it asked for.
-      const merged = [...new Set([...client, ...options.sequences])];
-      if (merged.length === client.length) return request;
-      log.notes.push(`stop=merged:${merged.length - client.length}`);
-      return { ...request, stop: merged };
+      const client = new Set(request.stop ?? []);
+      const added = [...new Set(options.sequences)].filter((sequence) => !client.has(sequence));
+      if (added.length === 0) return request;
+      log.notes.push(`stop=merged:${added.length}`);
+      return { ...request, stop: [...client, ...added] };
     },
     adaptToTarget(request, target, log) {
+      if (!request.stop) return request;
+      let stop = request.stop;
+      // Anthropic refuses a stop sequence of whitespace alone (OpenAI clients often send "\n"): it
+      // cannot be honoured there, and sending it would fail the whole request.
+      if (target.providerType === "anthropic") {
+        const blank = stop.filter((text) => text.trim() === "");
+        if (blank.length > 0) {
+          stop = stop.filter((text) => text.trim() !== "");
+          log.notes.push(`stop=dropped:${blank.length}`);
+          log.warnings.push(`${target.model} refuses stop sequences of whitespace alone; not sent: ${quoted(blank)}`);
+        }
+      }
       // OpenAI takes at most 4 on every model that takes any; a model the price list does not know
       // is held to that too, rather than sent a list OpenAI answers with a 400.
       const limit = findModelLimits(target.providerType, target.model).maxStopSequences ?? (target.providerType === "openai" ? OPENAI_MAX_STOP_SEQUENCES : undefined);
-      if (limit === undefined || !request.stop || request.stop.length <= limit) return request;
-      const kept = request.stop.slice(0, limit);
-      const dropped = request.stop.slice(limit);
-      log.notes.push(`stop=trimmed:${request.stop.length}->${limit}`);
-      log.warnings.push(`${target.model} takes at most ${limit} stop sequences; not sent: ${dropped.map((text) => JSON.stringify(text)).join(", ")}`);
-      return { ...request, ...(kept.length > 0 ? { stop: kept } : { stop: undefined }) };
+      if (limit !== undefined && stop.length > limit) {
+        log.notes.push(`stop=trimmed:${stop.length}->${limit}`);
+        log.warnings.push(`${target.model} takes at most ${limit} stop sequences; not sent: ${quoted(stop.slice(limit))}`);
+        stop = stop.slice(0, limit);
+      }
+      if (stop === request.stop) return request;
+      return { ...request, stop: stop.length > 0 ? stop : undefined };
     },
   };
 }
+
+const quoted = (sequences: string[]) => sequences.map((text) => JSON.stringify(text)).join(", ");

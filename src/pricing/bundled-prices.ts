@@ -31,6 +31,11 @@ export type ModelLimits = {
   /** Rejects non-default temperature / top_p / top_k (OpenAI o-series, the newest Claude models). */
   fixedSampling?: boolean;
   /**
+   * Rejects a request that sets both temperature and top_p (400 "`temperature` and `top_p` cannot
+   * both be specified for this model"): Claude Opus 4.1 and the Claude 4.5 and later models.
+   */
+  noTemperatureWithTopP?: boolean;
+  /**
    * Rejects a conversation that ends with an assistant turn (prefill): Claude 4.6 and later
    * answer it with a 400 ("This model does not support assistant message prefill").
    */
@@ -87,6 +92,11 @@ const sonnetLongContext = { aboveInputTokens: 200_000, price: anthropicPrice(6, 
 // (platform.claude.com/docs/en/about-claude/models/whats-new-claude-4-6#prefill-removal). Minimum cacheable prefixes: 1024 tokens for Sonnet 4.x and
 // Opus 4/4.1, 2048 for Haiku 3.5, 4096 for Haiku 4.5 and Opus 4.5+ (reports for Sonnet 4.6 conflict:
 // 1024 is used, since a breakpoint below the real minimum costs nothing, it is simply not cached).
+// Temperature with top_p is refused from Opus 4.1 on (reported against the API for Opus 4.1, 4.5,
+// 4.6, Sonnet 4.5, 4.6 and Haiku 4.5: BerriAI/litellm#15097, OpenHands/OpenHands#12874,
+// aws-samples/bedrock-access-gateway#208, Vali-98/ChatterUI#564); Sonnet 4 and Opus 4 take both.
+const ONE_SAMPLER = { noTemperatureWithTopP: true } as const;
+
 export const BUNDLED_PRICES: readonly BundledPrice[] = [
   openai("gpt-4o", 2.5, 1.25, 10, { maxOutputTokens: 16_384 }),
   // The first gpt-4o snapshot kept its launch price and has no cached-input discount; listed on
@@ -100,17 +110,17 @@ export const BUNDLED_PRICES: readonly BundledPrice[] = [
   openai("o4-mini", 1.1, 0.275, 4.4, REASONING),
 
   { ...anthropic("claude-sonnet-4", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024 }), longContext: sonnetLongContext },
-  { ...anthropic("claude-sonnet-4-5", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024 }), longContext: sonnetLongContext },
-  anthropic("claude-sonnet-4-6", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024, noPrefill: true }),
+  { ...anthropic("claude-sonnet-4-5", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024, ...ONE_SAMPLER }), longContext: sonnetLongContext },
+  anthropic("claude-sonnet-4-6", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024, noPrefill: true, ...ONE_SAMPLER }),
   {
-    ...anthropic("claude-sonnet-5", 2, 10, { maxOutputTokens: 128_000, minCacheTokens: 1024, fixedSampling: true, noPrefill: true }, "2026-11"),
+    ...anthropic("claude-sonnet-5", 2, 10, { maxOutputTokens: 128_000, minCacheTokens: 1024, fixedSampling: true, noPrefill: true, ...ONE_SAMPLER }, "2026-11"),
     source: "https://platform.claude.com/docs/en/models/sonnet-5/overview",
   },
-  anthropic("claude-haiku-4-5", 1, 5, { maxOutputTokens: 64_000, minCacheTokens: 4096 }),
+  anthropic("claude-haiku-4-5", 1, 5, { maxOutputTokens: 64_000, minCacheTokens: 4096, ...ONE_SAMPLER }),
   anthropic("claude-3-5-haiku", 0.8, 4, { maxOutputTokens: 8192, minCacheTokens: 2048 }),
   anthropic("claude-opus-4", 15, 75, { maxOutputTokens: 32_000, minCacheTokens: 1024 }),
-  anthropic("claude-opus-4-1", 15, 75, { maxOutputTokens: 32_000, minCacheTokens: 1024 }),
-  anthropic("claude-opus-4-5", 5, 25, { maxOutputTokens: 64_000, minCacheTokens: 4096 }),
-  anthropic("claude-opus-4-6", 5, 25, { maxOutputTokens: 128_000, minCacheTokens: 4096, noPrefill: true }),
-  anthropic("claude-opus-4-7", 5, 25, { maxOutputTokens: 128_000, minCacheTokens: 4096, fixedSampling: true, noPrefill: true }),
+  anthropic("claude-opus-4-1", 15, 75, { maxOutputTokens: 32_000, minCacheTokens: 1024, ...ONE_SAMPLER }),
+  anthropic("claude-opus-4-5", 5, 25, { maxOutputTokens: 64_000, minCacheTokens: 4096, ...ONE_SAMPLER }),
+  anthropic("claude-opus-4-6", 5, 25, { maxOutputTokens: 128_000, minCacheTokens: 4096, noPrefill: true, ...ONE_SAMPLER }),
+  anthropic("claude-opus-4-7", 5, 25, { maxOutputTokens: 128_000, minCacheTokens: 4096, fixedSampling: true, noPrefill: true, ...ONE_SAMPLER }),
 ];
