@@ -102,6 +102,21 @@ describe.each([
     expect(parts.at(-1)).toMatchObject({ type: "error", error: { kind: "upstream", message: expect.stringContaining("before the answer was complete") } });
   });
 
+  it("an answer vLLM's engine aborted (finish_reason \"abort\") is a retryable failure, streamed or not", async () => {
+    handle = (_request, response) => {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify({ id: "c1", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "half" }, finish_reason: "abort" }] }));
+    };
+    await expect(adapter().generate({ ...request, stream: false }, "m", new AbortController().signal)).rejects.toMatchObject({ kind: "upstream", retryable: true });
+    handle = (_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.end(chunk({ content: "half" }) + chunk({}, "abort") + "data: [DONE]\n\n");
+    };
+    const parts = await collect(adapter().stream(request, "m", new AbortController().signal));
+    expect(parts.some((part) => part.type === "finish")).toBe(false);
+    expect(parts.at(-1)).toMatchObject({ type: "error", error: { kind: "upstream", retryable: true } });
+  });
+
   it("a 200 with nothing in it is a retryable failure, so the route can try its next target", async () => {
     handle = (_request, response) => {
       response.writeHead(200, { "content-type": "text/event-stream" });

@@ -47,7 +47,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
       const body = convertToOpenAIRequest({ ...request, stream: false }, model, "compatible");
       try {
         const response = await call(body, signal);
-        return mapOpenAIResponse((await response.json()) as OpenAI.Chat.Completions.ChatCompletion);
+        return mapOpenAIResponse((await response.json()) as OpenAI.Chat.Completions.ChatCompletion, options.name);
       } catch (error) {
         throw mapProviderError(error, errorContext);
       }

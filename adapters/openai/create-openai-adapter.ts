@@ -43,7 +43,7 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
       const body = convertToOpenAIRequest({ ...request, stream: false }, model, flavor);
       try {
         const completion = await client.chat.completions.create({ ...body, stream: false }, { signal });
-        return mapOpenAIResponse(completion);
+        return mapOpenAIResponse(completion, options.name);
       } catch (error) {
         throw mapProviderError(error, errorContext);
       }

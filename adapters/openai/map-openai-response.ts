@@ -1,16 +1,21 @@
 import type OpenAI from "openai";
 import type { AssistantContent } from "../../src/model/chat-request.ts";
 import type { ChatResponse } from "../../src/model/chat-response.ts";
-import { fromOpenAIFinishReason } from "../../src/dialects/finish-reasons.ts";
+import { fromOpenAIFinishReason, isUnfinishedOpenAIReason } from "../../src/dialects/finish-reasons.ts";
+import { unfinishedAnswer } from "../shared/finish-check.ts";
 import { convertOpenAIUsage } from "./convert-openai-usage.ts";
+import { readDecoderReasoning } from "./read-decoder-reasoning.ts";
 import { readDecoderTimings } from "./read-decoder-timings.ts";
 
-export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatCompletion): ChatResponse {
+/** `providerName`: for the error an answer cut short (vLLM's finish_reason "abort") becomes. */
+export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatCompletion, providerName: string): ChatResponse {
   const choice = completion.choices[0];
+  if (isUnfinishedOpenAIReason(choice?.finish_reason)) throw unfinishedAnswer(providerName);
   const content: AssistantContent[] = [];
   const text = choice?.message.content;
   if (text) content.push({ type: "text", text });
   const refusal = choice?.message.refusal;
+  const reasoning = readDecoderReasoning(choice?.message);
   for (const call of choice?.message.tool_calls ?? []) {
     if (call.type === "function") content.push({ type: "tool-call", id: call.id, name: call.function.name, arguments: call.function.arguments });
   }
@@ -21,6 +26,7 @@ export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatComple
     content,
     finishReason: fromOpenAIFinishReason(choice?.finish_reason),
     ...(refusal ? { refusal } : {}),
+    ...(reasoning ? { reasoning } : {}),
     ...(completion.usage ? { usage: convertOpenAIUsage(completion.usage) } : {}),
     ...(timings ? { timings } : {}),
   };

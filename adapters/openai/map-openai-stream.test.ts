@@ -48,4 +48,15 @@ describe("mapOpenAIStream", () => {
       { type: "usage", usage: { inputTokens: 5, cacheReadTokens: 0, outputTokens: 1 } },
     ]);
   });
+
+  it("reads a local decoder's thinking from whichever field it uses, once when a vLLM sends both", async () => {
+    const chunk = (delta: object) => ({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: null, logprobs: null }] }) as OpenAI.Chat.Completions.ChatCompletionChunk;
+    const parts = await collect(mapOpenAIStream(replay([chunk({ reasoning_content: "a" }), chunk({ reasoning: "b" }), chunk({ reasoning: "c", reasoning_content: "c" }), chunk({ content: "42" })])));
+    expect(parts.slice(1)).toEqual([
+      { type: "reasoning-delta", text: "a" },
+      { type: "reasoning-delta", text: "b" },
+      { type: "reasoning-delta", text: "c" },
+      { type: "text-delta", text: "42" },
+    ]);
+  });
 });

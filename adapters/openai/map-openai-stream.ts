@@ -1,7 +1,8 @@
 import type OpenAI from "openai";
 import type { StreamPart } from "../../src/model/stream-part.ts";
-import { fromOpenAIFinishReason } from "../../src/dialects/finish-reasons.ts";
+import { fromOpenAIFinishReason, isUnfinishedOpenAIReason } from "../../src/dialects/finish-reasons.ts";
 import { convertOpenAIUsage } from "./convert-openai-usage.ts";
+import { readDecoderReasoning } from "./read-decoder-reasoning.ts";
 import { readDecoderTimings } from "./read-decoder-timings.ts";
 
 /**
@@ -23,6 +24,8 @@ export async function* mapOpenAIStream(chunks: AsyncIterable<OpenAI.Chat.Complet
     }
     const choice = chunk.choices?.[0];
     const delta = choice?.delta;
+    const reasoning = readDecoderReasoning(delta);
+    if (reasoning) yield { type: "reasoning-delta", text: reasoning };
     if (delta?.content) yield { type: "text-delta", text: delta.content };
     if (delta?.refusal) yield { type: "text-delta", text: delta.refusal, refusal: true };
     for (const call of delta?.tool_calls ?? []) {
@@ -34,10 +37,11 @@ export async function* mapOpenAIStream(chunks: AsyncIterable<OpenAI.Chat.Complet
       }
       if (call.function?.arguments) yield { type: "tool-call-delta", index: current.index, argumentsDelta: call.function.arguments };
     }
-    if (choice?.finish_reason) yield { type: "finish", reason: fromOpenAIFinishReason(choice.finish_reason) };
+    // An answer cut short (vLLM's "abort") has no finish: the adapter's FinishCheck reports it, after
+    // the usage that may still follow, so the tokens that came are billed.
+    if (choice?.finish_reason && !isUnfinishedOpenAIReason(choice.finish_reason)) yield { type: "finish", reason: fromOpenAIFinishReason(choice.finish_reason) };
     if (chunk.usage) yield { type: "usage", usage: convertOpenAIUsage(chunk.usage) };
     const timings = readDecoderTimings(chunk);
     if (timings) yield { type: "decoder-timings", timings };
   }
 }
-

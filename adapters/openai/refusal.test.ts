@@ -38,12 +38,12 @@ describe("OpenAI refusals", () => {
   });
 
   it("an OpenAI client still finds a non-streamed refusal in message.refusal, not in content", () => {
-    const message = renderOpenAIResponse(mapOpenAIResponse(refused)).choices[0]!.message;
+    const message = renderOpenAIResponse(mapOpenAIResponse(refused, "openai")).choices[0]!.message;
     expect(message.refusal).toBe("I can't help with that.");
     expect(message.content).toBeNull();
   });
 
   it("an Anthropic client reads a refusal as the answer's text", () => {
-    expect(renderAnthropicResponse(mapOpenAIResponse(refused)).content).toEqual([{ type: "text", text: "I can't help with that." }]);
+    expect(renderAnthropicResponse(mapOpenAIResponse(refused, "openai")).content).toEqual([{ type: "text", text: "I can't help with that." }]);
   });
 });

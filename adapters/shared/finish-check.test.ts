@@ -6,7 +6,7 @@ import type { StreamPart } from "../../src/model/stream-part.ts";
 
 // A stream whose body just stops (connection cut, proxy timeout) before message_stop /
 // finish_reason: the SDKs end their iteration without throwing. The openai-compatible adapter
-// reports that as an error part ("ended the stream before the answer was complete"); the
+// reports that as an error part ("stopped before the answer was complete"); the
 // openai and anthropic adapters end cleanly, so the client gets a normal end (Anthropic:
 // message_delta stop_reason "end_turn"; OpenAI: [DONE]) for a truncated answer, and the
 // route never falls back. REFERENCE.md peer pitfall: "stream errors swallowed into a clean end".

@@ -62,8 +62,20 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
   if (status === 404) return new GatewayError("upstream", `${where} does not know the configured model: ${upstreamMessage}`, { cause: error });
   // Other 4xx: the request itself is wrong for this provider (context too long, bad schema, …).
   // The provider's code and param pass on: clients branch on them (an agent trims its history on
-  // OpenAI's `context_length_exceeded`).
-  return new GatewayError("invalid_request", `${where} rejected the request: ${upstreamMessage}`, { ...upstreamCodeAndParam(sdkError), cause: error });
+  // OpenAI's `context_length_exceeded`), so a local decoder's own words for that become it too.
+  const codeAndParam = upstreamCodeAndParam(sdkError);
+  if (!codeAndParam.code && exceedsContext(sdkError, upstreamMessage)) codeAndParam.code = "context_length_exceeded";
+  return new GatewayError("invalid_request", `${where} rejected the request: ${upstreamMessage}`, { ...codeAndParam, cause: error });
+}
+
+/**
+ * A prompt longer than the model's context, as local decoders say it (their `code` is the HTTP
+ * status): llama-server's type `exceed_context_size_error`; vLLM's "This model's maximum context
+ * length is … tokens" (the words OpenAI's own message uses) or, from its engine, "The decoder
+ * prompt (length …) is longer than the maximum model length of …".
+ */
+function exceedsContext(error: SdkError, message: string): boolean {
+  return errorType(error) === "exceed_context_size_error" || /maximum context length|longer than the maximum model length/i.test(message);
 }
 
 function errorType(error: SdkError): string | undefined {

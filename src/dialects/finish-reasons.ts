@@ -15,6 +15,16 @@ export function toOpenAIFinishReason(reason: FinishReason): "stop" | "length" | 
   }
 }
 
+/**
+ * A finish reason that says the answer did NOT finish: vLLM ends a request its engine dropped
+ * (shutdown, scale-down, sleep, an abort request) with HTTP 200, `finish_reason: "abort"` and
+ * `[DONE]` (vllm-project/vllm#57082). Read as a finish, the cut-short answer would reach the
+ * client, the ledger and the response cache as a complete one.
+ */
+export function isUnfinishedOpenAIReason(reason: string | null | undefined): boolean {
+  return reason === "abort";
+}
+
 export function fromOpenAIFinishReason(reason: string | null | undefined): FinishReason {
   switch (reason) {
     case "stop":

@@ -1,4 +1,5 @@
 import type { CostRecord } from "../metering/cost-record.ts";
+import type { Usage } from "../model/usage.ts";
 import { formatUsd } from "../pricing/format-usd.ts";
 
 // The figures tollgate appends to every stream, after the point where the official SDKs stop
@@ -12,6 +13,8 @@ export type StreamSummary = {
   /** Every input token, cached ones included (as x-tollgate-input-tokens). */
   inputTokens: number;
   outputTokens: number;
+  /** The part of outputTokens spent on reasoning. */
+  reasoningTokens: number;
   cachedTokens: number;
   /** Exact decimal USD. */
   costUsd: string;
@@ -35,6 +38,7 @@ export function summarizeRecord(record: CostRecord): StreamSummary {
     model: record.model,
     inputTokens: usage.inputTokens + usage.cacheReadTokens + usage.cacheWrite5mTokens + usage.cacheWrite1hTokens,
     outputTokens: usage.outputTokens,
+    reasoningTokens: usage.reasoningTokens,
     cachedTokens: usage.cacheReadTokens,
     costUsd: formatUsd(record.cost.totalNano),
     cacheSavingsUsd: formatUsd(record.cost.cacheSavingsNano),
@@ -42,6 +46,20 @@ export function summarizeRecord(record: CostRecord): StreamSummary {
     ttftMs: record.ttftMs,
     estimated: record.estimated,
     unpriced: record.unpriced,
+  };
+}
+
+/**
+ * The usage a stream's body reports when its provider reported none: what tollgate counted and
+ * bills, never a zero that a client accounting from `usage` would take for a free request.
+ * (Such a provider reported no cache figures either, so all of the input is uncached.)
+ */
+export function billedUsage(summary: StreamSummary): Usage {
+  return {
+    inputTokens: summary.inputTokens - summary.cachedTokens,
+    cacheReadTokens: summary.cachedTokens,
+    outputTokens: summary.outputTokens,
+    reasoningTokens: summary.reasoningTokens,
   };
 }
 

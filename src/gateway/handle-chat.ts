@@ -62,7 +62,12 @@ type Job = {
 /** Keeps a completed answer for the response cache; the cache only saves money, so failures are ignored. */
 function keepAnswer(slot: CacheSlot | undefined, response: ChatResponse, record: CostRecord): void {
   if (!slot || record.status !== "ok") return;
-  void slot.cache.save(slot.key, { response, provider: record.provider, model: record.model, costNano: record.cost.totalNano }).catch(() => undefined);
+  void slot.cache.save(slot.key, { response: withBilledUsage(response, record), provider: record.provider, model: record.model, costNano: record.cost.totalNano }).catch(() => undefined);
+}
+
+/** An answer whose provider reported no usage carries what tollgate counted and bills, not zero. */
+function withBilledUsage(response: ChatResponse, record: CostRecord): ChatResponse {
+  return response.usage ? response : { ...response, usage: record.usage };
 }
 
 export function createChatHandler({ config, admission, log: logLine, slots, metering, policies, store, counter, keepAlive }: ChatHandlerDeps) {
@@ -158,7 +163,7 @@ async function answer(c: Context<GatewayEnv>, { request, route, slots, call, ada
   const headers = answerHeaders(c, record);
   if (slot) headers["x-tollgate-cache"] = "miss";
   keepAnswer(slot, routed.response, record);
-  const response = jsonResponse(c.get("dialect").renderResponse(routed.response), 200, c.get("requestId"), headers);
+  const response = jsonResponse(c.get("dialect").renderResponse(withBilledUsage(routed.response, record)), 200, c.get("requestId"), headers);
   void call.commit(outcome);
   return response;
 }

@@ -1,12 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { runningClockCount } from "../runtime/quiet-timer.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
+import { AnthropicStreamRenderer } from "../dialects/anthropic/render-anthropic-stream.ts";
 import { OpenAIStreamRenderer } from "../dialects/openai/render-openai-stream.ts";
 import type { StreamPart } from "../model/stream-part.ts";
 import { MAX_WRITE_BYTES, streamPartsToSse, type SseStreamOptions } from "./stream-parts-to-sse.ts";
 
 const summary = async () => ({
-  requestId: "r", route: "gpt", provider: "p", model: "m", inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: "0", cacheSavingsUsd: "0", policies: [], ttftMs: null, estimated: false, unpriced: false,
+  requestId: "r", route: "gpt", provider: "p", model: "m", inputTokens: 0, outputTokens: 0, reasoningTokens: 0, cachedTokens: 0, costUsd: "0", cacheSavingsUsd: "0", policies: [], ttftMs: null, estimated: false, unpriced: false,
 });
 
 /** The stream under test, with no-op hooks unless a test overrides them. */
@@ -116,6 +117,21 @@ describe("streamPartsToSse keep-alives", () => {
     const text = await new Response(sseFrom(parts(), { keepAliveMs: 40 })).text();
     expect(text).not.toContain("keep-alive");
     expect(runningClockCount()).toBe(0);
+  });
+
+  it("counts parts the client is not sent as silence (a local model's thinking, for an Anthropic client)", async () => {
+    async function* parts(): AsyncGenerator<StreamPart> {
+      for (let i = 0; i < 30; i++) {
+        await pause(5);
+        yield { type: "reasoning-delta", text: "thinking " };
+      }
+      yield { type: "text-delta", text: "42" };
+    }
+    const text = await new Response(sseFrom(parts(), { keepAliveMs: 40, renderer: new AnthropicStreamRenderer() })).text();
+    const events = text.trim().split("\n\n");
+    const pings = events.flatMap((event, index) => (event.startsWith("event: ping") ? [index] : []));
+    expect(pings.length).toBeGreaterThanOrEqual(2);
+    expect(pings.every((index) => index < events.findIndex((event) => event.includes('"42"')))).toBe(true);
   });
 });
 

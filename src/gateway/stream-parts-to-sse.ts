@@ -27,7 +27,7 @@ export type SseStreamOptions = {
   abortUpstream(): void;
   onClose(outcome: "completed" | "failed" | "cancelled"): void;
   /**
-   * While the upstream is quiet this long, the client gets the renderer's keep-alive, so a proxy
+   * While the client has been sent nothing this long, it gets the renderer's keep-alive, so a proxy
    * in front of tollgate does not take the silence (a model reasoning for minutes) for a dead
    * connection. 0 or absent: none.
    */
@@ -70,12 +70,12 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
         const fill = async (): Promise<"completed" | "failed" | undefined> => {
           while (text.length < MAX_WRITE_BYTES) {
             const promise = next();
+            const quiet = text === "";
             let result: IteratorResult<StreamPart> | typeof NOT_YET;
             try {
-              if (text === "") {
+              if (quiet) {
                 keepAlive?.waiting();
                 result = await promise;
-                keepAlive?.arrived();
               } else result = await alreadyThere(promise);
             } catch (error) {
               text += options.renderer.error(toGatewayError(error));
@@ -96,6 +96,9 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
               return "failed";
             }
             text += options.renderer.render(part);
+            // Only bytes for the client end its silence: a part rendered to nothing (a local
+            // model's thinking, for an Anthropic client) leaves the keep-alive clock running.
+            if (quiet && text !== "") keepAlive?.arrived();
           }
           return undefined;
         };
@@ -135,11 +138,13 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
 
 /**
  * Writes the keep-alive only while the stream waits on its upstream: a client that is not reading
- * has a full queue already, and a burst being written is not silence.
+ * has a full queue already, and a burst being written is not silence. The silence is the
+ * client's: it lasts from the last bytes written until the next, whatever parts came between.
  */
 class KeepAlive implements QuietListener {
   private controller: ReadableStreamDefaultController<Uint8Array> | undefined;
   private readonly clock = new QuietTimer(this);
+  private silent = false;
 
   constructor(
     private readonly everyMs: number,
@@ -150,11 +155,16 @@ class KeepAlive implements QuietListener {
     this.controller = controller;
   }
 
+  /** The stream waits on its upstream; a silence already running goes on. */
   waiting(): void {
+    if (this.silent) return;
+    this.silent = true;
     this.clock.wait(this.everyMs);
   }
 
+  /** Bytes for the client: the silence is over. */
   arrived(): void {
+    this.silent = false;
     this.clock.pause();
   }
 
@@ -165,6 +175,6 @@ class KeepAlive implements QuietListener {
 
   quiet(): void {
     this.controller?.enqueue(encoder.encode(this.renderer.keepAlive()));
-    this.waiting(); // still waiting: the next keep-alive is due a whole interval from now
+    this.clock.wait(this.everyMs); // still waiting: the next keep-alive is due a whole interval from now
   }
 }

@@ -41,6 +41,8 @@ export class RequestMeter {
   private finishReason: FinishReason | undefined;
   /** Output text as it came, kept only to be counted if the provider never reports usage. */
   private readonly outputText: string[] = [];
+  /** The model's thinking as it came (output too, and reasoning), kept for the same reason. */
+  private readonly reasoningText: string[] = [];
   private cacheHit: CacheHit | undefined;
   private lastAttemptFailed = false;
   /** What the policies changed, before routing and for the attempt that answered. */
@@ -82,6 +84,10 @@ export class RequestMeter {
         this.firstContentAt ??= performance.now();
         this.outputText.push(part.text);
         break;
+      case "reasoning-delta":
+        // Not the first content: TTFT and output speed are about the answer's visible tokens.
+        this.reasoningText.push(part.text);
+        break;
       case "tool-call-start":
         this.firstContentAt ??= performance.now();
         this.outputText.push(part.name);
@@ -107,6 +113,7 @@ export class RequestMeter {
     this.responseId = response.id;
     this.finishReason = response.finishReason;
     if (response.usage) this.usage = response.usage;
+    if (response.reasoning) this.reasoningText.push(response.reasoning);
     for (const content of response.content) this.outputText.push(content.type === "text" ? content.text : content.name + content.arguments);
   }
 
@@ -190,15 +197,16 @@ export class RequestMeter {
 
   /**
    * What to bill. Reported usage wins. Missing input is counted from the request; missing output
-   * from the text that came back. A stream that did not complete may hold a placeholder output
-   * count (Anthropic's message_start says 1), so there the larger of report and count is kept.
+   * from the text that came back, the model's thinking included (and counted as reasoning too).
+   * A stream that did not complete may hold a placeholder output count (Anthropic's
+   * message_start says 1), so there the larger of report and count is kept.
    */
   private async settleUsage(status: RecordStatus): Promise<{ usage: Required<Usage>; estimated: boolean }> {
     const reported = this.usage ?? {};
+    const cameBack = this.outputText.length > 0 || this.reasoningText.length > 0;
     // An aborted call counts as having reached the provider (it read the prompt), unless the last
     // call had already failed: a client leaving after a 503 costs nothing.
-    const reachedProvider =
-      this.target !== undefined && (this.outputText.length > 0 || this.usage !== undefined || (status === "aborted" && !this.lastAttemptFailed));
+    const reachedProvider = this.target !== undefined && (cameBack || this.usage !== undefined || (status === "aborted" && !this.lastAttemptFailed));
     let estimated = false;
     let inputTokens = reported.inputTokens;
     if (inputTokens === undefined && reachedProvider) {
@@ -206,10 +214,13 @@ export class RequestMeter {
       estimated = true;
     }
     let outputTokens = reported.outputTokens;
-    if (outputTokens === undefined || (status !== "ok" && this.outputText.length > 0)) {
-      const counted = this.outputText.length > 0 ? await this.deps.counter.count(this.outputText.join("")) : 0;
+    let reasoningTokens = reported.reasoningTokens;
+    if (outputTokens === undefined || (status !== "ok" && cameBack)) {
+      const reasoning = await this.countText(this.reasoningText);
+      const counted = reasoning + (await this.countText(this.outputText));
       if (counted > (outputTokens ?? 0)) {
         outputTokens = counted;
+        reasoningTokens = Math.max(reasoningTokens ?? 0, reasoning);
         estimated = true;
       }
     }
@@ -220,10 +231,14 @@ export class RequestMeter {
         cacheWrite5mTokens: whole(reported.cacheWrite5mTokens),
         cacheWrite1hTokens: whole(reported.cacheWrite1hTokens),
         outputTokens: whole(outputTokens),
-        reasoningTokens: whole(reported.reasoningTokens),
+        reasoningTokens: whole(reasoningTokens),
       },
       estimated,
     };
+  }
+
+  private async countText(parts: string[]): Promise<number> {
+    return parts.length > 0 ? await this.deps.counter.count(parts.join("")) : 0;
   }
 
   private outputSpeed(outputTokens: number, reasoningTokens: number, finishedAt: number): number | null {

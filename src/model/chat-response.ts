@@ -11,6 +11,8 @@ export type ChatResponse = {
   stopSequence?: string;
   /** OpenAI's refusal text, kept apart from `content` (see the text-delta part). */
   refusal?: string;
+  /** The model's thinking before its answer (see the reasoning-delta part). */
+  reasoning?: string;
   usage?: Usage;
   timings?: DecoderTimings;
 };

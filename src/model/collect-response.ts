@@ -9,6 +9,7 @@ export class ResponseCollector {
   private model = "";
   private text = "";
   private refusal = "";
+  private reasoning = "";
   private readonly toolCalls = new Map<number, { id: string; name: string; arguments: string }>();
   private finishReason: FinishReason = "other";
   private stopSequence: string | undefined;
@@ -23,6 +24,9 @@ export class ResponseCollector {
       case "text-delta":
         if (part.refusal) this.refusal += part.text;
         else this.text += part.text;
+        break;
+      case "reasoning-delta":
+        this.reasoning += part.text;
         break;
       case "tool-call-start":
         this.toolCalls.set(part.index, { id: part.id, name: part.name, arguments: "" });
@@ -47,13 +51,23 @@ export class ResponseCollector {
   response(): ChatResponse {
     const content: AssistantContent[] = this.text ? [{ type: "text", text: this.text }] : [];
     for (const [, call] of [...this.toolCalls].sort(([a], [b]) => a - b)) content.push({ type: "tool-call", ...call });
-    return { id: this.id, model: this.model, content, finishReason: this.finishReason, ...(this.stopSequence ? { stopSequence: this.stopSequence } : {}), ...(this.refusal ? { refusal: this.refusal } : {}), ...(this.usage ? { usage: this.usage } : {}) };
+    return {
+      id: this.id,
+      model: this.model,
+      content,
+      finishReason: this.finishReason,
+      ...(this.stopSequence ? { stopSequence: this.stopSequence } : {}),
+      ...(this.refusal ? { refusal: this.refusal } : {}),
+      ...(this.reasoning ? { reasoning: this.reasoning } : {}),
+      ...(this.usage ? { usage: this.usage } : {}),
+    };
   }
 }
 
 /** A whole answer as the stream parts an adapter would have produced (to stream a cached answer). */
 export function* responseToParts(response: ChatResponse): Generator<StreamPart> {
   yield { type: "start", id: response.id, model: response.model };
+  if (response.reasoning) yield { type: "reasoning-delta", text: response.reasoning };
   if (response.refusal) yield { type: "text-delta", text: response.refusal, refusal: true };
   let index = 0;
   for (const content of response.content) {

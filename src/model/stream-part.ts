@@ -19,6 +19,12 @@ export type StreamPart =
    * `refusal` rather than `content`; every other consumer treats it as text.
    */
   | { type: "text-delta"; text: string; refusal?: true }
+  /**
+   * The model's thinking, streamed before its answer by local decoders (llama-server's
+   * `reasoning_content`, vLLM's and Ollama's `reasoning`). Output the decoder generated and bills
+   * (as reasoning tokens), and a sign of life for the stream's deadlines.
+   */
+  | { type: "reasoning-delta"; text: string }
   /** A tool call begins; `index` orders calls within the answer. */
   | { type: "tool-call-start"; index: number; id: string; name: string }
   | { type: "tool-call-delta"; index: number; argumentsDelta: string }

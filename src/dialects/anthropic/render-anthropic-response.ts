@@ -10,6 +10,7 @@ export function renderAnthropicResponse(response: ChatResponse) {
     model: response.model,
     content: [
       // Anthropic has no refusal field: an OpenAI model's refusal reads as its answer's text.
+      // A local decoder's thinking is left out, as in the stream renderer.
       ...(response.refusal ? [{ type: "text" as const, text: response.refusal }] : []),
       ...response.content.map((part) =>
         part.type === "text"

@@ -3,7 +3,7 @@ import { GatewayError } from "../../errors/gateway-error.ts";
 import type { StreamPart } from "../../model/stream-part.ts";
 import { AnthropicStreamRenderer } from "./render-anthropic-stream.ts";
 
-const summary = { requestId: "req_1", route: "gpt", provider: "openai", model: "gpt-4o", inputTokens: 30, outputTokens: 9, cachedTokens: 20, costUsd: "0.000123", cacheSavingsUsd: "0", policies: [], ttftMs: 12.5, estimated: false, unpriced: false };
+const summary = { requestId: "req_1", route: "gpt", provider: "openai", model: "gpt-4o", inputTokens: 30, outputTokens: 9, reasoningTokens: 0, cachedTokens: 20, costUsd: "0.000123", cacheSavingsUsd: "0", policies: [], ttftMs: 12.5, estimated: false, unpriced: false };
 
 function events(text: string) {
   return text

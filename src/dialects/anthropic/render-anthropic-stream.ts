@@ -3,7 +3,7 @@ import type { FinishReason, StreamPart } from "../../model/stream-part.ts";
 import type { Usage } from "../../model/usage.ts";
 import { mergeUsage } from "../../model/usage.ts";
 import { toAnthropicStopReason } from "../finish-reasons.ts";
-import type { StreamSummary } from "../stream-summary.ts";
+import { billedUsage, type StreamSummary } from "../stream-summary.ts";
 import { renderAnthropicError } from "./render-anthropic-error.ts";
 import { renderAnthropicUsage } from "./render-anthropic-response.ts";
 
@@ -55,6 +55,11 @@ export class AnthropicStreamRenderer {
         this.finishReason = part.reason;
         this.stopSequence = part.stopSequence ?? null;
         return this.ensureStarted() + this.closeBlock();
+      // Anthropic clients get thinking only as `thinking` blocks, which need a signature tollgate
+      // cannot make and come only when the request enabled extended thinking (refused here); one
+      // the client did not ask for would also move the answer's text out of `content[0]`. The
+      // thinking still counts: it keeps the stream's deadlines alive and it is billed.
+      case "reasoning-delta":
       case "decoder-timings":
         return "";
       case "error":
@@ -64,7 +69,8 @@ export class AnthropicStreamRenderer {
 
   end(summary: StreamSummary): string {
     if (this.failed) return "";
-    const usage = renderAnthropicUsage(this.usage ?? {});
+    // The SDK takes the final input and output counts from message_delta.
+    const usage = renderAnthropicUsage(this.usage ?? billedUsage(summary));
     return (
       this.ensureStarted() +
       this.closeBlock() +

@@ -22,6 +22,8 @@ export function renderOpenAIResponse(response: ChatResponse) {
           role: "assistant" as const,
           content: text.length > 0 || (toolCalls.length === 0 && !response.refusal) ? text : null,
           refusal: response.refusal ?? null,
+          // A local decoder's thinking, where llama-server puts it (see the stream renderer).
+          ...(response.reasoning ? { reasoning_content: response.reasoning } : {}),
           ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
         },
         logprobs: null,

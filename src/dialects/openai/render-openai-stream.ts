@@ -3,7 +3,7 @@ import type { StreamPart } from "../../model/stream-part.ts";
 import type { Usage } from "../../model/usage.ts";
 import { mergeUsage } from "../../model/usage.ts";
 import { toOpenAIFinishReason } from "../finish-reasons.ts";
-import type { StreamSummary } from "../stream-summary.ts";
+import { billedUsage, type StreamSummary } from "../stream-summary.ts";
 import { renderOpenAIError } from "./render-openai-error.ts";
 import { renderOpenAIUsage } from "./render-openai-response.ts";
 
@@ -31,6 +31,10 @@ export class OpenAIStreamRenderer {
         return this.chunk({ role: "assistant", content: "" });
       case "text-delta":
         return this.chunk(part.refusal ? { refusal: part.text } : { content: part.text });
+      case "reasoning-delta":
+        // As llama-server sends it: the openai SDK passes the field through, clients that do not
+        // know it ignore it.
+        return this.chunk({ reasoning_content: part.text });
       case "tool-call-start":
         return this.chunk({
           tool_calls: [{ index: part.index, id: part.id, type: "function", function: { name: part.name, arguments: "" } }],
@@ -60,7 +64,7 @@ export class OpenAIStreamRenderer {
         created: this.created,
         model: this.model,
         choices: [],
-        usage: renderOpenAIUsage(this.usage ?? {}),
+        usage: renderOpenAIUsage(this.usage ?? billedUsage(summary)),
       });
     }
     return out + "data: [DONE]\n\n" + frame({ tollgate: summary });

@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
+import { chunk, startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
+
+// A decoder that reports no usage (a server that ignores stream_options.include_usage, or answers
+// without `usage`). tollgate counts the tokens itself and bills that (record `estimated`,
+// x-tollgate-input/output-tokens); the body the client gets says the same figures (or none).
+// Used to be wrong: the body said 0 prompt and 0 completion tokens for a request tollgate billed.
+
+let decoder: FakeDecoder;
+let gateway: TestGateway;
+
+beforeAll(async () => {
+  decoder = await startFakeDecoder();
+  const base = testConfig(decoder.baseUrl);
+  gateway = await startTestGateway({ ...base, routes: { ...base.routes, quiet: { targets: [{ provider: "local", model: "fake-model" }] } } }, "undici");
+});
+afterAll(async () => {
+  await gateway?.close();
+  await decoder?.close();
+});
+
+const messages = [{ role: "user" as const, content: "hi, how are you doing today, my friend?" }];
+
+describe("a local decoder that reports no usage", () => {
+  it("streamed, include_usage: the client's usage chunk is not a fabricated zero", async () => {
+    decoder.handle = (_body, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.end(chunk("c", { role: "assistant", content: "" }) + chunk("c", { content: "Hello there, friend. I am well." }) + chunk("c", {}, "stop") + "data: [DONE]\n\n");
+    };
+    const { data: stream, response } = await gateway.openai.chat.completions
+      .create({ model: "quiet", messages, stream: true, stream_options: { include_usage: true } })
+      .withResponse();
+    let usage;
+    for await (const part of stream) usage = part.usage ?? usage;
+    const record = await waitForRecord(gateway, response.headers.get("x-tollgate-request-id")!);
+    expect(record.usage.inputTokens).toBeGreaterThan(0); // what tollgate bills
+    expect(usage == null || (usage.prompt_tokens === record.usage.inputTokens && usage.completion_tokens === record.usage.outputTokens)).toBe(true);
+  });
+
+  it("not streamed: the answer's usage is not a fabricated zero", async () => {
+    decoder.handle = (_body, response) => {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify({ id: "c", object: "chat.completion", created: 1, model: "fake-model", choices: [{ index: 0, message: { role: "assistant", content: "Hello there, friend." }, finish_reason: "stop" }] }));
+    };
+    const { data, response } = await gateway.openai.chat.completions.create({ model: "quiet", messages }).withResponse();
+    const billedInput = Number(response.headers.get("x-tollgate-input-tokens"));
+    expect(billedInput).toBeGreaterThan(0);
+    expect(data.usage == null || data.usage.prompt_tokens === billedInput).toBe(true);
+  });
+
+  // Anthropic's Message.usage is required: an Anthropic client gets the counted figures.
+  it("Anthropic client, streamed: the final message's usage is what tollgate bills", async () => {
+    decoder.handle = (_body, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.end(chunk("c", { role: "assistant", content: "" }) + chunk("c", { content: "Hello there, friend. I am well." }) + chunk("c", {}, "stop") + "data: [DONE]\n\n");
+    };
+    const stream = gateway.anthropic.messages.stream({ model: "quiet", max_tokens: 64, messages });
+    const { response } = await stream.withResponse();
+    const message = await stream.finalMessage();
+    const record = await waitForRecord(gateway, response.headers.get("x-tollgate-request-id")!);
+    expect(record.estimated).toBe(true);
+    expect(message.usage).toMatchObject({ input_tokens: record.usage.inputTokens, output_tokens: record.usage.outputTokens });
+  });
+
+  it("Anthropic client, not streamed: the message's usage is what tollgate bills", async () => {
+    decoder.handle = (_body, response) => {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify({ id: "c", object: "chat.completion", created: 1, model: "fake-model", choices: [{ index: 0, message: { role: "assistant", content: "Hello there, friend." }, finish_reason: "stop" }] }));
+    };
+    const { data, response } = await gateway.anthropic.messages.create({ model: "quiet", max_tokens: 64, messages }).withResponse();
+    expect(data.usage).toMatchObject({
+      input_tokens: Number(response.headers.get("x-tollgate-input-tokens")),
+      output_tokens: Number(response.headers.get("x-tollgate-output-tokens")),
+    });
+    expect(data.usage.input_tokens).toBeGreaterThan(0);
+  });
+});

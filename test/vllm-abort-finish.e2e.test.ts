@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
+import { chunk, startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
+
+// A vLLM stream its engine aborted (scale-down, shutdown, sleep, an abort request): HTTP 200, a
+// last chunk with finish_reason "abort", the usage chunk and [DONE] (vllm-project/vllm#57082).
+// The answer is cut short, so it reaches the client as an error in its dialect and is recorded
+// as failed, never as a complete answer.
+// Used to be wrong: "abort" was read as a normal finish (OpenAI "stop", Anthropic "end_turn").
+
+let decoder: FakeDecoder;
+let gateway: TestGateway;
+
+beforeAll(async () => {
+  decoder = await startFakeDecoder();
+  const base = testConfig(decoder.baseUrl);
+  gateway = await startTestGateway({ ...base, routes: { ...base.routes, vllm: { targets: [{ provider: "local", model: "fake-model" }] } } }, "undici");
+});
+afterAll(async () => {
+  await gateway?.close();
+  await decoder?.close();
+});
+
+describe("a vLLM stream its engine aborted (finish_reason \"abort\")", () => {
+  it("reaches the OpenAI client as an error, not as an answer that finished with \"stop\"", async () => {
+    decoder.handle = (_body, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.end(
+        chunk("cmpl-1", { role: "assistant", content: "" }) +
+          chunk("cmpl-1", { content: "The first half of a long ans" }) +
+          chunk("cmpl-1", { content: "" }, "abort") +
+          chunk("cmpl-1", null, null, { usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 } }) +
+          "data: [DONE]\n\n",
+      );
+    };
+    const { data: stream, response } = await gateway.openai.chat.completions
+      .create({ model: "vllm", messages: [{ role: "user", content: "write a long answer" }], stream: true })
+      .withResponse();
+    const finishReasons: string[] = [];
+    let failure: unknown;
+    try {
+      for await (const part of stream) if (part.choices[0]?.finish_reason) finishReasons.push(part.choices[0].finish_reason);
+    } catch (error) {
+      failure = error;
+    }
+    expect(finishReasons).not.toContain("stop");
+    expect(failure).toBeDefined();
+    const record = await waitForRecord(gateway, response.headers.get("x-tollgate-request-id")!);
+    expect(record.status).not.toBe("ok");
+  });
+
+  it("reaches the Anthropic client as an error, not as stop_reason end_turn", async () => {
+    decoder.handle = (_body, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.end(
+        chunk("cmpl-2", { role: "assistant", content: "" }) +
+          chunk("cmpl-2", { content: "The first half" }) +
+          chunk("cmpl-2", { content: "" }, "abort") +
+          "data: [DONE]\n\n",
+      );
+    };
+    const attempt = gateway.anthropic.messages.stream({ model: "vllm", max_tokens: 256, messages: [{ role: "user", content: "write" }] }).finalMessage();
+    await expect(attempt).rejects.toThrow();
+  });
+});
