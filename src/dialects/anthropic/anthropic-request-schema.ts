@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_TOKENS_BOUND, maxTokensBoundError } from "../max-tokens-bound.ts";
 
 // The subset of the Messages request that tollgate understands. `cache_control` is accepted on
 // blocks so clients that already mark breakpoints are not rejected; placing breakpoints is the
@@ -57,7 +58,7 @@ const toolChoice = z.discriminatedUnion("type", [
 
 export const anthropicMessagesRequestSchema = z.object({
   model: z.string({ error: "required: write the name of a tollgate route" }).min(1),
-  max_tokens: z.number({ error: "required: write the most output tokens to allow, e.g. 1024" }).int().min(1),
+  max_tokens: z.number({ error: "required: write the most output tokens to allow, e.g. 1024" }).int().min(1).max(MAX_TOKENS_BOUND, maxTokensBoundError),
   messages: z.array(message).min(1, { error: "send at least one message" }),
   system: z.union([z.string(), z.array(textBlock)]).optional(),
   stop_sequences: z.array(z.string()).optional(),

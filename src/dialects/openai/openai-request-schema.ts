@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_TOKENS_BOUND, maxTokensBoundError } from "../max-tokens-bound.ts";
 
 // The subset of the Chat Completions request that tollgate understands. Fields it does not act
 // on (logprobs, metadata, store, …) are accepted and ignored, as a drop-in proxy must; fields whose
@@ -80,8 +81,8 @@ export const openAIChatRequestSchema = z.object({
   messages: z.array(message).min(1, { error: "send at least one message" }),
   stream: z.boolean().nullish(),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
-  max_tokens: positiveInt.nullish(),
-  max_completion_tokens: positiveInt.nullish(),
+  max_tokens: positiveInt.max(MAX_TOKENS_BOUND, maxTokensBoundError).nullish(),
+  max_completion_tokens: positiveInt.max(MAX_TOKENS_BOUND, maxTokensBoundError).nullish(),
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().min(0).max(1).nullish(),
   // Local decoders' extensions (vLLM, llama-server); dropped for clouds that lack them.
