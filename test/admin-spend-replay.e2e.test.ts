@@ -29,20 +29,31 @@ describe("the admin key's spend", () => {
     };
     try {
       const first = await startTestGateway(config);
+      mocks.openai.enqueue({ kind: "text", text: "for the admin", usage: { prompt_tokens: 10, completion_tokens: 5 } });
       const answer = await postJson(first, "/v1/chat/completions", { model: "gpt", messages: [{ role: "user", content: "hi" }] }, ADMIN_KEY);
       expect(answer.status).toBe(200);
-      expect(Number(answer.headers.get("x-tollgate-cost-usd"))).toBeGreaterThan(0);
+      expect(answer.headers.get("x-tollgate-cost-usd")).toBe("0.000075"); // 10 × 2500 + 5 × 10,000 nano-dollars
+      // The team's own key spends too: that IS the team's, before and after the restart, so the
+      // rebuilt budget below is shown to be rebuilt, not merely empty.
+      mocks.openai.enqueue({ kind: "text", text: "for ops", usage: { prompt_tokens: 4, completion_tokens: 1 } });
+      const own = await postJson(first, "/v1/chat/completions", { model: "gpt", messages: [{ role: "user", content: "hi" }] }, OPS_KEY);
+      expect(own.status).toBe(200);
+      expect(own.headers.get("x-tollgate-cost-usd")).toBe("0.00002"); // 4 × 2500 + 1 × 10,000 nano-dollars
       await first.ledger.flush();
       // The record still names the admin key as before, and says so.
-      expect((await ledgerRecords(first)).map(({ keyId, team, admin }) => ({ keyId, team, admin }))).toEqual([{ keyId: "admin", team: "admin", admin: true }]);
+      expect((await ledgerRecords(first)).map(({ keyId, team, admin }) => ({ keyId, team, admin }))).toEqual([
+        { keyId: "admin", team: "admin", admin: true },
+        { keyId: "ops-console", team: "admin", admin: undefined },
+      ]);
       const before = await teamSpent(first);
       await first.close();
 
       const second = await startTestGateway(config);
       const after = await teamSpent(second);
       await second.close();
-      expect(before).toBe(0);
-      expect(after).toBe(0);
+      // The ops key's 20,000 nano-dollars only, never the admin's 75,000.
+      expect(before).toBe(0.00002);
+      expect(after).toBe(0.00002);
     } finally {
       mocks.close();
     }

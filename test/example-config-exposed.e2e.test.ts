@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { networkInterfaces } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
@@ -17,8 +19,22 @@ const external = Object.values(networkInterfaces())
   .flat()
   .find((address) => address && address.family === "IPv4" && !address.internal)?.address;
 
-describe.skipIf(!external)("npm start on the bundled example config", () => {
+// How another machine reaches this one: its network address, or on a machine with none (a
+// sandbox), another loopback address, which on Linux reaches a server listening on every interface
+// but not one listening on 127.0.0.1 alone. Either way the test first proves the probe can tell.
+const probeHost = external ?? "127.0.0.2";
+
+describe("npm start on the bundled example config", () => {
   it("does not accept the public demo key from another machine by default", async () => {
+    const control = createServer((_request, response) => response.end("reached"));
+    await new Promise<void>((resolve) => control.listen(0, "0.0.0.0", resolve));
+    try {
+      const reached = await fetch(`http://${probeHost}:${(control.address() as AddressInfo).port}/`, { headers: { connection: "close" } });
+      expect(await reached.text(), `a server on 0.0.0.0 answers at ${probeHost}`).toBe("reached");
+    } finally {
+      control.closeAllConnections();
+      control.close();
+    }
     const child = spawn("node", [BIN], {
       cwd: ROOT,
       // No HOST, no config: a fresh clone started as the README shows, with a cloud key set.
@@ -41,7 +57,7 @@ describe.skipIf(!external)("npm start on the bundled example config", () => {
       });
       expect(log).toContain("the bundled example config accepts the public demo key `tollgate-dev-key`, so it listens on 127.0.0.1 only");
       // A client on another machine reaches the gateway by its network address.
-      const outcome = await fetch(`http://${external}:${port}/v1/models`, { headers: { authorization: "Bearer tollgate-dev-key" } }).then(
+      const outcome = await fetch(`http://${probeHost}:${port}/v1/models`, { headers: { authorization: "Bearer tollgate-dev-key" } }).then(
         async (response) => `HTTP ${response.status} ${await response.text()}`,
         (error: Error) => `unreachable (${(error.cause as Error | undefined)?.message ?? error.message})`,
       );

@@ -59,7 +59,8 @@ describe("tollgate.cost by provider", () => {
     const secondRecord = await waitForRecord(gateway, second.response.headers.get("x-tollgate-request-id")!);
     // The ledger bills each provider account for its own answer.
     expect([firstRecord.provider, secondRecord.provider]).toEqual(["openai", "openai-batch"]);
-    expect(firstRecord.cost.totalNano).toBeGreaterThan(0);
+    // 100 × 2500 + 10 × 10,000 = 350,000 nano-dollars each.
+    expect([firstRecord.cost.totalNano, secondRecord.cost.totalNano]).toEqual([350_000, 350_000]);
 
     const running = gateway;
     gateway = undefined;
@@ -69,5 +70,13 @@ describe("tollgate.cost by provider", () => {
     const points = (receiver.metrics().get("tollgate.cost")?.sum?.dataPoints ?? []).map((point) => ({ labels: decodeAttributes(point.attributes), usd: point.asDouble }));
     // Two provider accounts spent money on this route: the counter must keep them apart.
     expect(points, `tollgate.cost points: ${JSON.stringify(points)}`).toHaveLength(2);
+    // One series per provider account, each with what the ledger billed that account.
+    const byProvider = points
+      .map(({ labels, usd }) => ({ route: labels["tollgate.route"], provider: labels["tollgate.provider"], providerType: labels["gen_ai.provider.name"], usd }))
+      .sort((a, b) => String(a.provider).localeCompare(String(b.provider)));
+    expect(byProvider).toEqual([
+      { route: "spread", provider: "openai", providerType: "openai", usd: 0.00035 },
+      { route: "spread", provider: "openai-batch", providerType: "openai", usd: 0.00035 },
+    ]);
   });
 });

@@ -226,7 +226,7 @@ describe("OpenTelemetry export from a running gateway", () => {
       "gen_ai.provider.name": "openai",
       "tollgate.provider": "openai",
     });
-    expect(costPoint.asDouble).toBeCloseTo(0.00214, 12);
+    expect(costPoint.asDouble).toBe(0.00214); // 2,140,000 nano-dollars, exactly
   });
 
   it("a streamed fallback: the failed OpenAI attempt and the Anthropic answer as two CLIENT spans under one SERVER span", async () => {
@@ -349,6 +349,6 @@ describe("OpenTelemetry export from a running gateway", () => {
       "gen_ai.provider.name": "anthropic",
       "tollgate.provider": "anthropic",
     });
-    expect(costPoint.asDouble).toBeCloseTo(0.00009, 12);
+    expect(costPoint.asDouble).toBe(0.00009); // 90,000 nano-dollars, exactly
   });
 });

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { runningClockCount } from "../runtime/quiet-timer.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import { AnthropicStreamRenderer } from "../dialects/anthropic/render-anthropic-stream.ts";
@@ -88,9 +88,25 @@ describe("streamPartsToSse", () => {
 });
 
 describe("streamPartsToSse keep-alives", () => {
+  // On a clock the test moves, so a busy machine cannot stretch a 5 ms pause past a keep-alive
+  // interval (or squeeze the quiet out of a 150 ms one): the keep-alives are exactly the ones due.
+  beforeEach(() => vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "performance"] }));
   // A finished stream's keep-alive clock is no longer watched.
-  afterEach(() => expect(runningClockCount()).toBe(0));
+  afterEach(() => {
+    expect(runningClockCount()).toBe(0);
+    // The shared sweep stops (and forgets its pace) at its next tick with no clock left: let that
+    // tick come on this fake clock, or the next test's clocks would wait on a timer that is gone.
+    vi.advanceTimersByTime(1_000);
+    vi.useRealTimers();
+  });
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** Reads the whole body while the clock runs on, 1 ms at a time. */
+  const readAll = async (body: ReadableStream<Uint8Array>) => {
+    let done = false;
+    const text = new Response(body).text().finally(() => (done = true));
+    for (let ms = 0; !done && ms < 10_000; ms++) await vi.advanceTimersByTimeAsync(1);
+    return text;
+  };
 
   it("writes the dialect's keep-alive while the upstream is quiet, between the parts around the silence", async () => {
     async function* parts(): AsyncGenerator<StreamPart> {
@@ -98,12 +114,13 @@ describe("streamPartsToSse keep-alives", () => {
       await pause(150); // over three keep-alive intervals of quiet
       yield { type: "text-delta", text: "after" };
     }
-    const text = await new Response(sseFrom(parts(), { keepAliveMs: 40 })).text();
+    const text = await readAll(sseFrom(parts(), { keepAliveMs: 40 }));
     const events = text.trim().split("\n\n");
     const before = events.findIndex((event) => event.includes('"before"'));
     const after = events.findIndex((event) => event.includes('"after"'));
     const keepAlives = events.flatMap((event, index) => (event === ": keep-alive" ? [index] : []));
-    expect(keepAlives.length).toBeGreaterThanOrEqual(2);
+    // 150 ms of quiet at one keep-alive per 40 ms: at 40, 80 and 120 ms.
+    expect(keepAlives).toHaveLength(3);
     expect(keepAlives.every((index) => index > before && index < after)).toBe(true);
   });
 
@@ -114,7 +131,7 @@ describe("streamPartsToSse keep-alives", () => {
         yield { type: "text-delta", text: `t${i}` };
       }
     }
-    const text = await new Response(sseFrom(parts(), { keepAliveMs: 40 })).text();
+    const text = await readAll(sseFrom(parts(), { keepAliveMs: 40 }));
     expect(text).not.toContain("keep-alive");
     expect(runningClockCount()).toBe(0);
   });
@@ -127,10 +144,11 @@ describe("streamPartsToSse keep-alives", () => {
       }
       yield { type: "text-delta", text: "42" };
     }
-    const text = await new Response(sseFrom(parts(), { keepAliveMs: 40, renderer: new AnthropicStreamRenderer() })).text();
+    const text = await readAll(sseFrom(parts(), { keepAliveMs: 40, renderer: new AnthropicStreamRenderer() }));
     const events = text.trim().split("\n\n");
     const pings = events.flatMap((event, index) => (event.startsWith("event: ping") ? [index] : []));
-    expect(pings.length).toBeGreaterThanOrEqual(2);
+    // 30 × 5 ms of thinking the client is not sent is 150 ms of silence: pings at 40, 80, 120 ms.
+    expect(pings).toHaveLength(3);
     expect(pings.every((index) => index < events.findIndex((event) => event.includes('"42"')))).toBe(true);
   });
 });

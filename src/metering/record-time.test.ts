@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { PriceBook } from "../../src/metering/price-book.ts";
 import { RequestMeter } from "../../src/metering/request-meter.ts";
 import { approximateTokenCounter } from "../../src/metering/token-counter.ts";
@@ -13,10 +13,13 @@ import type { ChatRequest } from "../../src/model/chat-request.ts";
 const prices = new PriceBook({ openai: { name: "openai", type: "openai", optional: false, timeoutMs: 1, maxRetries: 0 } });
 
 describe("CostRecord.time", () => {
+  afterEach(() => vi.useRealTimers());
+
   it("is when the request arrived (receivedAt), not when metering began", async () => {
+    // Both clocks frozen: the request arrived at 11:59:55.000 and metering begins at 12:00:00.000.
+    vi.useFakeTimers({ now: Date.UTC(2026, 2, 10, 12, 0, 0), toFake: ["Date", "performance"] });
     const request: ChatRequest = { route: "r", stream: false, streamUsage: false, messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] };
     const arrivedFiveSecondsAgo = performance.now() - 5_000;
-    const wallAtArrival = Date.now() - 5_000;
     const meter = new RequestMeter(
       { requestId: "req_t", caller: { kind: "key", key: { id: "k", team: "t", hash: "sha256:x" } }, request, dialect: "openai", receivedAt: arrivedFiveSecondsAgo },
       { prices, counter: approximateTokenCounter },
@@ -24,7 +27,7 @@ describe("CostRecord.time", () => {
     meter.attempting({ providerName: "openai", model: "gpt-4o" }, performance.now());
     meter.answered({ id: "x", model: "gpt-4o", content: [], finishReason: "stop", usage: { inputTokens: 1, outputTokens: 1 } });
     const record = await meter.finish({ status: "ok", httpStatus: 200 });
-    expect(Math.abs(Date.parse(record.time) - wallAtArrival)).toBeLessThan(100); // off by ~5000 ms
-    expect(record.durationMs).toBeGreaterThanOrEqual(5_000); // the duration does use the arrival
+    expect(record.time).toBe("2026-03-10T11:59:55.000Z"); // not 12:00:00
+    expect(record.durationMs).toBe(5_000); // the duration does use the arrival
   });
 });

@@ -214,7 +214,7 @@ describe("setupTelemetry", () => {
     expect(cost.unit).toBe("USD");
     expect(cost.sum!.isMonotonic).toBe(true);
     const costAttributes = { "tollgate.route": "smart", "tollgate.key_id": "key_ops", "gen_ai.request.model": "gpt-4o", "gen_ai.provider.name": "openai", "tollgate.provider": "openai-main" };
-    expect(pointWith(cost.sum!.dataPoints, { ...costAttributes, "tollgate.team": "platform" }).asDouble).toBeCloseTo(0.0065, 12);
+    expect(pointWith(cost.sum!.dataPoints, { ...costAttributes, "tollgate.team": "platform" }).asDouble).toBe(0.0065); // 6,500,000 nano-dollars, exactly
     expect(pointWith(cost.sum!.dataPoints, { ...costAttributes, "tollgate.team": "research" }).asDouble).toBe(0);
   });
 
