@@ -9,8 +9,8 @@ import type { TokenCounter } from "./token-counter.ts";
 //
 // js-tiktoken's merge loop costs about the square of a piece's UTF-8 bytes, and every piece its
 // rank table does not hold whole (CJK, emoji, Cyrillic, runs of U+3000) pays it: 64 characters
-// of U+3000 (192 bytes) cost about 15 s per MB, against 0.3 s for English prose. So runs are cut
-// at 32 bytes (about 2.5 s per MB at worst), and a text's tokens are counted exactly only up to
+// of U+3000 (192 bytes) cost about 15 s per MB, against 0.3 s for English prose. So pre-tokens
+// are cut at 32 bytes (64 for ASCII), and a text's tokens are counted exactly only up to
 // EXACT_BYTES: past that an even sample of that size is counted and scaled to the whole text,
 // which bounds one count's work whatever a client sends.
 
@@ -18,8 +18,12 @@ import type { TokenCounter } from "./token-counter.ts";
 const SLICE_CHARS = 1024;
 /** ...texts up to this many UTF-8 bytes are counted whole, longer ones from a sample this big. */
 export const EXACT_BYTES = 64 * 1024;
-/** Longest run of non-whitespace, or of whitespace, encoded in one piece. */
+/**
+ * Longest pre-token encoded in one piece: 32 bytes where it holds multi-byte characters, whose
+ * merges cost the most, 64 where it is ASCII (a 40-space indent, a long identifier).
+ */
 export const MAX_PIECE_BYTES = 32;
+export const MAX_ASCII_PIECE_BYTES = 64;
 /** The counter yields to the event loop after this much work, so no request waits longer. */
 const MAX_BUSY_MS = 2;
 
@@ -70,18 +74,19 @@ export function piecesToEncode(texts: readonly string[]): { pieces: string[]; sc
 }
 
 /**
- * Cuts text before a whitespace near every SLICE_CHARS characters, where BPE pre-tokenization
- * splits anyway, so slicing barely changes the count; never inside a surrogate pair.
+ * Cuts text near every SLICE_CHARS characters before a space that starts a word (" word" is one
+ * pre-token, and the whitespace before it another), where BPE pre-tokenization splits anyway, so
+ * slicing does not change the count; never inside a surrogate pair.
  */
 export function* slices(text: string): Generator<string> {
   let start = 0;
   while (start < text.length) {
     let end = Math.min(start + SLICE_CHARS, text.length);
     if (end < text.length) {
-      // Searched in the slice only: text.lastIndexOf(" ", end) scans a text without spaces back
-      // to its start for every slice, quadratic in its length (2.5 s for 4 MB of base64).
-      const lastSpace = text.slice(start, end + 1).lastIndexOf(" ");
-      if (lastSpace > SLICE_CHARS / 2) end = start + lastSpace;
+      // Searched in the slice only: searching the whole text back from `end` scans a text without
+      // spaces to its start for every slice, quadratic in its length (2.5 s for 4 MB of base64).
+      const wordStart = lastWordStart(text.slice(start, end + 1));
+      if (wordStart > SLICE_CHARS / 2) end = start + wordStart;
       else if (isHighSurrogate(text.charCodeAt(end - 1))) end -= 1;
     }
     yield text.slice(start, end);
@@ -89,31 +94,42 @@ export function* slices(text: string): Generator<string> {
   }
 }
 
-/** Runs of whitespace or non-whitespace that may pass MAX_PIECE_BYTES (3 bytes per UTF-16 unit at most). */
-const MAYBE_LONG_RUN = new RegExp(`\\S{${Math.floor(MAX_PIECE_BYTES / 3) + 1},}|\\s{${Math.floor(MAX_PIECE_BYTES / 3) + 1},}`, "g");
+/** The last index of a space followed by something other than whitespace, or -1. */
+function lastWordStart(window: string): number {
+  for (let at = window.length - 2; at >= 0; at--) {
+    if (window.charCodeAt(at) === 0x20 && !/\s/.test(window[at + 1]!)) return at;
+  }
+  return -1;
+}
+
+/** The encoding's own pre-tokenizer: the pieces js-tiktoken merges one by one. */
+const PRE_TOKEN = new RegExp(o200kBase.pat_str, "gu");
 
 /**
- * Runs over MAX_PIECE_BYTES (base64, minified code, CJK without spaces, padding) are cut into
- * pieces of at most that; the text around them stays whole, so words keep their leading space.
+ * Pre-tokens over their limit (a run of one letter, of U+3000, CJK without spaces, long padding)
+ * are cut into pieces that size; every other one stays as the encoder would have it, so ordinary
+ * text (indented code, URLs, words with their leading space) counts exactly as a whole encode.
  */
 export function* cutLongRuns(slice: string): Generator<string> {
   let from = 0;
-  for (const match of slice.matchAll(MAYBE_LONG_RUN)) {
-    const run = match[0];
-    if (utf8Length(run) <= MAX_PIECE_BYTES) continue;
+  for (const match of slice.matchAll(PRE_TOKEN)) {
+    const token = match[0];
+    if (token.length <= MAX_PIECE_BYTES / 3) continue; // 3 bytes per UTF-16 unit at most: short
+    const limit = isAscii(token) ? MAX_ASCII_PIECE_BYTES : MAX_PIECE_BYTES;
+    if (utf8Length(token) <= limit) continue;
     if (match.index > from) yield slice.slice(from, match.index);
-    yield* cutRun(run);
-    from = match.index + run.length;
+    yield* cutRun(token, limit);
+    from = match.index + token.length;
   }
   if (from < slice.length) yield slice.slice(from);
 }
 
-function* cutRun(run: string): Generator<string> {
+function* cutRun(run: string, limit: number): Generator<string> {
   let start = 0;
   let bytes = 0;
   for (let at = 0; at < run.length; ) {
     const code = run.codePointAt(at)!;
-    if (bytes + utf8Width(code) > MAX_PIECE_BYTES) {
+    if (bytes + utf8Width(code) > limit) {
       yield run.slice(start, at);
       start = at;
       bytes = 0;
@@ -123,6 +139,8 @@ function* cutRun(run: string): Generator<string> {
   }
   yield run.slice(start);
 }
+
+const isAscii = (text: string) => !/[^\x00-\x7f]/.test(text);
 
 export function utf8Length(text: string): number {
   let bytes = 0;
