@@ -25,7 +25,9 @@ const external = Object.values(networkInterfaces())
 const probeHost = external ?? "127.0.0.2";
 
 describe("npm start on the bundled example config", () => {
-  it("does not accept the public demo key from another machine by default", async () => {
+  // A blank HOST (a compose file's `HOST:` left empty) counts as unset: Node would take "" for
+  // every interface, and it used to, while the log said 127.0.0.1 only.
+  it.each([["no HOST", {}], ["a blank HOST", { HOST: "" }]])("does not accept the public demo key from another machine with %s", async (_what, hostEnv: Record<string, string>) => {
     const control = createServer((_request, response) => response.end("reached"));
     await new Promise<void>((resolve) => control.listen(0, "0.0.0.0", resolve));
     try {
@@ -38,7 +40,7 @@ describe("npm start on the bundled example config", () => {
     const child = spawn("node", [BIN], {
       cwd: ROOT,
       // No HOST, no config: a fresh clone started as the README shows, with a cloud key set.
-      env: { PATH: process.env.PATH ?? "", PORT: "0", OPENAI_API_KEY: "sk-test-not-a-real-key" },
+      env: { PATH: process.env.PATH ?? "", PORT: "0", OPENAI_API_KEY: "sk-test-not-a-real-key", ...hostEnv },
       stdio: ["ignore", "pipe", "pipe"],
     });
     try {

@@ -67,14 +67,16 @@ async function start({ config: configFlag }: { config?: string }) {
   const config = readConfigFile(path);
   // A config that accepts the public demo key spends its provider keys for anyone who can reach
   // it: unless HOST says otherwise, only this machine can.
-  const keys = (config as { keys?: unknown }).keys;
-  const demo = Array.isArray(keys) && keys.some((key) => key?.hash === DEMO_KEY_HASH);
+  const { keys, admin } = config as { keys?: unknown; admin?: { keyHash?: unknown } };
+  const demo = admin?.keyHash === DEMO_KEY_HASH || (Array.isArray(keys) && keys.some((key) => key?.hash === DEMO_KEY_HASH));
   const port = Number(process.env.PORT ?? 8787);
-  const host = process.env.HOST ?? (demo ? "127.0.0.1" : "0.0.0.0");
+  // A blank HOST (a compose file's `HOST:` left empty) is unset, not "every interface" as Node takes "".
+  const hostSetting = process.env.HOST?.trim() || undefined;
+  const host = hostSetting ?? (demo ? "127.0.0.1" : "0.0.0.0");
   const gateway = await startGateway({ config, port, host });
   if (demo) {
     const which = path === EXAMPLE_CONFIG_PATH ? "the bundled example config" : `config ${path}`;
-    const reach = process.env.HOST
+    const reach = hostSetting
       ? `: anyone who can reach it on ${host} may spend its provider keys`
       : ", so it listens on 127.0.0.1 only; HOST=0.0.0.0 opens it to the network (make a key and a config of your own first)";
     console.error(`[tollgate] ${which} accepts the public demo key \`tollgate-dev-key\`${reach}`);
