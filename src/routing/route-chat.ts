@@ -112,10 +112,16 @@ async function within<T>(pending: Promise<T>, ms: number): Promise<T | typeof SI
 
 /** The rest of a stream committed while a part was still on its way: that part, then the others. */
 async function* resume(pending: Promise<IteratorResult<StreamPart>>, parts: AsyncGenerator<StreamPart>): AsyncGenerator<StreamPart> {
-  const next = await pending;
-  if (next.done) return;
-  yield next.value;
-  yield* parts;
+  try {
+    const next = await pending;
+    if (next.done) return;
+    yield next.value;
+    yield* parts;
+  } finally {
+    // Given up before `yield*` took over (the client left right after that first part): the
+    // adapter's stream must still end, or its deadline clock and its finally blocks never run.
+    void parts.return(undefined).catch(() => undefined);
+  }
 }
 
 type Attempt<T> = { answer: T } | { failure: GatewayError };
