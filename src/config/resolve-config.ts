@@ -52,7 +52,8 @@ export function resolveConfig(raw: unknown, env: Environment): ResolvedConfig {
       }
     }
     providers[name] = resolved;
-    warnings.push(...missingLongContextWarnings(name, provider));
+    const routedModels = Object.values(config.routes).flatMap((route) => route.targets.filter((target) => target.provider === name).map((target) => target.model));
+    warnings.push(...missingLongContextWarnings(name, provider, routedModels));
   }
 
   let redisUrl: string | undefined;

@@ -3,7 +3,7 @@ import { computeCost } from "./compute-cost.ts";
 import { findModelPrice } from "./find-model-price.ts";
 import { ConfigError, resolveConfig } from "../config/resolve-config.ts";
 
-// A config price replaces the bundled one whole. Claude Sonnet 4.5 costs $6 / $22.50 per 1M once
+// A config price replaces the bundled one whole (a provider's `default` too). Claude Sonnet 4.5 costs $6 / $22.50 per 1M once
 // a request's input is above 200k tokens; an override (a negotiated rate, say) written without a
 // tier used to bill those requests at the base price, below the invoice, with no word said.
 
@@ -38,10 +38,21 @@ describe("config checks", () => {
   it("warns at start-up about an override of a tiered model that has no tier", () => {
     const { warnings } = resolveConfig(config(negotiated), { K: "sk-ant" });
     expect(warnings).toEqual([
-      'providers.anthropic.pricing.models["claude-sonnet-4-5"] has no longContext, so requests above 200000 input tokens are billed at its base price; ' +
+      'providers.anthropic.pricing.models["claude-sonnet-4-5"] has no longContext, so claude-sonnet-4-5\'s requests above 200000 input tokens are billed at its base price; ' +
         'anthropic charges more there (the bundled list: $6 / $22.5 per 1M): add "longContext": {"aboveInputTokens": 200000, "inputPerMillion": …, "outputPerMillion": …}',
     ]);
     expect(resolveConfig(config(withTier), { K: "sk-ant" }).warnings).toEqual([]);
+  });
+
+  it("warns about a provider-wide default price too, for each tiered model a route sends it", () => {
+    const raw = config(negotiated);
+    raw.providers.anthropic.pricing = { default: negotiated } as never;
+    expect(resolveConfig(raw, { K: "sk-ant" }).warnings).toEqual([
+      "providers.anthropic.pricing.default has no longContext, so claude-sonnet-4-5's requests above 200000 input tokens are billed at its base price; " +
+        'anthropic charges more there (the bundled list: $6 / $22.5 per 1M): add "longContext": {"aboveInputTokens": 200000, "inputPerMillion": …, "outputPerMillion": …}',
+    ]);
+    raw.providers.anthropic.pricing = { default: withTier } as never;
+    expect(resolveConfig(raw, { K: "sk-ant" }).warnings).toEqual([]);
   });
 
   it("refuses a tier on a GPU-hour price", () => {

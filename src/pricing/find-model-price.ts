@@ -114,16 +114,23 @@ export function findModelLimits(providerType: PricedProvider["type"], model: str
 
 /**
  * Config prices that would bill long prompts below what the provider invoices: an override of a
- * bundled model that has a long-context tier, written without one of its own.
+ * bundled model that has a long-context tier, written without one of its own, under
+ * `pricing.models`, or as the provider's `pricing.default` for a model a route sends it.
  */
-export function missingLongContextWarnings(providerName: string, provider: PricedProvider): string[] {
+export function missingLongContextWarnings(providerName: string, provider: PricedProvider, routedModels: readonly string[]): string[] {
   if (provider.type === "openai-compatible") return [];
   const bundled = bundledByProvider.get(provider.type);
-  return Object.entries(provider.pricing?.models ?? {}).flatMap(([model, price]) => {
+  const overrides = provider.pricing?.models ?? {};
+  const priced: [string, string, ConfiguredPrice][] = Object.entries(overrides).map(([model, price]) => [model, `models["${model}"]`, price]);
+  const fallback = provider.pricing?.default;
+  if (fallback) {
+    for (const model of new Set(routedModels)) if (!lookup(overrides, model)) priced.push([model, "default", fallback]);
+  }
+  return priced.flatMap(([model, where, price]) => {
     const tier = lookup(bundled, model)?.longContext;
     if (!tier || price.longContext) return [];
     return [
-      `providers.${providerName}.pricing.models["${model}"] has no longContext, so requests above ${tier.aboveInputTokens} input tokens are billed at its base price; ` +
+      `providers.${providerName}.pricing.${where} has no longContext, so ${model}'s requests above ${tier.aboveInputTokens} input tokens are billed at its base price; ` +
         `${provider.type} charges more there (the bundled list: $${tier.price.input} / $${tier.price.output} per 1M): add "longContext": {"aboveInputTokens": ${tier.aboveInputTokens}, "inputPerMillion": …, "outputPerMillion": …}`,
     ];
   });
