@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -123,13 +123,22 @@ describe("SIGTERM on the Node entry", () => {
     })();
     await new Promise((resolve) => setTimeout(resolve, 300));
 
+    // Ctrl-C, then the supervisor's SIGTERM, as a terminal and a supervisor may both send: one stop.
+    child.kill("SIGINT");
+    await new Promise((resolve) => setTimeout(resolve, 500));
     child.kill("SIGTERM");
-    await exited;
+    expect(await exited).toBe(0);
     await reading;
 
     // Whatever the gateway managed to send before it exited has arrived by now (give it a moment).
     await new Promise((resolve) => setTimeout(resolve, 500));
     const metrics = receiver.metrics();
     expect([...metrics.keys()], "metrics exported before exit").toContain("gen_ai.client.token.usage");
+    // Both requests are in the ledger: the one served, and the stream cut after the drain.
+    const records = (await readFile(join(directory, "ledger.jsonl"), "utf8")).trim().split("\n").map((line) => JSON.parse(line));
+    expect(records.map((record) => [record.stream, record.status])).toEqual([
+      [false, "ok"],
+      [true, "aborted"],
+    ]);
   }, 30_000);
 });

@@ -85,7 +85,12 @@ async function start({ config: configFlag }: { config?: string }) {
   // Finish in-flight answers, but do not let a long stream hold a restart for more than 8 s: it
   // is then cut (and recorded as aborted), and the ledger and telemetry are written out. The
   // exit at 20 s is for an exporter or store that does not answer.
+  let stopping = false;
   const stop = () => {
+    // A second signal (Ctrl-C, then the supervisor's SIGTERM) must not exit before the first
+    // stop has written out the records of the streams it cut.
+    if (stopping) return;
+    stopping = true;
     setTimeout(() => process.exit(0), 20_000).unref();
     gateway.close({ drainMs: 8_000 }).then(
       () => process.exit(0),
