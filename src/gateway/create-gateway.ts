@@ -52,7 +52,17 @@ export type GatewayOptions = {
 const SPAN_PATHS = new Set(["/v1/chat/completions", "/v1/messages", "/v1/models", "/healthz"]);
 
 /** The gateway as a Hono app: Web-standard Request in, Response out, on any runtime. */
-export function createGateway({
+export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {
+  return buildGateway(options).app;
+}
+
+/**
+ * The app, and what a host needs at shutdown besides it: to wait for the records of requests it
+ * cut off. Kept beside the app rather than added to the Hono instance, which every request goes
+ * through (a property added to it measured slower once in `bench/compare-cpu.ts`, though within
+ * that machine's noise when measured again).
+ */
+export function buildGateway({
   config,
   transport = {},
   log = console.error,
@@ -140,8 +150,7 @@ export function createGateway({
   app.post("/v1/chat/completions", handleChat);
   app.post("/v1/messages", handleChat);
 
-  // What a host needs at shutdown besides the app: to wait for the records of requests it cut off.
-  return Object.assign(app, { recorded: (timeoutMs: number) => metering.recorded(timeoutMs) });
+  return { app, recorded: (timeoutMs: number): Promise<boolean> => metering.recorded(timeoutMs) };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { serve } from "@hono/node-server";
 import { Agent } from "undici";
 import { resolveConfig, type Environment } from "../config/resolve-config.ts";
-import { createGateway } from "../gateway/create-gateway.ts";
+import { buildGateway } from "../gateway/create-gateway.ts";
 import type { AdmissionStore } from "../budgets/admission-store.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { LedgerStore } from "../ledger/ledger-store.ts";
@@ -74,7 +74,7 @@ export async function startGateway({
   // The SDK first: telemetry takes its tracer and meter when it is created.
   const otel = await setupTelemetry(env);
   const telemetry = createGatewayTelemetry({ captureContent: resolved.telemetry?.captureContent ?? false, enabled: otel !== undefined });
-  const app = createGateway({ config: resolved, transport, log, ledger, counter: tokenCounter(), telemetry, store: keyValues, admissionStore });
+  const { app, recorded } = buildGateway({ config: resolved, transport, log, ledger, counter: tokenCounter(), telemetry, store: keyValues, admissionStore });
   log(`[tollgate] cost records go to ${describe}${otel ? "; OpenTelemetry export is on" : ""}`);
 
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
@@ -95,7 +95,7 @@ export async function startGateway({
       await closed;
       clearTimeout(cut);
       // A stream cut off above is recorded once its body sees the cancel: wait for those records.
-      await app.recorded(2_000);
+      await recorded(2_000);
       await ledger.close();
       await otel?.shutdown();
       await dispatcher.close();
