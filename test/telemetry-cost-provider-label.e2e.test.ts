@@ -2,57 +2,29 @@
 // the provider's name in config, as in the record, `x-tollgate-provider` and the Redis
 // aggregates. gen_ai.provider.name is the provider's TYPE, so two OpenAI accounts (a fallback
 // from one to the other, here) used to add to one series that no longer matched the ledger.
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startGateway, type RunningGateway } from "../src/node/serve.ts";
-import { ANTHROPIC_KEY, APP_KEY, OPENAI_KEY, testConfig, waitForRecord } from "./support/gateway.ts";
-import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { createOtlpReceiver, decodeAttributes } from "./support/otlp-receiver.ts";
+import { describe, expect, it } from "vitest";
+import { testConfig, waitForRecord } from "./support/gateway.ts";
+import { decodeAttributes } from "./support/otlp-receiver.ts";
+import { useTelemetryGateway } from "./support/telemetry-gateway.ts";
 
-let mocks: MockProviders;
-const receiver = createOtlpReceiver();
-let receiverUrl = "";
-let storeDirectory = "";
-let gateway: RunningGateway | undefined;
-
-beforeAll(async () => {
-  mocks = startMockProviders();
-  receiverUrl = await receiver.listen();
-  storeDirectory = await mkdtemp(join(tmpdir(), "tollgate-review-costlabel-"));
-});
-afterAll(async () => {
-  await gateway?.close();
-  mocks?.close();
-  await receiver.close();
-  await rm(storeDirectory, { recursive: true, force: true });
-});
+const rig = useTelemetryGateway();
+const { receiver } = rig;
 
 describe("tollgate.cost by provider", () => {
   it("tells two providers of the same type apart, as the cost record does", async () => {
     const base = testConfig();
-    gateway = await startGateway({
-      config: {
-        ...base,
-        providers: { ...base.providers, "openai-batch": { type: "openai", apiKey: { env: "OPENAI_API_KEY" } } },
-        routes: {
-          ...base.routes,
-          spread: { targets: [{ provider: "openai", model: "gpt-4o" }, { provider: "openai-batch", model: "gpt-4o" }] },
-        },
-        store: { path: join(storeDirectory, "ledger.jsonl") },
+    const { gateway, openai } = await rig.start({
+      ...base,
+      providers: { ...base.providers, "openai-batch": { type: "openai", apiKey: { env: "OPENAI_API_KEY" } } },
+      routes: {
+        ...base.routes,
+        spread: { targets: [{ provider: "openai", model: "gpt-4o" }, { provider: "openai-batch", model: "gpt-4o" }] },
       },
-      port: 0,
-      upstreamTransport: "fetch",
-      env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY, OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_METRIC_EXPORT_INTERVAL: "600000" },
-      log: () => {},
     });
-    const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: APP_KEY, maxRetries: 0 });
     // First request: the first provider answers. Second: it is down and the second one answers.
-    mocks.openai.enqueue({ kind: "text", text: "a", usage: { prompt_tokens: 100, completion_tokens: 10 } });
-    mocks.openai.enqueue({ kind: "http-error", status: 503 });
-    mocks.openai.enqueue({ kind: "text", text: "b", usage: { prompt_tokens: 100, completion_tokens: 10 } });
+    rig.mocks.openai.enqueue({ kind: "text", text: "a", usage: { prompt_tokens: 100, completion_tokens: 10 } });
+    rig.mocks.openai.enqueue({ kind: "http-error", status: 503 });
+    rig.mocks.openai.enqueue({ kind: "text", text: "b", usage: { prompt_tokens: 100, completion_tokens: 10 } });
     const first = await openai.chat.completions.create({ model: "spread", messages: [{ role: "user", content: "hi" }] }).withResponse();
     const second = await openai.chat.completions.create({ model: "spread", messages: [{ role: "user", content: "hi" }] }).withResponse();
     const firstRecord = await waitForRecord(gateway, first.response.headers.get("x-tollgate-request-id")!);
@@ -62,9 +34,7 @@ describe("tollgate.cost by provider", () => {
     // 100 × 2500 + 10 × 10,000 = 350,000 nano-dollars each.
     expect([firstRecord.cost.totalNano, secondRecord.cost.totalNano]).toEqual([350_000, 350_000]);
 
-    const running = gateway;
-    gateway = undefined;
-    await running.close();
+    await rig.close();
     await receiver.waitFor(() => receiver.received.some((i) => i.path === "/v1/metrics"), "metrics");
 
     const points = (receiver.metrics().get("tollgate.cost")?.sum?.dataPoints ?? []).map((point) => ({ labels: decodeAttributes(point.attributes), usd: point.asDouble }));

@@ -1,58 +1,20 @@
 // gen_ai.client.operation.duration holds ONE point per upstream call. A failed last (or only)
 // call used to be recorded twice: as the attempt failed, and again with the request's record.
 // A call cut off because the client left has error.type "cancelled", not the provider's fault.
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import OpenAI from "openai";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startGateway, type RunningGateway } from "../src/node/serve.ts";
-import { ANTHROPIC_KEY, APP_KEY, OPENAI_KEY, testConfig } from "./support/gateway.ts";
-import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { createOtlpReceiver, decodeAttributes } from "./support/otlp-receiver.ts";
+import { describe, expect, it } from "vitest";
+import { decodeAttributes } from "./support/otlp-receiver.ts";
+import { useTelemetryGateway } from "./support/telemetry-gateway.ts";
 
-let mocks: MockProviders;
-const receiver = createOtlpReceiver();
-let receiverUrl = "";
-let storeDirectory = "";
-let gateway: RunningGateway | undefined;
-
-beforeAll(async () => {
-  mocks = startMockProviders();
-  receiverUrl = await receiver.listen();
-  storeDirectory = await mkdtemp(join(tmpdir(), "tollgate-review-duration-"));
-});
-beforeEach(() => {
-  receiver.received.length = 0;
-});
-afterEach(async () => {
-  const running = gateway;
-  gateway = undefined;
-  await running?.close();
-  mocks.openai.reset();
-  mocks.anthropic.reset();
-});
-afterAll(async () => {
-  mocks?.close();
-  await receiver.close();
-  await rm(storeDirectory, { recursive: true, force: true });
-});
+const rig = useTelemetryGateway();
+const { receiver } = rig;
 
 async function start(): Promise<OpenAI> {
-  gateway = await startGateway({
-    config: { ...testConfig(), store: { path: join(storeDirectory, `ledger-${Math.random()}.jsonl`) } },
-    port: 0,
-    upstreamTransport: "fetch",
-    env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY, OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_METRIC_EXPORT_INTERVAL: "600000" },
-    log: () => {},
-  });
-  return new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: APP_KEY, maxRetries: 0 });
+  return (await rig.start()).openai;
 }
 
 async function closeAndCollect() {
-  const running = gateway;
-  gateway = undefined;
-  await running?.close();
+  await rig.close();
   await receiver.waitFor(() => receiver.received.some((item) => item.path === "/v1/metrics"), "metrics");
 }
 
@@ -64,10 +26,10 @@ function durationPoints() {
 describe("gen_ai.client.operation.duration: one point per upstream call", () => {
   it("a single-target route whose provider answers 500: one call, one duration point", async () => {
     const openai = await start();
-    mocks.openai.enqueue({ kind: "http-error", status: 500, message: "down" });
+    rig.mocks.openai.enqueue({ kind: "http-error", status: 500, message: "down" });
     const failure = await openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "hi" }] }).catch((error) => error);
     expect(failure.status).toBeGreaterThanOrEqual(500);
-    expect(mocks.openai.requests).toHaveLength(1);
+    expect(rig.mocks.openai.requests).toHaveLength(1);
 
     await closeAndCollect();
     const points = durationPoints();
@@ -77,12 +39,12 @@ describe("gen_ai.client.operation.duration: one point per upstream call", () => 
 
   it("a fallback route whose every target fails: two calls, two duration points", async () => {
     const openai = await start();
-    mocks.openai.enqueue({ kind: "http-error", status: 500, message: "down" });
-    mocks.anthropic.enqueue({ kind: "http-error", status: 529 });
+    rig.mocks.openai.enqueue({ kind: "http-error", status: 500, message: "down" });
+    rig.mocks.anthropic.enqueue({ kind: "http-error", status: 529 });
     const failure = await openai.chat.completions.create({ model: "gpt-then-claude", messages: [{ role: "user", content: "hi" }] }).catch((error) => error);
     expect(failure.status).toBeGreaterThanOrEqual(500);
-    expect(mocks.openai.requests).toHaveLength(1);
-    expect(mocks.anthropic.requests).toHaveLength(1);
+    expect(rig.mocks.openai.requests).toHaveLength(1);
+    expect(rig.mocks.anthropic.requests).toHaveLength(1);
 
     await closeAndCollect();
     const points = durationPoints();
@@ -92,12 +54,12 @@ describe("gen_ai.client.operation.duration: one point per upstream call", () => 
 
   it("a client that leaves while the only call is in flight: one call, one duration point", async () => {
     const openai = await start();
-    mocks.openai.enqueue({ kind: "stall", afterChunks: 0 });
+    rig.mocks.openai.enqueue({ kind: "stall", afterChunks: 0 });
     const controller = new AbortController();
     const pending = openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "hi" }] }, { signal: controller.signal }).catch((error) => error);
     // Wait until the upstream call is really in flight, then leave.
     const deadline = Date.now() + 5000;
-    while (mocks.openai.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (rig.mocks.openai.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
     await new Promise((resolve) => setTimeout(resolve, 100));
     controller.abort();
     await pending;

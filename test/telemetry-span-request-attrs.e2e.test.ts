@@ -1,60 +1,24 @@
 // The CLIENT span `chat {model}` describes one upstream call, so its gen_ai.request.* attributes
 // are the parameters that call was made with, after the per-target policies: a temperature
 // scaled to Anthropic's 0–1, stop sequences trimmed to OpenAI's 4. They used to be the client's.
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startGateway, type RunningGateway } from "../src/node/serve.ts";
-import { ANTHROPIC_KEY, APP_KEY, OPENAI_KEY, testConfig } from "./support/gateway.ts";
-import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { createOtlpReceiver, decodeAttributes, type OtlpSpan } from "./support/otlp-receiver.ts";
+import { describe, expect, it } from "vitest";
+import { APP_KEY } from "./support/gateway.ts";
+import { decodeAttributes, type OtlpSpan } from "./support/otlp-receiver.ts";
+import { useTelemetryGateway } from "./support/telemetry-gateway.ts";
 
 const OTLP_SPAN_KIND_CLIENT = 3;
-let mocks: MockProviders;
-const receiver = createOtlpReceiver();
-let receiverUrl = "";
-let storeDirectory = "";
-let gateway: RunningGateway | undefined;
+const rig = useTelemetryGateway();
+const { receiver } = rig;
 
-beforeAll(async () => {
-  mocks = startMockProviders();
-  receiverUrl = await receiver.listen();
-  storeDirectory = await mkdtemp(join(tmpdir(), "tollgate-review-reqattrs-"));
-});
-beforeEach(() => {
-  receiver.received.length = 0;
-});
-afterEach(async () => {
-  const running = gateway;
-  gateway = undefined;
-  await running?.close();
-  mocks.openai.reset();
-  mocks.anthropic.reset();
-});
-afterAll(async () => {
-  mocks?.close();
-  await receiver.close();
-  await rm(storeDirectory, { recursive: true, force: true });
-});
-
+/** Starts a gateway; its URL, for a client of either dialect. */
 async function start(): Promise<string> {
-  gateway = await startGateway({
-    config: { ...testConfig(), store: { path: join(storeDirectory, `ledger-${Math.random()}.jsonl`) } },
-    port: 0,
-    upstreamTransport: "fetch",
-    env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY, OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_METRIC_EXPORT_INTERVAL: "600000" },
-    log: () => {},
-  });
-  return gateway.url;
+  return (await rig.start()).gateway.url;
 }
 
 async function chatSpan(): Promise<OtlpSpan> {
-  const running = gateway;
-  gateway = undefined;
-  await running?.close();
+  await rig.close();
   await receiver.waitFor(() => receiver.spans().some((span) => span.kind === OTLP_SPAN_KIND_CLIENT && span.name.startsWith("chat ")), "a CLIENT chat span");
   // Only tollgate's own span: the test's Anthropic SDK client runs in this process and, seeing the
   // global tracer the gateway registered, exports an `anthropic.messages.create` span of its own.
@@ -68,7 +32,7 @@ describe("gen_ai.request.* on the CLIENT span are the parameters sent upstream",
     const url = await start();
     const openai = new OpenAI({ baseURL: `${url}/v1`, apiKey: APP_KEY, maxRetries: 0 });
     await openai.chat.completions.create({ model: "claude", temperature: 1.5, max_tokens: 50, messages: [{ role: "user", content: "hi" }] });
-    const sent = mocks.anthropic.requests.at(-1)?.body as { temperature?: number };
+    const sent = rig.mocks.anthropic.requests.at(-1)?.body as { temperature?: number };
     expect(sent.temperature).toBe(1);
     const attributes = decodeAttributes((await chatSpan()).attributes);
     expect(attributes["gen_ai.request.temperature"], "gen_ai.request.temperature").toBe(sent.temperature);
@@ -83,7 +47,7 @@ describe("gen_ai.request.* on the CLIENT span are the parameters sent upstream",
       stop_sequences: ["one", "two", "three", "four", "five", "six"],
       messages: [{ role: "user", content: "count" }],
     });
-    const sent = mocks.openai.requests.at(-1)?.body as { stop?: string[] };
+    const sent = rig.mocks.openai.requests.at(-1)?.body as { stop?: string[] };
     expect(sent.stop).toEqual(["one", "two", "three", "four"]);
     const attributes = decodeAttributes((await chatSpan()).attributes);
     expect(attributes["gen_ai.request.stop_sequences"], "gen_ai.request.stop_sequences").toEqual(sent.stop);

@@ -1,17 +1,10 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import OpenAI from "openai";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startGateway, type RunningGateway } from "../src/node/serve.ts";
-import { ANTHROPIC_KEY, APP_KEY, OPENAI_KEY, testConfig } from "./support/gateway.ts";
-import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { createOtlpReceiver, decodeAttributes, pointWith, type OtlpSpan } from "./support/otlp-receiver.ts";
+import { describe, expect, it } from "vitest";
+import { decodeAttributes, pointWith, type OtlpSpan } from "./support/otlp-receiver.ts";
+import { useTelemetryGateway } from "./support/telemetry-gateway.ts";
 
-// OpenTelemetry end to end: a real gateway with the SDK switched on by OTEL_EXPORTER_OTLP_ENDPOINT,
-// the official OpenAI SDK as its client, msw as the clouds, and a local OTLP/HTTP receiver as the
-// collector. Each test starts its own gateway and closes it before asserting: close() shuts the
-// SDK down, which exports every ended span and the cumulative metrics once more.
+// OpenTelemetry end to end (the rig: test/support/telemetry-gateway.ts): the official OpenAI SDK as
+// the client, msw as the clouds, a local OTLP/HTTP receiver as the collector.
 
 // From the GenAI semantic conventions, written out rather than imported so a wrong constant in the
 // code cannot agree with itself.
@@ -25,64 +18,20 @@ const OTLP_STATUS_ERROR = 2;
 const SECRET_PROMPT = "ultraviolet pangolin password 7741";
 const SECRET_ANSWER = "Cached answer about zebras.";
 
-let mocks: MockProviders;
-const receiver = createOtlpReceiver();
-let receiverUrl = "";
-let storeDirectory = "";
-let gateway: RunningGateway | undefined;
-let log: string[] = [];
-
-beforeAll(async () => {
-  mocks = startMockProviders();
-  receiverUrl = await receiver.listen();
-  storeDirectory = await mkdtemp(join(tmpdir(), "tollgate-telemetry-"));
-});
-beforeEach(() => {
-  receiver.received.length = 0;
-  log = [];
-});
-afterEach(async () => {
-  // A test that failed before closing its gateway must still unregister the global providers,
-  // or the next setupTelemetry in this process would refuse to start.
-  await closeGateway();
-  mocks.openai.reset();
-  mocks.anthropic.reset();
-});
-afterAll(async () => {
-  mocks?.close();
-  await receiver.close();
-  await rm(storeDirectory, { recursive: true, force: true });
-});
+const rig = useTelemetryGateway();
+const { receiver } = rig;
 
 async function startTelemetryGateway(): Promise<OpenAI> {
-  gateway = await startGateway({
-    config: { ...testConfig(), store: { path: join(storeDirectory, `ledger-${Date.now()}-${Math.random()}.jsonl`) } },
-    port: 0,
-    upstreamTransport: "fetch",
-    env: {
-      OPENAI_API_KEY: OPENAI_KEY,
-      ANTHROPIC_API_KEY: ANTHROPIC_KEY,
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl,
-      // No periodic export during the test: the metrics arrive once, from the shutdown flush.
-      OTEL_METRIC_EXPORT_INTERVAL: "600000",
-    },
-    log: (line) => log.push(line),
-  });
-  expect(log.join("\n")).toContain("OpenTelemetry export is on");
-  return new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: APP_KEY, maxRetries: 0 });
+  const { openai } = await rig.start();
+  expect(rig.log.join("\n")).toContain("OpenTelemetry export is on");
+  return openai;
 }
 
 /** Closes the gateway (flushing the SDK), then waits until both signals have reached the receiver. */
 async function closeGatewayAndCollect(): Promise<void> {
-  await closeGateway();
+  await rig.close();
   const arrived = (path: string) => receiver.received.some((item) => item.path === path);
   await receiver.waitFor(() => arrived("/v1/traces") && arrived("/v1/metrics"), "traces and metrics");
-}
-
-async function closeGateway(): Promise<void> {
-  const running = gateway;
-  gateway = undefined;
-  await running?.close();
 }
 
 function attributesOf(span: OtlpSpan): Record<string, unknown> {
@@ -115,7 +64,7 @@ function expectNoCapturedContent(): void {
 describe("OpenTelemetry export from a running gateway", () => {
   it("a non-streamed answer: SERVER span, CLIENT chat child with GenAI attributes, token and cost metrics", async () => {
     const openai = await startTelemetryGateway();
-    mocks.openai.enqueue({
+    rig.mocks.openai.enqueue({
       kind: "text",
       text: SECRET_ANSWER,
       model: "gpt-4o-2024-08-06",
@@ -129,7 +78,7 @@ describe("OpenTelemetry export from a running gateway", () => {
     const requestId = response.headers.get("x-tollgate-request-id");
     expect(requestId).toMatch(/^req_/);
     // The prompt did go upstream, so its absence from the telemetry below means something.
-    expect(JSON.stringify(mocks.openai.requests.at(-1)?.body)).toContain(SECRET_PROMPT);
+    expect(JSON.stringify(rig.mocks.openai.requests.at(-1)?.body)).toContain(SECRET_PROMPT);
 
     await closeGatewayAndCollect();
 
@@ -231,8 +180,8 @@ describe("OpenTelemetry export from a running gateway", () => {
 
   it("a streamed fallback: the failed OpenAI attempt and the Anthropic answer as two CLIENT spans under one SERVER span", async () => {
     const openai = await startTelemetryGateway();
-    mocks.openai.enqueue({ kind: "http-error", status: 500, message: "the OpenAI mock is down" });
-    mocks.anthropic.enqueue({
+    rig.mocks.openai.enqueue({ kind: "http-error", status: 500, message: "the OpenAI mock is down" });
+    rig.mocks.anthropic.enqueue({
       kind: "text",
       chunks: ["fall", "back"],
       model: "claude-sonnet-4-6-20260101",
@@ -246,8 +195,8 @@ describe("OpenTelemetry export from a running gateway", () => {
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
     expect(text).toBe("fallback");
     expect(response.headers.get("x-tollgate-provider")).toBe("anthropic");
-    expect(mocks.openai.requests).toHaveLength(1);
-    expect(mocks.anthropic.requests).toHaveLength(1);
+    expect(rig.mocks.openai.requests).toHaveLength(1);
+    expect(rig.mocks.anthropic.requests).toHaveLength(1);
     const requestId = response.headers.get("x-tollgate-request-id");
 
     await closeGatewayAndCollect();
