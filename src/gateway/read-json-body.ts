@@ -23,7 +23,9 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   } catch (error) {
     throw new GatewayError("invalid_request", `the request body is not valid JSON: ${(error as Error).message}`);
   }
-  const tooDeep = findTooDeep(body);
+  // Nesting past MAX_DEPTH takes an opening and a closing bracket per level: shorter bodies (most
+  // chat requests) cannot have it and skip the walk.
+  const tooDeep = text.length > 2 * MAX_DEPTH ? findTooDeep(body) : undefined;
   if (tooDeep !== undefined) {
     const message = `${tooDeep} nests objects and arrays more than ${MAX_DEPTH} levels deep; send that field with fewer levels`;
     throw new GatewayError("invalid_request", message, { param: tooDeep });
