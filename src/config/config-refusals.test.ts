@@ -38,3 +38,15 @@ describe("timeouts", () => {
     expect(() => resolveConfig(config, {})).toThrow(/providers\.local\.timeoutMs: at most 2147483647 ms/);
   });
 });
+
+describe("the admin key's name in cost records", () => {
+  it('a key id or team "(admin)" is refused: its totals would include the admin key\'s spend', () => {
+    const config = local("http://127.0.0.1:8080/v1") as { keys: { id: string; team: string }[] };
+    expect(() => resolveConfig(config, {})).not.toThrow();
+    config.keys[0]!.team = "(admin)";
+    expect(() => resolveConfig(config, {})).toThrow(/keys\[0\]\.team: "\(admin\)" is the admin key's team in cost records; choose another team/);
+    config.keys[0]!.team = "admin"; // a tenant's own team called "admin" is fine
+    config.keys[0]!.id = "(admin)";
+    expect(() => resolveConfig(config, {})).toThrow(/keys\[0\]\.id: "\(admin\)" is the admin key's name in cost records; choose another id/);
+  });
+});

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { DEFAULT_TIMEOUT_MS } from "../../adapters/shared/timeouts.ts";
 import { routePoliciesSchema } from "../../policies/policy-chain.ts";
 import { budgetSchema, rateLimitSchema, teamSchema } from "../budgets/budget-config.ts";
+import { ADMIN_NAME } from "../metering/cost-record.ts";
 
 // The config file's contract. Every message here is written for the person editing the file:
 // it says what is wrong and what to write instead. `formatConfigIssues` adds the path.
@@ -210,6 +211,9 @@ export const configSchema = z
       if (seenHashes.has(key.hash)) ctx.addIssue({ code: "custom", path: ["keys", index, "hash"], message: "this hash is used by another key; create a new key" });
       seenIds.add(key.id);
       seenHashes.add(key.hash);
+      // The admin key's cost records carry this name; a tenant with it would have them in its totals.
+      if (key.id === ADMIN_NAME) ctx.addIssue({ code: "custom", path: ["keys", index, "id"], message: `"${ADMIN_NAME}" is the admin key's name in cost records; choose another id` });
+      if (key.team === ADMIN_NAME) ctx.addIssue({ code: "custom", path: ["keys", index, "team"], message: `"${ADMIN_NAME}" is the admin key's team in cost records; choose another team` });
       key.routes?.forEach((route, routeIndex) => {
         if (!Object.hasOwn(config.routes, route)) {
           ctx.addIssue({ code: "custom", path: ["keys", index, "routes", routeIndex], message: `unknown route "${route}": define it under "routes"` });

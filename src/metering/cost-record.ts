@@ -25,16 +25,22 @@ export type RecordStatus =
   /** The provider failed (before or during the answer). */
   | "error";
 
+/** The key id and team of the admin key's records; reserved, so no tenant's totals include them. */
+export const ADMIN_NAME = "(admin)";
+
 export type CostRecord = {
   requestId: string;
   /** ISO 8601 UTC time the request arrived. */
   time: string;
-  /** The admin key's requests say "admin" for both, and carry `admin`. */
+  /**
+   * The admin key's requests say ADMIN_NAME for both (a name the config refuses for keys and
+   * teams, so reports never add them to a tenant's), and carry `admin`.
+   */
   keyId: string;
   team: string;
   /**
    * The admin key made the request: like live admission, budgets rebuilt from the records charge
-   * it to its route only, never to a key or team that happens to be called "admin".
+   * it to its route only (records written before ADMIN_NAME say "admin", a name a tenant may have).
    */
   admin?: true;
   route: string;

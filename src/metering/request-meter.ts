@@ -4,7 +4,7 @@ import type { ChatResponse } from "../model/chat-response.ts";
 import type { FinishReason, StreamPart } from "../model/stream-part.ts";
 import { mergeUsage, type Usage } from "../model/usage.ts";
 import { computeCost, ZERO_COST } from "../pricing/compute-cost.ts";
-import type { CostRecord, RecordStatus } from "./cost-record.ts";
+import { ADMIN_NAME, type CostRecord, type RecordStatus } from "./cost-record.ts";
 import { unpricedWarning, type PriceBook } from "./price-book.ts";
 import { countRequestTokens, type TokenCounter } from "./token-counter.ts";
 
@@ -166,8 +166,8 @@ export class RequestMeter {
     const record: CostRecord = {
       requestId: this.start.requestId,
       time: new Date(this.arrivedAtWall).toISOString(),
-      keyId: caller.kind === "key" ? caller.key.id : "admin",
-      team: caller.kind === "key" ? caller.key.team : "admin",
+      keyId: caller.kind === "key" ? caller.key.id : ADMIN_NAME,
+      team: caller.kind === "key" ? caller.key.team : ADMIN_NAME,
       route: this.start.request.route,
       provider: target?.providerName ?? "",
       model: target?.model ?? "",
