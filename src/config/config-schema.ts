@@ -163,10 +163,16 @@ export const configSchema = z
          * Anthropic's ping), so idle timeouts of proxies in front of tollgate do not cut it. 0: off.
          */
         streamKeepAliveSeconds: z.number().min(0).max(MAX_TIMER_MS / 1000, { error: "at most 2147483 s, the longest timer Node keeps" }).default(15),
+        /**
+         * A stream whose client takes none of its bytes this long (it stopped reading; its socket's
+         * buffers are full) is cut like a client that left: the upstream stopped, the record closed,
+         * the budget reservation released. Like nginx's send_timeout. 0: wait for ever.
+         */
+        streamSendTimeoutSeconds: z.number().min(0).max(MAX_TIMER_MS / 1000, { error: "at most 2147483 s, the longest timer Node keeps" }).default(60),
         /** How long a budget reservation outlives its gateway's last renewal of it (default 120): how soon a crashed gateway's holds free themselves. */
         reservationTtlSeconds: z.number().int().positive().max(MAX_TIMER_MS / 1000, { error: "at most 2147483 s, the longest timer Node keeps" }).optional(),
       })
-      .default({ maxBodyBytes: 4 * 1024 * 1024, streamKeepAliveSeconds: 15 }),
+      .default({ maxBodyBytes: 4 * 1024 * 1024, streamKeepAliveSeconds: 15, streamSendTimeoutSeconds: 60 }),
     providers: z.record(z.string(), providerSchema, {
       error: 'required: an object of providers by name, e.g. {"openai": {"type": "openai", "apiKey": {"env": "OPENAI_API_KEY"}}}',
     }),

@@ -46,6 +46,13 @@ export type GatewayOptions = {
    * such work; on Node the process outlives the request, and the default does nothing.
    */
   keepAlive?: (c: Context<GatewayEnv>, work: Promise<unknown>) => void;
+  /**
+   * Closes the connection of a client whose stream was cut because it took no bytes for
+   * `server.streamSendTimeoutSeconds`. The Node entry destroys the socket (its writer waits for a
+   * drain that will not come, so an errored body alone would leave the socket open). Without it
+   * the body is errored, and the runtime ends the response as cut off.
+   */
+  dropClient?: (c: Context<GatewayEnv>) => void;
 };
 
 /** Endpoints named in span names; anything else is named by its method only (bounded cardinality). */
@@ -73,6 +80,7 @@ export function buildGateway({
   admissionStore = new MemoryAdmissionStore(),
   now = Date.now,
   keepAlive = () => {},
+  dropClient,
 }: GatewayOptions) {
   const app = new Hono<GatewayEnv>();
   const authenticate = createAuthenticator(config.keys, config.admin?.keyHash);
@@ -89,7 +97,7 @@ export function buildGateway({
     log,
     onSoftExceeded: (scope) => telemetry.recordSoftBudgetExceeded(scope),
   });
-  const handleChat = createChatHandler({ config, admission, log, slots, metering, policies, store, counter, keepAlive });
+  const handleChat = createChatHandler({ config, admission, log, slots, metering, policies, store, counter, keepAlive, dropClient });
 
   app.use(async function requestContext(c, next) {
     // Always tollgate's own id: a client-chosen id could collide in the cost ledger.

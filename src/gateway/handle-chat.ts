@@ -42,6 +42,8 @@ export type ChatHandlerDeps = {
   store: KeyValueStore;
   counter: TokenCounter;
   keepAlive: (c: Context<GatewayEnv>, work: Promise<unknown>) => void;
+  /** Closes the connection of a client whose stream was cut because it stopped reading. */
+  dropClient: ((c: Context<GatewayEnv>) => void) | undefined;
 };
 
 /** Where a cacheable request's answer would be kept. */
@@ -57,6 +59,10 @@ type Job = {
   slot: CacheSlot | undefined;
   /** How long a stream may be quiet before the client gets a keep-alive (0: never). */
   keepAliveMs: number;
+  /** How long a stream waits on a client that takes no bytes before it is cut (0: for ever). */
+  sendTimeoutMs: number;
+  /** Closes the connection of a client whose stream was cut for taking no bytes, where the host can. */
+  dropClient: (() => void) | undefined;
 };
 
 /** Keeps a completed answer for the response cache; the cache only saves money, so failures are ignored. */
@@ -70,7 +76,7 @@ function withBilledUsage(response: ChatResponse, record: CostRecord): ChatRespon
   return response.usage ? response : { ...response, usage: record.usage };
 }
 
-export function createChatHandler({ config, admission, log: logLine, slots, metering, policies, store, counter, keepAlive }: ChatHandlerDeps) {
+export function createChatHandler({ config, admission, log: logLine, slots, metering, policies, store, counter, keepAlive, dropClient }: ChatHandlerDeps) {
   return async function handleChat(c: Context<GatewayEnv>): Promise<Response> {
     const parsed = c.get("dialect").parseRequest(await readJsonBody(c.req.raw, config.server.maxBodyBytes));
     const route = findRoute(config, c.get("caller"), parsed.route);
@@ -103,7 +109,15 @@ export function createChatHandler({ config, admission, log: logLine, slots, mete
         }
       });
       c.set("ticket", ticket);
-      return await answerRouted(c, chain, context, { request: bounded, route, call, slots, keepAliveMs: config.server.streamKeepAliveSeconds * 1000 });
+      return await answerRouted(c, chain, context, {
+        request: bounded,
+        route,
+        call,
+        slots,
+        keepAliveMs: config.server.streamKeepAliveSeconds * 1000,
+        sendTimeoutMs: config.server.streamSendTimeoutSeconds * 1000,
+        dropClient: dropClient && (() => dropClient(c)),
+      });
     } catch (error) {
       // Whatever failed past admission (the failures the router reports are recorded already):
       // one record if a provider was called, none otherwise, and the reservation released.
@@ -120,7 +134,7 @@ async function answerRouted(
   c: Context<GatewayEnv>,
   chain: PolicyChain,
   context: PolicyContext,
-  { request, route, call, slots, keepAliveMs }: Omit<Job, "adapt" | "slot">,
+  { request, route, call, slots, keepAliveMs, sendTimeoutMs, dropClient }: Omit<Job, "adapt" | "slot">,
 ): Promise<Response> {
   const slot = chain.responseCache && isDeterministic(request) ? { cache: chain.responseCache, key: await chain.responseCache.keyFor(context.route, request, c.get("caller")) } : undefined;
   const hit = slot && (await slot.cache.lookup(slot.key).catch(() => undefined));
@@ -132,7 +146,7 @@ async function answerRouted(
     call.notePolicies("target", adapted.log.notes, adapted.log.warnings);
     return adapted.request;
   };
-  const job: Job = { request, route, slots, call, adapt, slot, keepAliveMs };
+  const job: Job = { request, route, slots, call, adapt, slot, keepAliveMs, sendTimeoutMs, dropClient };
   return request.stream ? streamAnswer(c, job) : answer(c, job);
 }
 
@@ -168,7 +182,7 @@ async function answer(c: Context<GatewayEnv>, { request, route, slots, call, ada
   return response;
 }
 
-async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, slot, keepAliveMs }: Job): Promise<Response> {
+async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, slot, keepAliveMs, sendTimeoutMs, dropClient }: Job): Promise<Response> {
   // A stream's upstream stops on either sign that the client is gone: the request's signal, or
   // the response body being cancelled when a write to the client fails.
   const upstream = new AbortController();
@@ -187,7 +201,7 @@ async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, cal
     throw error; // recorded by handleChat's catch
   }
   try {
-    return respondWithStream(c, { request, call, slot, keepAliveMs }, routed, upstream.signal, stopUpstream, forgetClient);
+    return respondWithStream(c, { request, call, slot, keepAliveMs, sendTimeoutMs, dropClient }, routed, upstream.signal, stopUpstream, forgetClient);
   } catch (error) {
     // Nothing reached the client: stop the provider before the failure is recorded.
     stopUpstream();
@@ -199,7 +213,7 @@ async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, cal
 
 function respondWithStream(
   c: Context<GatewayEnv>,
-  { request, call, slot, keepAliveMs }: Pick<Job, "request" | "call" | "slot" | "keepAliveMs">,
+  { request, call, slot, keepAliveMs, sendTimeoutMs, dropClient }: Pick<Job, "request" | "call" | "slot" | "keepAliveMs" | "sendTimeoutMs" | "dropClient">,
   { target, held, rest }: RoutedStream,
   upstreamSignal: AbortSignal,
   stopUpstream: () => void,
@@ -214,6 +228,8 @@ function respondWithStream(
     rest,
     renderer: c.get("dialect").createStreamRenderer(request),
     keepAliveMs,
+    sendTimeoutMs,
+    dropClient,
     observe(part) {
       call.observe(part);
       collector?.add(part);

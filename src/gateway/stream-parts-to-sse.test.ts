@@ -173,3 +173,45 @@ describe("streamPartsToSse when tollgate itself fails", () => {
     expect(closes).toEqual(["failed"]);
   });
 });
+
+describe("streamPartsToSse with a client that stops reading", () => {
+  it("cuts the stream after sendTimeoutMs without a read: upstream stopped, close reported, body errored", async () => {
+    const { state, parts } = endlessUpstream();
+    let aborted = false;
+    const closes: string[] = [];
+    const reader = sseFrom(parts, { sendTimeoutMs: 40, abortUpstream: () => (aborted = true), onClose: (outcome) => closes.push(outcome) }).getReader();
+    await reader.read();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(aborted).toBe(true);
+    expect(state.returned).toBe(true);
+    expect(closes).toEqual(["cancelled"]);
+    // Without a host that can close the connection (Workers), the body itself ends as cut off.
+    await expect(reader.read()).rejects.toThrow("the client took no bytes for 40 ms");
+    expect(runningClockCount()).toBe(0);
+  });
+
+  it("with a host that can, closes the connection instead of erroring the body", async () => {
+    const { parts } = endlessUpstream();
+    let dropped = 0;
+    const reader = sseFrom(parts, { sendTimeoutMs: 40, dropClient: () => dropped++ }).getReader();
+    await reader.read();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(dropped).toBe(1);
+    await reader.cancel(); // what @hono/node-server does when the socket closes
+    expect(runningClockCount()).toBe(0);
+  });
+
+  it("does not cut a client that reads slowly, however long the stream runs", async () => {
+    const { state, parts } = endlessUpstream();
+    let aborted = false;
+    const reader = sseFrom(parts, { sendTimeoutMs: 60, abortUpstream: () => (aborted = true) }).getReader();
+    for (let i = 0; i < 10; i++) {
+      await reader.read();
+      await new Promise((resolve) => setTimeout(resolve, 25)); // 250 ms in all, 25 ms between reads
+    }
+    expect(aborted).toBe(false);
+    expect(state.returned).toBe(false);
+    await reader.cancel();
+    expect(runningClockCount()).toBe(0);
+  });
+});

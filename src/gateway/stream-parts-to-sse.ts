@@ -32,6 +32,14 @@ export type SseStreamOptions = {
    * connection. 0 or absent: none.
    */
   keepAliveMs?: number;
+  /**
+   * While the client has taken none of the bytes written to it for this long (its socket's
+   * buffers are full and it reads nothing), the stream is cut as if it had left: the upstream is
+   * stopped and the request closed as cancelled. 0 or absent: wait for ever.
+   */
+  sendTimeoutMs?: number;
+  /** Closes the connection of a client cut for taking no bytes, where the host can. */
+  dropClient?: (() => void) | undefined;
 };
 
 const encoder = new TextEncoder();
@@ -44,6 +52,22 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
   let inFlight: Promise<IteratorResult<StreamPart>> | undefined;
   let closed = false;
   const keepAlive = options.keepAliveMs ? new KeepAlive(options.keepAliveMs, options.renderer) : undefined;
+  // Runs from a write until the client asks for the next one: backpressure is fine, for ever is not.
+  const stalled = options.sendTimeoutMs ? new QuietTimer({ quiet: () => void cutStalledClient() }) : undefined;
+  let streamController: ReadableStreamDefaultController<Uint8Array> | undefined;
+  const cutStalledClient = async () => {
+    if (closed) return;
+    closed = true;
+    keepAlive?.stop();
+    stalled?.stop();
+    // Where the host can close the connection it does (the body's reader is then cancelled);
+    // otherwise the errored body ends the response as cut off, never as a complete answer.
+    if (options.dropClient) options.dropClient();
+    else streamController?.error(new Error(`the client took no bytes for ${options.sendTimeoutMs} ms`));
+    options.abortUpstream();
+    await options.rest.return(undefined).catch(() => undefined);
+    options.onClose("cancelled");
+  };
 
   const next = (): Promise<IteratorResult<StreamPart>> => {
     if (heldAt < options.held.length) return Promise.resolve({ done: false, value: options.held[heldAt++]! });
@@ -55,9 +79,11 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
+        streamController = controller;
         keepAlive?.start(controller);
       },
       async pull(controller) {
+        stalled?.pause();
         let text = "";
         let outcome: "completed" | "failed" | undefined;
         // One marker for the end of this event-loop turn, shared by every part of the burst.
@@ -114,18 +140,21 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
           options.abortUpstream();
           void options.rest.return(undefined).catch(() => undefined);
         }
+        if (closed) return; // cut while the burst was read: nothing more goes out
         if (text) controller.enqueue(encoder.encode(text));
         if (outcome) {
           closed = true;
           keepAlive?.stop();
+          stalled?.stop();
           controller.close();
           options.onClose(outcome);
-        }
+        } else stalled?.wait(options.sendTimeoutMs!);
       },
       async cancel() {
         if (closed) return;
         closed = true;
         keepAlive?.stop();
+        stalled?.stop();
         options.abortUpstream();
         await options.rest.return(undefined).catch(() => undefined);
         options.onClose("cancelled");

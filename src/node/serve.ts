@@ -1,4 +1,5 @@
 import { serve } from "@hono/node-server";
+import type { ServerResponse } from "node:http";
 import { Agent } from "undici";
 import { resolveConfig, type Environment } from "../config/resolve-config.ts";
 import { buildGateway } from "../gateway/create-gateway.ts";
@@ -74,7 +75,18 @@ export async function startGateway({
   // The SDK first: telemetry takes its tracer and meter when it is created.
   const otel = await setupTelemetry(env);
   const telemetry = createGatewayTelemetry({ captureContent: resolved.telemetry?.captureContent ?? false, enabled: otel !== undefined });
-  const { app, recorded } = buildGateway({ config: resolved, transport, log, ledger, counter: tokenCounter(), telemetry, store: keyValues, admissionStore });
+  const { app, recorded } = buildGateway({
+    config: resolved,
+    transport,
+    log,
+    ledger,
+    counter: tokenCounter(),
+    telemetry,
+    store: keyValues,
+    admissionStore,
+    // @hono/node-server passes the Node response as the app's env.
+    dropClient: (c) => (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing?.destroy(),
+  });
   log(`[tollgate] cost records go to ${describe}${otel ? "; OpenTelemetry export is on" : ""}`);
 
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
