@@ -65,7 +65,8 @@ const DATED_SNAPSHOT = /-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$/;
 
 function lookup<T>(table: Record<string, T> | ReadonlyMap<string, T> | undefined, model: string): T | undefined {
   if (!table) return undefined;
-  const get = (name: string) => (table instanceof Map ? table.get(name) : (table as Record<string, T>)[name]);
+  // Own keys only: a model called "constructor" must not find Object.prototype's (a $0 price).
+  const get = (name: string) => (table instanceof Map ? table.get(name) : Object.hasOwn(table, name) ? (table as Record<string, T>)[name] : undefined);
   return get(model) ?? (DATED_SNAPSHOT.test(model) ? get(model.replace(DATED_SNAPSHOT, "")) : undefined);
 }
 
