@@ -20,7 +20,7 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
   if (status === undefined) {
     // An error event inside a 200 stream: the SDKs throw it with no status but with the body.
     const streamedType = errorType(sdkError);
-    if (streamedType) return mapStreamedError(streamedType, where, upstreamMessage, error);
+    if (streamedType) return mapStreamedError(streamedType, streamedStatus(sdkError), where, upstreamMessage, error);
     if (isTimeout(sdkError)) return new GatewayError("timeout", didNotAnswer(where, context.timeoutMs), { retryable: true, cause: error });
     return new GatewayError("upstream", `could not reach ${where}: ${scrub(sdkError?.message ?? "connection failed", context.apiKey)}`, {
       retryable: true,
@@ -84,11 +84,21 @@ function errorType(error: SdkError): string | undefined {
   return typeof type === "string" ? type : undefined;
 }
 
-function mapStreamedError(type: string, where: string, message: string, cause: unknown): GatewayError {
+/**
+ * The HTTP status a local decoder puts in a streamed error's `code` (vLLM's
+ * `{"type": "InternalServerError", "code": 500}`, llama-server's `{"type": "server_error", "code": 500}`).
+ */
+function streamedStatus(error: SdkError): number | undefined {
+  const body = error?.error as { code?: unknown; error?: { code?: unknown } } | undefined;
+  const code = body?.error?.code ?? body?.code;
+  return typeof code === "number" && Number.isInteger(code) ? code : undefined;
+}
+
+function mapStreamedError(type: string, status: number | undefined, where: string, message: string, cause: unknown): GatewayError {
   // Retryable as their HTTP forms are: before the answer's first part, another target may answer.
   if (type === "overloaded_error") return new GatewayError("unavailable", `${where} is overloaded: ${message}`, { retryable: true, cause });
-  if (type === "rate_limit_error" || type === "rate_limit_exceeded") return new GatewayError("rate_limit", `${where} is rate limiting: ${message}`, { retryable: true, cause });
-  if (type === "api_error" || type === "server_error") return new GatewayError("upstream", `${where} failed mid-stream: ${message}`, { retryable: true, cause });
+  if (type === "rate_limit_error" || type === "rate_limit_exceeded" || status === 429) return new GatewayError("rate_limit", `${where} is rate limiting: ${message}`, { retryable: true, cause });
+  if (type === "api_error" || type === "server_error" || (status !== undefined && status >= 500)) return new GatewayError("upstream", `${where} failed mid-stream: ${message}`, { retryable: true, cause });
   if (type === "invalid_request_error") return new GatewayError("invalid_request", `${where} rejected the request: ${message}`, { cause });
   return new GatewayError("upstream", `${where} failed mid-stream: ${message}`, { cause });
 }
