@@ -42,3 +42,14 @@ export type DecoderTimings = {
   /** Prompt tokens served from the decoder's KV/prefix cache. */
   cachedTokens?: number;
 };
+
+const PREAMBLE_TYPES: ReadonlySet<StreamPart["type"]> = new Set(["start", "usage", "decoder-timings"]);
+
+/**
+ * Parts that carry no answer yet (Anthropic's message_start with its usage, OpenAI's role chunk):
+ * a stream that fails after them has given the client nothing, so it may still fall back, and
+ * they do not start the clock of the silence allowed between two parts of an answer.
+ */
+export function isPreamble(part: StreamPart): boolean {
+  return PREAMBLE_TYPES.has(part.type);
+}

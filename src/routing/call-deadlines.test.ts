@@ -92,6 +92,17 @@ describe("stream deadlines", () => {
     expect(seen.aborted).toBe(true);
   });
 
+  it("holds a preamble followed by silence to the first-part limit, not the idle one, and leaves the route free to fall back", async () => {
+    // The first step yields "start" (Anthropic's message_start, OpenAI's role chunk): no answer yet.
+    const { model, seen } = scriptedModel([0, "stall"]);
+    const parts = await collect(withDeadlines(model, { timeoutMs: 100, idleMs: 20 }).stream(request, "m", new AbortController().signal));
+    expect(parts.map((part) => part.type)).toEqual(["start", "error"]);
+    const error = (parts[1] as { error: GatewayError }).error;
+    // Was: cut by the 20 ms idle limit as "went silent mid-stream", and final (no fallback).
+    expect(error).toMatchObject({ kind: "timeout", retryable: true, message: 'provider "scripted" did not answer within 100 ms' });
+    expect(seen.aborted).toBe(true);
+  });
+
   it("lets go of its clock at the error part, even if the consumer never asks for more (as the router does on a failed first part)", async () => {
     const { model } = scriptedModel(["stall"]);
     const stream = withDeadlines(model, { timeoutMs: 30, idleMs: 30 }).stream(request, "m", new AbortController().signal);

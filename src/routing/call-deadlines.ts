@@ -2,7 +2,7 @@ import { didNotAnswer } from "../../adapters/shared/timeouts.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { ChatModel } from "../model/chat-model.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
-import type { StreamPart } from "../model/stream-part.ts";
+import { isPreamble, type StreamPart } from "../model/stream-part.ts";
 import { QuietTimer, type QuietListener } from "../runtime/quiet-timer.ts";
 
 // The provider's deadlines, kept here for every adapter alike. The official SDKs' `timeout` ends
@@ -10,7 +10,7 @@ import { QuietTimer, type QuietListener } from "../runtime/quiet-timer.ts";
 // call (and its budget reservation, which the keeper renews) for as long as the connection lives.
 //
 // - An answer (not streamed) must be complete within the provider's `timeoutMs` of the call.
-// - A stream's first part must arrive within `timeoutMs`; after that, the upstream may not go
+// - A stream's answer must begin within `timeoutMs` of the call (a preamble is not an answer); after that, the upstream may not go
 //   silent for longer than `streamIdleTimeoutMs` between two parts. A stream that keeps producing
 //   may run as long as it needs (a local decoder writing 30,000 tokens takes many minutes).
 //
@@ -59,11 +59,15 @@ async function* guarded(
   open: (signal: AbortSignal) => AsyncGenerator<StreamPart>,
 ): AsyncGenerator<StreamPart> {
   const watchdog = new Watchdog(client);
+  const startedAt = performance.now();
   const parts = open(watchdog.signal);
+  // Until the answer's first part, the call is held to `timeoutMs` from its start: a preamble
+  // (message_start, the role chunk) followed by silence is a provider that has not answered, and
+  // the route's next target may still (the router has committed nothing yet).
   let first = true;
   try {
     for (;;) {
-      watchdog.waitAtMost(first ? timeoutMs : idleMs);
+      watchdog.waitAtMost(first ? Math.max(1, timeoutMs - (performance.now() - startedAt)) : idleMs);
       const next = await parts.next();
       watchdog.arrived();
       // Once the watchdog fired, whatever the adapter made of the abort is replaced by why it fired.
@@ -76,7 +80,7 @@ async function* guarded(
         return;
       }
       if (next.done) return;
-      first = false;
+      if (first && !isPreamble(next.value)) first = false;
       // An error part is the stream's last: the deadlines are over.
       if (next.value.type === "error") watchdog.stop();
       yield next.value;

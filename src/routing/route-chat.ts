@@ -3,7 +3,7 @@ import { GatewayError, toGatewayError } from "../errors/gateway-error.ts";
 import type { ChatModel } from "../model/chat-model.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
-import type { StreamPart } from "../model/stream-part.ts";
+import { isPreamble, type StreamPart } from "../model/stream-part.ts";
 import type { ProviderSlot } from "./create-chat-models.ts";
 
 // The fallback strategy: try the route's targets in order and move on only when a target fails
@@ -90,7 +90,7 @@ export async function streamOnRoute(
       }
       if (preamble.length === 0) observer.firstChunk?.(performance.now());
       preamble.push(next.value);
-      if (!PREAMBLE_TYPES.has(next.value.type)) break;
+      if (!isPreamble(next.value)) break;
     }
     return { answer: { held: preamble, rest: parts } };
   });
@@ -126,8 +126,6 @@ async function* resume(pending: Promise<IteratorResult<StreamPart>>, parts: Asyn
 
 type Attempt<T> = { answer: T } | { failure: GatewayError };
 
-/** Parts that carry no answer yet: a stream that fails after them has given the client nothing. */
-const PREAMBLE_TYPES: ReadonlySet<StreamPart["type"]> = new Set(["start", "usage", "decoder-timings"]);
 
 /** The fallback loop both forms share: each usable target in turn, until one answers. */
 async function tryTargets<T>(
