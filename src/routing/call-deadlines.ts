@@ -10,9 +10,10 @@ import { QuietTimer, type QuietListener } from "../runtime/quiet-timer.ts";
 // call (and its budget reservation, which the keeper renews) for as long as the connection lives.
 //
 // - An answer (not streamed) must be complete within the provider's `timeoutMs` of the call.
-// - A stream's answer must begin within `timeoutMs` of the call (a preamble is not an answer); after that, the upstream may not go
-//   silent for longer than `streamIdleTimeoutMs` between two parts. A stream that keeps producing
-//   may run as long as it needs (a local decoder writing 30,000 tokens takes many minutes).
+// - A stream's answer must begin within `timeoutMs` of the call (a preamble is not an answer);
+//   after that, the upstream may not go silent for longer than `streamIdleTimeoutMs` between two
+//   parts. A stream that keeps producing may run as long as it needs (a local decoder writing
+//   30,000 tokens takes many minutes).
 //
 // A call that misses its deadline is cut: the upstream request is aborted, and the client gets a
 // timeout error in its dialect. Before anything reached the client, the route's next target may
