@@ -1,7 +1,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import type { ChatModel, TransportOptions } from "../../src/model/chat-model.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
-import { isAbortError, mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
+import { mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
 import { FinishCheck } from "../shared/finish-check.ts";
 import { convertToAnthropicRequest } from "./convert-to-anthropic-request.ts";
@@ -61,7 +61,9 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
         const missing = check.missing(signal);
         if (missing) yield missing;
       } catch (error) {
-        if (signal.aborted && isAbortError(error)) return;
+        // Stopped on purpose (the client left, or a deadline: call-deadlines.ts says which). Not
+        // only an AbortError: workerd rejects an aborted fetch with the abort's own reason.
+        if (signal.aborted) return;
         yield { type: "error", error: mapProviderError(error, errorContext) };
       }
     },

@@ -4,7 +4,7 @@ import type { StreamPart } from "../../src/model/stream-part.ts";
 import { convertToOpenAIRequest } from "../openai/convert-to-openai-request.ts";
 import { mapOpenAIResponse } from "../openai/map-openai-response.ts";
 import { mapOpenAIStream } from "../openai/map-openai-stream.ts";
-import { isAbortError, mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
+import { mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
 import { FinishCheck } from "../shared/finish-check.ts";
 import { postChatCompletions } from "./post-chat-completions.ts";
@@ -65,7 +65,9 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
         const missing = check.missing(signal);
         if (missing) yield missing;
       } catch (error) {
-        if (signal.aborted && (isAbortError(error) || (error as Error)?.name === "AbortError")) return;
+        // Stopped on purpose (the client left, or a deadline: call-deadlines.ts says which). Not
+        // only an AbortError: workerd rejects an aborted fetch with the abort's own reason.
+        if (signal.aborted) return;
         yield { type: "error", error: mapProviderError(error, errorContext) };
       }
     },

@@ -138,9 +138,3 @@ function retryAfter(headers: SdkError["headers"]): number | undefined {
 function isTimeout(error: SdkError): boolean {
   return /timeout|timed out/i.test(`${error?.name} ${error?.message}`);
 }
-
-/** The SDKs throw their own abort error when our signal fires; that is not a provider failure. */
-export function isAbortError(error: unknown): boolean {
-  const name = (error as Error | undefined)?.name ?? "";
-  return name === "AbortError" || name.endsWith("UserAbortError");
-}

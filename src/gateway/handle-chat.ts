@@ -57,12 +57,19 @@ type Job = {
   call: MeteredCall;
   adapt: AdaptToTarget;
   slot: CacheSlot | undefined;
+  streaming: StreamHost;
+};
+
+/** What a streamed answer needs from the server it runs in. */
+type StreamHost = {
   /** How long a stream may be quiet before the client gets a keep-alive (0: never). */
   keepAliveMs: number;
   /** How long a stream waits on a client that takes no bytes before it is cut (0: for ever). */
   sendTimeoutMs: number;
   /** Closes the connection of a client whose stream was cut for taking no bytes, where the host can. */
   dropClient: (() => void) | undefined;
+  /** Keeps the request alive until `work` is done (waitUntil on Workers): a stream's record. */
+  holdOpen: (work: Promise<unknown>) => void;
 };
 
 /** Keeps a completed answer for the response cache; the cache only saves money, so failures are ignored. */
@@ -114,9 +121,12 @@ export function createChatHandler({ config, admission, log: logLine, slots, mete
         route,
         call,
         slots,
-        keepAliveMs: config.server.streamKeepAliveSeconds * 1000,
-        sendTimeoutMs: config.server.streamSendTimeoutSeconds * 1000,
-        dropClient: dropClient && (() => dropClient(c)),
+        streaming: {
+          keepAliveMs: config.server.streamKeepAliveSeconds * 1000,
+          sendTimeoutMs: config.server.streamSendTimeoutSeconds * 1000,
+          dropClient: dropClient && (() => dropClient(c)),
+          holdOpen: (work) => keepAlive(c, work),
+        },
       });
     } catch (error) {
       // Whatever failed past admission (the failures the router reports are recorded already):
@@ -134,7 +144,7 @@ async function answerRouted(
   c: Context<GatewayEnv>,
   chain: PolicyChain,
   context: PolicyContext,
-  { request, route, call, slots, keepAliveMs, sendTimeoutMs, dropClient }: Omit<Job, "adapt" | "slot">,
+  { request, route, call, slots, streaming }: Omit<Job, "adapt" | "slot">,
 ): Promise<Response> {
   const slot = chain.responseCache && isDeterministic(request) ? { cache: chain.responseCache, key: await chain.responseCache.keyFor(context.route, request, c.get("caller")) } : undefined;
   const hit = slot && (await slot.cache.lookup(slot.key).catch(() => undefined));
@@ -146,7 +156,7 @@ async function answerRouted(
     call.notePolicies("target", adapted.log.notes, adapted.log.warnings);
     return adapted.request;
   };
-  const job: Job = { request, route, slots, call, adapt, slot, keepAliveMs, sendTimeoutMs, dropClient };
+  const job: Job = { request, route, slots, call, adapt, slot, streaming };
   return request.stream ? streamAnswer(c, job) : answer(c, job);
 }
 
@@ -182,7 +192,7 @@ async function answer(c: Context<GatewayEnv>, { request, route, slots, call, ada
   return response;
 }
 
-async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, slot, keepAliveMs, sendTimeoutMs, dropClient }: Job): Promise<Response> {
+async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, slot, streaming }: Job): Promise<Response> {
   // A stream's upstream stops on either sign that the client is gone: the request's signal, or
   // the response body being cancelled when a write to the client fails.
   const upstream = new AbortController();
@@ -195,13 +205,13 @@ async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, cal
 
   let routed;
   try {
-    routed = await streamOnRoute(request, route, slots, upstream.signal, call, adapt, keepAliveMs);
+    routed = await streamOnRoute(request, route, slots, upstream.signal, call, adapt, streaming.keepAliveMs);
   } catch (error) {
     forgetClient();
     throw error; // recorded by handleChat's catch
   }
   try {
-    return respondWithStream(c, { request, call, slot, keepAliveMs, sendTimeoutMs, dropClient }, routed, upstream.signal, stopUpstream, forgetClient);
+    return respondWithStream(c, { request, call, slot, streaming }, routed, upstream.signal, stopUpstream, forgetClient);
   } catch (error) {
     // Nothing reached the client: stop the provider before the failure is recorded.
     stopUpstream();
@@ -213,7 +223,7 @@ async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, cal
 
 function respondWithStream(
   c: Context<GatewayEnv>,
-  { request, call, slot, keepAliveMs, sendTimeoutMs, dropClient }: Pick<Job, "request" | "call" | "slot" | "keepAliveMs" | "sendTimeoutMs" | "dropClient">,
+  { request, call, slot, streaming }: Pick<Job, "request" | "call" | "slot" | "streaming">,
   { target, held, rest }: RoutedStream,
   upstreamSignal: AbortSignal,
   stopUpstream: () => void,
@@ -222,14 +232,18 @@ function respondWithStream(
   let failure: string | undefined;
   // A cacheable stream is kept whole once it completes, so the next identical request is a hit.
   const collector = slot ? new ResponseCollector() : undefined;
+  // The request stays alive until the stream's record is made. On Workers a client that leaves
+  // ends the request at once, unless work is pending: its record and settle would never run.
+  let recorded!: () => void;
+  streaming.holdOpen(new Promise<void>((resolve) => (recorded = resolve)));
 
   const body = streamPartsToSse({
     held,
     rest,
     renderer: c.get("dialect").createStreamRenderer(request),
-    keepAliveMs,
-    sendTimeoutMs,
-    dropClient,
+    keepAliveMs: streaming.keepAliveMs,
+    sendTimeoutMs: streaming.sendTimeoutMs,
+    dropClient: streaming.dropClient,
     observe(part) {
       call.observe(part);
       collector?.add(part);
@@ -244,10 +258,15 @@ function respondWithStream(
     abortUpstream: stopUpstream,
     onClose(outcome) {
       forgetClient();
-      // The status line said 200 before the stream began; how it ended is in the record.
-      if (outcome === "completed") void call.commit({ status: "ok", httpStatus: 200 });
-      else if (outcome === "cancelled") void call.commit({ status: "aborted", httpStatus: 200 });
-      else void call.commit({ status: "error", httpStatus: 200, errorType: failure ?? "upstream" });
+      // The status line said 200 before the stream began; how it ended is in the record. A client
+      // that left is the reason, whatever the upstream call made of being stopped.
+      const committed =
+        outcome === "completed"
+          ? call.commit({ status: "ok", httpStatus: 200 })
+          : outcome === "cancelled" || upstreamSignal.aborted
+            ? call.commit({ status: "aborted", httpStatus: 200 })
+            : call.commit({ status: "error", httpStatus: 200, errorType: failure ?? "upstream" });
+      void committed.then(recorded, recorded);
     },
   });
 

@@ -2,22 +2,26 @@
 // conditions), and a local OpenAI-compatible upstream that answers every request the same way
 // (4 prompt tokens, 3 completion tokens), streamed or not. Model "slow-model" streams its two
 // pieces of text `SLOW_STREAM_MS` apart (a stream that outlasts a reservation's TTL),
-// "brief-model" `BRIEF_STREAM_MS` apart, and "stall-model" sends its first piece and then
-// nothing, connection open (a wedged decoder).
+// "brief-model" `BRIEF_STREAM_MS` apart, "stall-model" sends its first piece and then
+// nothing, connection open (a wedged decoder), and "drip-model" streams `DRIP_TOKENS` tokens
+// `DRIP_EVERY_MS` apart (a long answer a client can leave half-way); `drips` says how each ended.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
-export type EdgeUpstream = { url: string; close(): void };
+export type EdgeUpstream = { url: string; drips: { sent: number; closedEarly: boolean }[]; close(): void };
 
 export const SLOW_STREAM_MS = 7_000;
 export const BRIEF_STREAM_MS = 800;
+export const DRIP_TOKENS = 60;
+export const DRIP_EVERY_MS = 100;
 
 export async function startEdgeUpstream(): Promise<EdgeUpstream> {
+  const drips: EdgeUpstream["drips"] = [];
   const upstream: Server = createServer((request, response) => {
     let body = "";
     request.on("data", (chunk) => (body += chunk));
@@ -40,13 +44,32 @@ export async function startEdgeUpstream(): Promise<EdgeUpstream> {
         response.end("data: [DONE]\n\n");
       };
       if (model === "stall-model") return;
+      if (model === "drip-model") {
+        const drip = { sent: 0, closedEarly: false };
+        drips.push(drip);
+        response.on("close", () => (drip.closedEarly = !response.writableEnded));
+        const timer = setInterval(() => {
+          if (drip.sent === DRIP_TOKENS) return void (clearInterval(timer), rest());
+          chunk([{ index: 0, delta: { content: " word" }, finish_reason: null }]);
+          drip.sent++;
+        }, DRIP_EVERY_MS);
+        response.on("close", () => clearInterval(timer));
+        return;
+      }
       if (model === "slow-model") setTimeout(rest, SLOW_STREAM_MS);
       else if (model === "brief-model") setTimeout(rest, BRIEF_STREAM_MS);
       else rest();
     });
   });
   await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`, close: () => upstream.close() };
+  return {
+    url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`,
+    drips,
+    close: () => {
+      upstream.closeAllConnections();
+      upstream.close();
+    },
+  };
 }
 
 export type WorkerBundle = {
@@ -70,7 +93,19 @@ export async function bundleWorker(): Promise<WorkerBundle> {
     logLevel: "silent",
   });
   return {
-    options: { modules: true, modulesRoot: dir, scriptPath: script, compatibilityDate: "2025-09-01", compatibilityFlags: ["nodejs_compat"] },
+    options: { modules: true, modulesRoot: dir, scriptPath: script, ...deployedCompatibility() },
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * wrangler.toml's compatibility date and flags, so the tests run the Worker as it is deployed:
+ * without `enable_request_signal`, workerd tells a Worker nothing of a client that leaves.
+ */
+function deployedCompatibility(): { compatibilityDate: string; compatibilityFlags: string[] } {
+  const toml = readFileSync(fileURLToPath(new URL("../../wrangler.toml", import.meta.url)), "utf8");
+  const date = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
+  const flags = /^compatibility_flags\s*=\s*\[([^\]]*)\]/m.exec(toml)?.[1];
+  if (!date || flags === undefined) throw new Error("wrangler.toml has no compatibility_date or compatibility_flags");
+  return { compatibilityDate: date, compatibilityFlags: [...flags.matchAll(/"([^"]+)"/g)].map((match) => match[1]!) };
 }
