@@ -1,6 +1,8 @@
 import exampleConfig from "../config/example.json";
-import { resolveConfig, type Environment } from "./config/resolve-config.ts";
+import { ConfigError, resolveConfig, type Environment } from "./config/resolve-config.ts";
 import { createGateway } from "./gateway/create-gateway.ts";
+import { jsonResponse } from "./gateway/json-response.ts";
+import { newRequestId } from "./gateway/request-id.ts";
 import { renderAnthropicError } from "./dialects/anthropic/render-anthropic-error.ts";
 import { renderOpenAIError } from "./dialects/openai/render-openai-error.ts";
 import { GatewayError } from "./errors/gateway-error.ts";
@@ -37,25 +39,45 @@ type WorkerEnv = Environment & {
 export { TollgateBudgets } from "./budgets/budgets-object.ts";
 
 let gateway: ReturnType<typeof createGateway> | undefined;
+/** Why this isolate cannot serve (no config, or one that does not resolve): answered to every request. */
+let refusal: GatewayError | undefined;
 
 // A Worker cancels a request's timers when it ends: every request keeps its own.
 timersDieWithRequests();
 
 export default {
   fetch(request: Request, env: WorkerEnv, context: unknown): Response | Promise<Response> {
-    if (!gateway) {
-      if (!env.TOLLGATE_CONFIG && env.TOLLGATE_EXAMPLE_CONFIG !== "allow") return notConfigured(request);
-      const config = resolveConfig(env.TOLLGATE_CONFIG ? JSON.parse(env.TOLLGATE_CONFIG) : exampleConfig, env);
-      for (const warning of workerWarnings(config, { sharedBudgets: env.TOLLGATE_BUDGETS !== undefined })) console.warn(warning);
-      if (!env.TOLLGATE_CONFIG) console.warn("[tollgate] warning: serving the bundled example config (TOLLGATE_EXAMPLE_CONFIG = \"allow\"): anyone who can reach this Worker may use the public demo key `tollgate-dev-key`");
-      // Written at once, inside the request: a Worker may not run work left for after its response.
-      const ledger = new Ledger({ store: new LogLedgerStore(), log: console.error, schedule: (flush) => flush() });
-      const admissionStore = env.TOLLGATE_BUDGETS ? new DurableObjectAdmissionStore(env.TOLLGATE_BUDGETS) : undefined;
-      gateway = createGateway({ config, ledger, keepAlive: (c, work) => c.executionCtx.waitUntil(work), ...(admissionStore ? { admissionStore } : {}) });
+    if (!gateway && !refusal) {
+      try {
+        gateway = buildFromEnv(env);
+      } catch (error) {
+        refusal = refusalFor(error);
+      }
     }
-    return gateway.fetch(request, env, context as never);
+    if (refusal) return refuse(request, refusal);
+    return gateway!.fetch(request, env, context as never);
   },
 };
+
+/** The gateway for this isolate's env; throws when the config is missing or does not resolve. */
+function buildFromEnv(env: WorkerEnv): ReturnType<typeof createGateway> {
+  if (!env.TOLLGATE_CONFIG && env.TOLLGATE_EXAMPLE_CONFIG !== "allow") throw NOT_CONFIGURED;
+  let text: unknown = exampleConfig;
+  if (env.TOLLGATE_CONFIG) {
+    try {
+      text = JSON.parse(env.TOLLGATE_CONFIG);
+    } catch (error) {
+      throw new ConfigError([`TOLLGATE_CONFIG is not JSON (${(error as Error).message}): set it to the config file's text`]);
+    }
+  }
+  const config = resolveConfig(text, env);
+  for (const warning of workerWarnings(config, { sharedBudgets: env.TOLLGATE_BUDGETS !== undefined })) console.warn(warning);
+  if (!env.TOLLGATE_CONFIG) console.warn("[tollgate] warning: serving the bundled example config (TOLLGATE_EXAMPLE_CONFIG = \"allow\"): anyone who can reach this Worker may use the public demo key `tollgate-dev-key`");
+  // Written at once, inside the request: a Worker may not run work left for after its response.
+  const ledger = new Ledger({ store: new LogLedgerStore(), log: console.error, schedule: (flush) => flush() });
+  const admissionStore = env.TOLLGATE_BUDGETS ? new DurableObjectAdmissionStore(env.TOLLGATE_BUDGETS) : undefined;
+  return createGateway({ config, ledger, keepAlive: (c, work) => c.executionCtx.waitUntil(work), ...(admissionStore ? { admissionStore } : {}) });
+}
 
 const NOT_CONFIGURED = new GatewayError(
   "unavailable",
@@ -63,8 +85,21 @@ const NOT_CONFIGURED = new GatewayError(
   { code: "not_configured" },
 );
 
-function notConfigured(request: Request): Response {
-  console.error(`[tollgate] error: ${NOT_CONFIGURED.message}`);
-  const body = request.headers.has("anthropic-version") ? renderAnthropicError(NOT_CONFIGURED) : renderOpenAIError(NOT_CONFIGURED);
-  return Response.json(body, { status: NOT_CONFIGURED.status });
+/**
+ * What every request is told when the isolate cannot serve, logged once here. A config that does
+ * not resolve is where the Node server would refuse to start; its details (paths, variable names,
+ * hosts) go to the Worker's log only, not to whoever on the internet sends a request.
+ */
+function refusalFor(error: unknown): GatewayError {
+  if (error === NOT_CONFIGURED) {
+    console.error(`[tollgate] error: ${NOT_CONFIGURED.message}`);
+    return NOT_CONFIGURED;
+  }
+  console.error(`[tollgate] error: cannot start: ${error instanceof ConfigError ? error.message : ((error as Error)?.stack ?? String(error))}`);
+  return new GatewayError("unavailable", "tollgate cannot start: its config (TOLLGATE_CONFIG, or a secret it names) is invalid; the Worker's log says what to fix", { code: "invalid_config" });
+}
+
+function refuse(request: Request, error: GatewayError): Response {
+  const body = request.headers.has("anthropic-version") ? renderAnthropicError(error) : renderOpenAIError(error);
+  return jsonResponse(body, error.status, newRequestId());
 }

@@ -20,6 +20,7 @@ import { createChatModels } from "../routing/create-chat-models.ts";
 import type { Context } from "hono";
 import type { GatewayEnv } from "./gateway-context.ts";
 import { createChatHandler } from "./handle-chat.ts";
+import { newRequestId } from "./request-id.ts";
 import { jsonResponse } from "./json-response.ts";
 import { renderModelList } from "./render-model-list.ts";
 
@@ -100,8 +101,7 @@ export function buildGateway({
   const handleChat = createChatHandler({ config, admission, log, slots, metering, policies, store, counter, keepAlive, dropClient });
 
   app.use(async function requestContext(c, next) {
-    // Always tollgate's own id: a client-chosen id could collide in the cost ledger.
-    const requestId = `req_${crypto.randomUUID().replaceAll("-", "")}`;
+    const requestId = newRequestId();
     c.set("requestId", requestId);
     c.set("receivedAt", performance.now());
     const path = c.req.path;
