@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
+import { postJson, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
 import { chunk, startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
 
 // A vLLM stream its engine aborted (scale-down, shutdown, sleep, an abort request): HTTP 200, a
@@ -61,5 +61,31 @@ describe("a vLLM stream its engine aborted (finish_reason \"abort\")", () => {
     };
     const attempt = gateway.anthropic.messages.stream({ model: "vllm", max_tokens: 256, messages: [{ role: "user", content: "write" }] }).finalMessage();
     await expect(attempt).rejects.toThrow();
+  });
+
+  it("not streamed: an error to the client, and the usage the engine reported is billed (it did the work)", async () => {
+    decoder.handle = (_body, response) => {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(
+        JSON.stringify({
+          id: "cmpl-3",
+          object: "chat.completion",
+          created: 1,
+          model: "fake-model",
+          choices: [{ index: 0, message: { role: "assistant", content: "The first half of a long ans" }, finish_reason: "abort" }],
+          usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
+        }),
+      );
+    };
+    const response = await postJson(gateway, "/v1/chat/completions", { model: "vllm", messages: [{ role: "user", content: "write a long answer" }] });
+    expect(response.status).toBe(502);
+    const record = await waitForRecord(gateway, response.headers.get("x-tollgate-request-id")!);
+    expect(record.status).toBe("error");
+    expect(record.usage).toMatchObject({ inputTokens: 12, outputTokens: 7 });
+    // $2 a GPU hour at 5,000 prompt / 100 generated tokens a second (testConfig):
+    //   12 × 2e18 / (5,000 × 3,600) = 1,333,333,333,333 atto → 1,333 nano
+    //    7 × 2e18 / (100 × 3,600) = 38,888,888,888,889 atto → 38,889 nano
+    // Was: the usage was dropped with the answer, and the call cost $0.
+    expect(record.cost).toMatchObject({ inputNano: 1_333, outputNano: 38_889, totalNano: 40_222 });
   });
 });

@@ -10,7 +10,8 @@ import { readDecoderTimings } from "./read-decoder-timings.ts";
 /** `providerName`: for the error an answer cut short (vLLM's finish_reason "abort") becomes. */
 export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatCompletion, providerName: string): ChatResponse {
   const choice = completion.choices[0];
-  if (isUnfinishedOpenAIReason(choice?.finish_reason)) throw unfinishedAnswer(providerName);
+  // Cut short, but the engine did the work: its usage bills the call.
+  if (isUnfinishedOpenAIReason(choice?.finish_reason)) throw unfinishedAnswer(providerName, completion.usage ? convertOpenAIUsage(completion.usage) : undefined);
   const content: AssistantContent[] = [];
   const text = choice?.message.content;
   if (text) content.push({ type: "text", text });

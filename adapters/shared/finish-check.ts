@@ -1,5 +1,6 @@
 import { GatewayError } from "../../src/errors/gateway-error.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
+import type { Usage } from "../../src/model/usage.ts";
 
 /**
  * Whether an adapter's stream said why the answer stopped (Chat Completions' `finish_reason`,
@@ -25,7 +26,10 @@ export class FinishCheck {
   }
 }
 
-/** A provider stopped short of a whole answer. Retryable: when nothing came at all, the route may still try its next target. */
-export function unfinishedAnswer(providerName: string): GatewayError {
-  return new GatewayError("upstream", `provider "${providerName}" stopped before the answer was complete`, { retryable: true });
+/**
+ * A provider stopped short of a whole answer. Retryable: when nothing came at all, the route may
+ * still try its next target. Billed: the provider had taken the call (`usage`, where it said).
+ */
+export function unfinishedAnswer(providerName: string, usage?: Usage): GatewayError {
+  return new GatewayError("upstream", `provider "${providerName}" stopped before the answer was complete`, { retryable: true, billed: usage ? { usage } : {} });
 }

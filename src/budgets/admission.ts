@@ -43,8 +43,11 @@ export type Ticket = {
   outputBound?: number;
   /** The least budget left among this request's scopes once it costs `actualNano` (undefined: no budget applies). */
   remainingNano(actualNano: number): number | undefined;
-  /** Replaces the reservation with the actual cost (none when no record was made). */
-  settle(record: CostRecord | undefined): Promise<void>;
+  /**
+   * Replaces the reservation with the actual cost (none when no record was made): the record's,
+   * plus that of billed calls the route moved on from (`earlier`).
+   */
+  settle(record: CostRecord | undefined, earlier?: readonly CostRecord[]): Promise<void>;
 };
 
 export type AdmitInput = { requestId: string; caller: Caller; routeName: string; route: RouteConfig; request: ChatRequest };
@@ -160,7 +163,7 @@ export class Admission {
         if (scopes.length === 0) return undefined;
         return Math.min(...scopes.map((scope, index) => scope.limitNano - levelTotal(result.levels[index]!) - actualNano));
       },
-      async settle(record) {
+      async settle(record, earlier = []) {
         if (settled) return;
         settled = true;
         keeper.release(requestId);
@@ -168,8 +171,8 @@ export class Admission {
           requestId,
           now: clock(),
           scopeKeys: scopes.map((scope) => scope.key),
-          actualNano: record?.cost.totalNano ?? 0,
-          tokens: record ? totalInputTokens(record.usage) + record.usage.outputTokens : 0,
+          actualNano: (record?.cost.totalNano ?? 0) + earlier.reduce((sum, call) => sum + call.cost.totalNano, 0),
+          tokens: [...(record ? [record] : []), ...earlier].reduce((sum, call) => sum + totalInputTokens(call.usage) + call.usage.outputTokens, 0),
           rateScopes: rates.filter((rate) => rate.tpm !== undefined).map((rate) => rate.scope),
           reservedTokens: tokens,
           admittedAt: now,

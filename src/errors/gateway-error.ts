@@ -1,6 +1,8 @@
 // One error type for the whole gateway, with one status mapping. Dialect renderers turn it into
 // OpenAI's or Anthropic's error body; nothing else decides what a client sees.
 
+import type { Usage } from "../model/usage.ts";
+
 export type ErrorKind =
   | "invalid_request" // 400: bad JSON, wrong types, a value out of range
   | "authentication" // 401: no key or an unknown key
@@ -39,8 +41,18 @@ export type GatewayErrorOptions = {
   status?: number;
   /** True when trying another target could succeed (429, 5xx, network). */
   retryable?: boolean;
+  /** The provider took the call before it failed, and bills it: see BilledCall. */
+  billed?: BilledCall;
   cause?: unknown;
 };
+
+/**
+ * A call the provider accepted (it answered 200 and began, or reported usage) before it failed:
+ * cut by a deadline, cut short by the engine (vLLM's "abort"), or its connection lost. The
+ * provider read the prompt, so the call is billed: `usage` where the provider reported it,
+ * else tollgate's count of the prompt. A refusal (429, 5xx, an error event) is not billed.
+ */
+export type BilledCall = { usage?: Usage };
 
 export class GatewayError extends Error {
   readonly kind: ErrorKind;
@@ -49,6 +61,8 @@ export class GatewayError extends Error {
   readonly code?: string;
   readonly retryAfterSeconds?: number;
   readonly retryable: boolean;
+  /** Set where the call was billed; the router adds the usage a stream's preamble reported. */
+  billed?: BilledCall;
 
   constructor(kind: ErrorKind, message: string, options: GatewayErrorOptions = {}) {
     super(message, { cause: options.cause });
@@ -59,6 +73,7 @@ export class GatewayError extends Error {
     this.code = options.code;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.retryable = options.retryable ?? false;
+    if (options.billed) this.billed = options.billed;
   }
 }
 

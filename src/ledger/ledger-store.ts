@@ -37,8 +37,10 @@ export type AggregateMetric = (typeof AGGREGATE_METRICS)[number];
 /** What one record adds to its aggregates; zero increments are left out. */
 export function aggregateIncrements(record: CostRecord): [AggregateMetric, number][] {
   const { usage, cost } = record;
+  // A billed call before a fallback is part of its request's spend, not a request of its own.
+  const request = record.attemptOf === undefined ? 1 : 0;
   const increments: [AggregateMetric, number][] = [
-    ["requests", 1],
+    ["requests", request],
     ["input_tokens", usage.inputTokens],
     ["cache_read_tokens", usage.cacheReadTokens],
     ["cache_write_5m_tokens", usage.cacheWrite5mTokens],
@@ -47,7 +49,7 @@ export function aggregateIncrements(record: CostRecord): [AggregateMetric, numbe
     ["reasoning_tokens", usage.reasoningTokens],
     ["cost_nano", cost.totalNano],
     ["cache_savings_nano", cost.cacheSavingsNano],
-    ["errors", record.status === "error" ? 1 : 0],
+    ["errors", record.status === "error" ? request : 0],
     ["estimated", record.estimated ? 1 : 0],
     ["unpriced", record.unpriced ? 1 : 0],
   ];

@@ -77,4 +77,10 @@ export type CostRecord = {
   softBudgetsExceeded?: string[];
   /** Non-fatal notes (e.g. an unpriced model). */
   warnings: string[];
+  /**
+   * This record is a call that failed but was billed (see BilledCall) before the route moved on
+   * to another target: the id of the request, whose own record is the call that answered. Its
+   * request id is that id with ".1", ".2"… Daily totals count its tokens and cost, not a request.
+   */
+  attemptOf?: string;
 };

@@ -26,6 +26,9 @@ export type MeteringDeps = {
   log?: (line: string) => void;
 };
 
+/** `earlier`: records of billed calls before a fallback; the request's spend is theirs plus its own. */
+export type FinishedListener = (record: CostRecord | undefined, earlier: readonly CostRecord[]) => void;
+
 /** nginx's "client closed request": the status a record gets when the client left before the answer. */
 const CLIENT_CLOSED = 499;
 
@@ -79,7 +82,11 @@ export class MeteredCall implements RouteObserver {
   /** The answer as given, kept only when content capture is on (for gen_ai.output.messages). */
   private readonly output: ResponseCollector | undefined;
   private answer: ChatResponse | undefined;
-  private readonly settledListeners: ((record: CostRecord | undefined) => void)[] = [];
+  private readonly settledListeners: FinishedListener[] = [];
+  /** The last call failed, billed; it gets a record of its own if another target is tried. */
+  private billedFailure: { meter: RequestMeter; target: Target; outcome: MeterOutcome } | undefined;
+  /** Records of billed calls the route moved on from, made as the next call started. */
+  private readonly earlierCalls: Promise<CostRecord | undefined>[] = [];
 
   constructor(
     private readonly meter: RequestMeter,
@@ -91,6 +98,8 @@ export class MeteredCall implements RouteObserver {
   }
 
   attemptStarted(target: Target, request: ChatRequest, startedAt: number): void {
+    if (this.billedFailure) this.recordEarlierCall(this.billedFailure);
+    this.billedFailure = undefined;
     this.target = target;
     this.attemptStartedAt = startedAt;
     this.firstChunkAt = undefined;
@@ -111,7 +120,11 @@ export class MeteredCall implements RouteObserver {
 
   attemptFailed(target: Target, error: GatewayError, clientLeft: boolean): void {
     // A call cut off because the client left had the prompt: that is billed, a refusal is not.
-    if (!clientLeft) this.meter.attemptFailed();
+    if (!clientLeft) this.meter.attemptFailed(error.billed);
+    if (!clientLeft && error.billed) {
+      const requestId = `${this.start.requestId}.${this.earlierCalls.length + 1}`;
+      this.billedFailure = { meter: this.meter.detachAttempt(requestId), target, outcome: { status: "error", httpStatus: error.status, errorType: error.code ?? error.kind } };
+    }
     // Cancelled by our client, not failed by the provider: kept apart in error.type.
     const errorType = clientLeft ? "cancelled" : error.code ?? error.kind;
     this.lastAttemptRecorded = true;
@@ -157,9 +170,30 @@ export class MeteredCall implements RouteObserver {
     else await this.commit({ status: "error", httpStatus: failure.status, errorType: failure.code ?? failure.kind });
   }
 
-  /** Called once, with the record when one is made, or with nothing when the request is discarded. */
-  onFinished(listener: (record: CostRecord | undefined) => void): void {
+  /**
+   * Called once, with the record when one is made (and the records of billed calls the route
+   * moved on from, which the request's spend includes), or with nothing when it is discarded.
+   */
+  onFinished(listener: FinishedListener): void {
     this.settledListeners.push(listener);
+  }
+
+  /** A billed call the route moved on from: its own record, to the ledger now (see attemptOf). */
+  private recordEarlierCall({ meter, target, outcome }: NonNullable<MeteredCall["billedFailure"]>): void {
+    const made = meter.finish(outcome).then((record) => {
+      const call: CostRecord = { ...record, attemptOf: this.start.requestId };
+      this.deps.ledger.record(call);
+      // Its duration point was recorded when it failed; its tokens and cost are recorded here.
+      this.deps.telemetry.recordMetrics(call, { providerName: target.model.providerName, providerType: target.model.providerType }, {});
+      return call;
+    });
+    // A failure to price it is metering's own bug; the request's record must still be made.
+    this.earlierCalls.push(
+      made.catch((error: Error) => {
+        this.deps.log?.(`[tollgate] error: no cost record for an earlier call of ${this.start.requestId}: ${error?.stack ?? String(error)}`);
+        return undefined;
+      }),
+    );
   }
 
   /** True once an upstream call began (from then on the request is billed and recorded). */
@@ -175,7 +209,7 @@ export class MeteredCall implements RouteObserver {
     if (this.committed || this.discarded) return;
     this.discarded = true;
     this.deps.telemetry.endRequestSpan(this.requestSpan, { httpStatus });
-    for (const listener of this.settledListeners) listener(undefined);
+    for (const listener of this.settledListeners) listener(undefined, []);
   }
 
   answered(response: ChatResponse): void {
@@ -204,7 +238,8 @@ export class MeteredCall implements RouteObserver {
     if (this.committed || this.discarded) return record;
     this.committed = true;
     this.deps.ledger.record(record);
-    for (const listener of this.settledListeners) listener(record);
+    const earlier = (await Promise.all(this.earlierCalls)).filter((call): call is CostRecord => call !== undefined);
+    for (const listener of this.settledListeners) listener(record, earlier);
     const telemetry = this.deps.telemetry;
     if (this.chatSpan) {
       telemetry.endChatSpan(this.chatSpan, {

@@ -1,4 +1,5 @@
 import type { Caller } from "../auth/authenticate.ts";
+import type { BilledCall } from "../errors/gateway-error.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
 import type { FinishReason, StreamPart } from "../model/stream-part.ts";
@@ -44,7 +45,8 @@ export class RequestMeter {
   /** The model's thinking as it came (output too, and reasoning), kept for the same reason. */
   private readonly reasoningText: string[] = [];
   private cacheHit: CacheHit | undefined;
-  private lastAttemptFailed = false;
+  /** How the last call made ended, when it failed: refused (not billed), or billed (BilledCall). */
+  private lastAttempt: "running" | "refused" | "billed" = "running";
   /** What the policies changed, before routing and for the attempt that answered. */
   private routeNotes: string[] = [];
   private targetNotes: string[] = [];
@@ -61,16 +63,39 @@ export class RequestMeter {
     this.arrivedAtWall = Math.round(Date.now() - (performance.now() - start.receivedAt));
   }
 
-  /** The router is calling `target` (the last call made is the one billed). */
+  /**
+   * The router is calling `target`. The request's record bills the last call made; an earlier
+   * call that was billed has a record of its own (`detachAttempt`).
+   */
   attempting(target: MeteredTarget, startedAt: number): void {
     this.target = target;
     this.upstreamStartedAt = startedAt;
-    this.lastAttemptFailed = false;
+    this.lastAttempt = "running";
+    this.usage = undefined;
   }
 
-  /** That call failed before answering (a 429, a 5xx): the provider bills nothing for it. */
-  attemptFailed(): void {
-    this.lastAttemptFailed = true;
+  /**
+   * That call failed before answering. A refusal (a 429, a 5xx) costs nothing; a call the
+   * provider had taken (`billed`) costs its reported usage, or the prompt as counted.
+   */
+  attemptFailed(billed?: BilledCall): void {
+    this.lastAttempt = billed ? "billed" : "refused";
+    if (billed?.usage) this.usage = billed.usage;
+  }
+
+  /**
+   * The failed, billed call just made, as a meter of its own, for the record of that call when
+   * the route goes on to another target: each record is one call the provider bills.
+   */
+  detachAttempt(requestId: string): RequestMeter {
+    const attempt = new RequestMeter({ ...this.start, requestId }, this.deps);
+    attempt.target = this.target;
+    attempt.upstreamStartedAt = this.upstreamStartedAt;
+    attempt.lastAttempt = this.lastAttempt;
+    attempt.usage = this.usage;
+    attempt.routeNotes = this.routeNotes;
+    attempt.targetNotes = this.targetNotes;
+    return attempt;
   }
 
   /** Every stream part, as it is written to the client. */
@@ -205,8 +230,10 @@ export class RequestMeter {
     const reported = this.usage ?? {};
     const cameBack = this.outputText.length > 0 || this.reasoningText.length > 0;
     // An aborted call counts as having reached the provider (it read the prompt), unless the last
-    // call had already failed: a client leaving after a 503 costs nothing.
-    const reachedProvider = this.target !== undefined && (cameBack || this.usage !== undefined || (status === "aborted" && !this.lastAttemptFailed));
+    // call had already been refused: a client leaving after a 503 costs nothing.
+    const reachedProvider =
+      this.target !== undefined &&
+      (cameBack || this.usage !== undefined || this.lastAttempt === "billed" || (status === "aborted" && this.lastAttempt !== "refused"));
     let estimated = false;
     let inputTokens = reported.inputTokens;
     if (inputTokens === undefined && reachedProvider) {

@@ -66,6 +66,8 @@ async function* guarded(
   // (message_start, the role chunk) followed by silence is a provider that has not answered, and
   // the route's next target may still (the router has committed nothing yet).
   let first = true;
+  /** A part came: the provider took the call, and a cut now is billed. */
+  let began = false;
   try {
     for (;;) {
       watchdog.waitAtMost(first ? Math.max(1, timeoutMs - (performance.now() - startedAt)) : idleMs);
@@ -77,10 +79,11 @@ async function* guarded(
         const message = first ? didNotAnswer(where, timeoutMs) : `${where} went silent for ${idleMs} ms mid-stream; the stream was cut off`;
         watchdog.stop(); // now, not when the consumer gets round to ending this generator
         // Before the first part, the route's next target may still answer.
-        yield { type: "error", error: new GatewayError("timeout", message, { retryable: first }) };
+        yield { type: "error", error: new GatewayError("timeout", message, { retryable: first, ...(began ? { billed: {} } : {}) }) };
         return;
       }
       if (next.done) return;
+      began = true;
       if (first && !isPreamble(next.value)) first = false;
       // An error part is the stream's last: the deadlines are over.
       if (next.value.type === "error") watchdog.stop();

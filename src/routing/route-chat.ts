@@ -4,6 +4,7 @@ import type { ChatModel } from "../model/chat-model.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
 import { isPreamble, type StreamPart } from "../model/stream-part.ts";
+import { mergeUsage, type Usage } from "../model/usage.ts";
 import type { ProviderSlot } from "./create-chat-models.ts";
 
 // The fallback strategy: try the route's targets in order and move on only when a target fails
@@ -86,7 +87,7 @@ export async function streamOnRoute(
       if (next.done) return { failure: new GatewayError("upstream", `provider "${target.model.providerName}" closed the stream without answering`, { retryable: true }) };
       if (next.value.type === "error") {
         void parts.return(undefined).catch(() => undefined); // let the adapter's stream end
-        return { failure: next.value.error };
+        return { failure: withPreambleUsage(next.value.error, preamble) };
       }
       if (preamble.length === 0) observer.firstChunk?.(performance.now());
       preamble.push(next.value);
@@ -95,6 +96,15 @@ export async function streamOnRoute(
     return { answer: { held: preamble, rest: parts } };
   });
   return { target, ...answer, upstreamTtftMs };
+}
+
+/** A billed call is billed with the usage its preamble reported (Anthropic's message_start). */
+function withPreambleUsage(failure: GatewayError, preamble: readonly StreamPart[]): GatewayError {
+  if (!failure.billed || failure.billed.usage) return failure;
+  let usage: Usage | undefined;
+  for (const part of preamble) if (part.type === "usage") usage = mergeUsage(usage, part.usage);
+  if (usage) failure.billed = { usage };
+  return failure;
 }
 
 const SILENT = Symbol("silent");
