@@ -26,17 +26,29 @@ export function totalInputTokens(usage: Usage): number {
 }
 
 /**
- * Merges usage reports seen during one stream by taking the largest value per field: OpenAI sends
- * one final usage chunk, Anthropic sends input in message_start and CUMULATIVE output in
- * message_delta, so the maximum is right for both and never double-counts.
+ * Merges usage reports seen during one stream. OpenAI sends one final usage chunk; Anthropic sends
+ * input in message_start and CUMULATIVE output in message_delta. Output fields take the largest
+ * value seen. The input fields are one split of one prompt, so they go together: the report with
+ * the larger total input wins whole, and of two equal totals the later (a first report without
+ * prompt_tokens_details, then one with them, must not bill the cached tokens twice: once as
+ * uncached input, once as cache reads).
  */
 export function mergeUsage(seen: Usage | undefined, next: Usage): Usage {
   if (!seen) return { ...next };
   const merged: Usage = { ...seen };
-  for (const key of Object.keys(next) as (keyof Usage)[]) {
+  const nextHasInput = INPUT_FIELDS.some((key) => next[key] !== undefined);
+  if (nextHasInput && totalInputTokens(next) >= totalInputTokens(seen)) {
+    for (const key of INPUT_FIELDS) {
+      if (next[key] === undefined) delete merged[key];
+      else merged[key] = next[key];
+    }
+  }
+  for (const key of OUTPUT_FIELDS) {
     const value = next[key];
-    if (value === undefined) continue;
-    merged[key] = Math.max(merged[key] ?? 0, value);
+    if (value !== undefined) merged[key] = Math.max(merged[key] ?? 0, value);
   }
   return merged;
 }
+
+const INPUT_FIELDS = ["inputTokens", "cacheReadTokens", "cacheWrite5mTokens", "cacheWrite1hTokens"] as const;
+const OUTPUT_FIELDS = ["outputTokens", "reasoningTokens"] as const;
