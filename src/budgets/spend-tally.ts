@@ -12,7 +12,11 @@ export class SpendTally {
   readonly totals = new Map<string, number>();
   private readonly keys: Map<string, VirtualKeyConfig>;
 
-  constructor(private readonly config: ResolvedConfig) {
+  constructor(
+    private readonly config: ResolvedConfig,
+    /** When the gateway starts: windows that ended before it are not kept (nothing counts in them). */
+    private readonly now = Date.now(),
+  ) {
     this.keys = new Map(config.keys.map((key) => [key.id, key]));
   }
 
@@ -27,7 +31,10 @@ export class SpendTally {
 
   private charge(scope: string, budget: BudgetConfig | undefined, record: CostRecord): void {
     if (!budget) return;
-    const key = windowKey(scope, windowOf(budget, Date.parse(record.time)));
+    const window = windowOf(budget, Date.parse(record.time));
+    // A year of ledger would otherwise leave a level per scope per past day in memory for good.
+    if (window.resetsAt !== null && window.resetsAt.getTime() <= this.now) return;
+    const key = windowKey(scope, window);
     this.totals.set(key, (this.totals.get(key) ?? 0) + record.cost.totalNano);
   }
 }

@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { makeCostRecord } from "../../test/support/cost-records.ts";
+import { resolveConfig } from "../config/resolve-config.ts";
+import { SpendTally } from "./spend-tally.ts";
+
+// The spend a restarted gateway rebuilds from its ledger file, per budget scope and window.
+
+const config = resolveConfig(
+  {
+    providers: { openai: { type: "openai", apiKey: { env: "OPENAI_API_KEY" } } },
+    routes: {
+      daily: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 5, window: "day" } },
+      forever: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 5, window: "total" } },
+    },
+    keys: [{ id: "app", team: "search", hash: `sha256:${"0".repeat(64)}` }],
+  },
+  { OPENAI_API_KEY: "sk-test" },
+);
+
+describe("SpendTally", () => {
+  it("keeps the windows still running when the gateway starts, and every `total`; ended days are left out", () => {
+    const tally = new SpendTally(config, Date.parse("2026-11-23T12:00:00Z"));
+    for (const [route, time] of [
+      ["daily", "2026-11-21T23:59:59.000Z"],
+      ["daily", "2026-11-22T10:00:00.000Z"],
+      ["daily", "2026-11-23T00:00:00.000Z"],
+      ["daily", "2026-11-23T11:00:00.000Z"],
+      ["forever", "2025-01-01T00:00:00.000Z"],
+      ["forever", "2026-11-23T11:00:00.000Z"],
+    ]) {
+      tally.add(makeCostRecord({ route: route!, time: time! })); // 2,140,000 nano each
+    }
+    // Was: a level for each of 2026-11-21 and 2026-11-22 too, kept in memory for good.
+    expect(Object.fromEntries(tally.totals)).toEqual({ "route:daily|2026-11-23": 4_280_000, "route:forever|total": 4_280_000 });
+  });
+});
