@@ -42,9 +42,15 @@ function offsetMs(instant: number, timeZone: string): number {
   return asUtc - Math.floor(instant / 1000) * 1000;
 }
 
-/** The UTC instant of local midnight at the start of the given local calendar date. */
-function localMidnight(year: number, month: number, day: number, timeZone: string): number {
-  const guess = Date.UTC(year, month - 1, day);
+/**
+ * The UTC instant of local midnight at the start of the given local calendar date. The date may
+ * run past its month (day 32, month 13: the callers add a day, a week or a month): it is made a
+ * real date first, or the check below never matches and the window ends three hours late.
+ */
+function localMidnight(rawYear: number, rawMonth: number, rawDay: number, timeZone: string): number {
+  const guess = Date.UTC(rawYear, rawMonth - 1, rawDay);
+  const normal = new Date(guess);
+  const [year, month, day] = [normal.getUTCFullYear(), normal.getUTCMonth() + 1, normal.getUTCDate()];
   // Two passes settle the offset even when midnight is near a daylight-saving change.
   const first = guess - offsetMs(guess, timeZone);
   const midnight = guess - offsetMs(first, timeZone);
