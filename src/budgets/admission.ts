@@ -212,7 +212,7 @@ function budgetError(scope: ScopeCharge, level: ScopeLevel, amountNano: number, 
   const inFlight = level.reservedNano > 0 ? ` (and $${formatUsd(level.reservedNano)} held by requests in flight)` : "";
   return new GatewayError(
     "budget_exceeded",
-    `budget exceeded for ${scope.scope}: limit $${formatUsd(scope.limitNano)} per ${budget.window}, spent $${formatUsd(level.spentNano)}${inFlight}; ` +
+    `budget exceeded for ${scope.scope}: limit $${formatUsd(scope.limitNano)} ${budget.window === "total" ? "in total" : `per ${budget.window}`}, spent $${formatUsd(level.spentNano)}${inFlight}; ` +
       `this request could cost up to $${formatUsd(amountNano)}; ${resets ? `resets at ${resets.toISOString()}` : "a total budget does not reset"}`,
     { code: "budget_exceeded" },
   );
