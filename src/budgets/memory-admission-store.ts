@@ -121,7 +121,7 @@ export class MemoryAdmissionStore implements AdmissionStore {
       // The admission's count is replaced by the tokens used, in the minute it was made; if that
       // minute has left the window, the tokens count now.
       const admittedKey = `${scope}|tpm|${admittedBucket}`;
-      if (reserved > 0 && this.counters.has(admittedKey)) this.bump(admittedKey, plan.tokens - reserved, bucket);
+      if (reserved > 0 && admittedBucket >= bucket - 1 && this.counters.has(admittedKey)) this.bump(admittedKey, plan.tokens - reserved, bucket);
       else this.bump(`${scope}|tpm|${bucket}`, plan.tokens, bucket);
     }
   }

@@ -275,7 +275,10 @@ export class RedisAdmissionStore implements AdmissionStore {
           ...plan.rateScopes.map((scope) => this.rateKey(scope, "tpm", minute)),
           ...plan.rateScopes.map((scope) => this.rateKey(scope, "tpm", admittedMinute)),
         );
-        args.push(plan.requestId, plan.actualNano, plan.tokens, plan.scopeKeys.length, plan.rateScopes.length, plan.reservedTokens ?? 0);
+        // The admission's minute counts only while it is in the window (this minute or the one
+        // before); a request settled later has its tokens counted in this minute instead.
+        const counted = admittedMinute >= minute - 1 ? (plan.reservedTokens ?? 0) : 0;
+        args.push(plan.requestId, plan.actualNano, plan.tokens, plan.scopeKeys.length, plan.rateScopes.length, counted);
       }
       // Runs on its own turn: a throw here would be uncaught, so every outcome goes to the callers.
       Promise.resolve()
