@@ -99,7 +99,9 @@ for i = 1, n do
   -- A closed window is kept 40 days for reports, then dropped.
   if ends > 0 then redis.call('PEXPIREAT', key, ends + 3456000000) end
 end
-if n > 0 then
+-- Rates alone hold no money, but the entry is what tells a resent admission (above) from a new
+-- one: without it, the resend would count the request, and its tokens, twice.
+if n > 0 or m > 0 then
   -- The amount as text: cjson writes numbers with 14 significant digits.
   redis.call('HSET', KEYS[2], ARGV[2], cjson.encode({keys = keys, amount = ARGV[4]}))
   redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
