@@ -50,6 +50,10 @@ export function worstCaseCost(request: ChatRequest, targets: PricedTarget[], cac
         if (!target.price) continue;
         const left = capNano - inputCost(target, target.price);
         if (left < 0) return -1;
+        // A target that fits at its own bound does not limit max_tokens: that bound is its model's
+        // most output (which no max_tokens raises), or a max_tokens above what some other target
+        // allows (the request was refused, so one does not fit at its bound).
+        if (left >= computeCost({ inputTokens: inputBoundOf(target), outputTokens: target.outputBound }, target.price).outputNano) continue;
         const outputNanoPerToken = computeCost({ inputTokens: inputBoundOf(target), outputTokens: 1_000_000 }, target.price).outputNano / 1_000_000;
         if (outputNanoPerToken > 0) fit = Math.min(fit, Math.floor(left / outputNanoPerToken));
       }

@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { Admission } from "./admission.ts";
+import { MemoryAdmissionStore } from "./memory-admission-store.ts";
+import { resolveConfig } from "../config/resolve-config.ts";
+import { PriceBook } from "../metering/price-book.ts";
+
+// maxCostPerRequestUsd "answers 400 with the largest max_tokens that would fit" (docs/budgets.md).
+// A target whose model maximum fits under the cap whatever max_tokens is sent does not limit it:
+// its output bound is clamped to that maximum.
+//
+// Route: gpt-4o-2024-05-13 ($5 / $15 per 1M, max output 4,096) then gpt-4.1 ($2 / $8, 32,768).
+// Cap $0.10 = 100,000,000 nano. Prompt "hi": input bound 18.
+//   4o-05-13 at its maximum: 18 x 5,000 + 4,096 x 15,000 = 61,530,000  (fits whatever max_tokens)
+//   gpt-4.1: 18 x 2,000 + n x 8,000 <= 100,000,000  =>  n <= 12,495 (99,996,000; 12,496 -> 100,004,000)
+// The largest that fits is 12,495. Was: 6,660, the 4o-05-13 bound it never reaches.
+
+const config = resolveConfig(
+  {
+    providers: { openai: { type: "openai", apiKey: { env: "K" } } },
+    routes: {
+      capped: {
+        targets: [{ provider: "openai", model: "gpt-4o-2024-05-13" }, { provider: "openai", model: "gpt-4.1" }],
+        maxCostPerRequestUsd: 0.1,
+      },
+    },
+    keys: [{ id: "app", team: "search", hash: `sha256:${"a".repeat(64)}` }],
+  },
+  { K: "sk" },
+);
+const admission = new Admission({ config, store: new MemoryAdmissionStore(), prices: new PriceBook(config.providers) });
+const admit = (maxTokens: number) =>
+  admission.admit({
+    requestId: `req_${maxTokens}`,
+    caller: { kind: "key", key: config.keys[0]! },
+    routeName: "capped",
+    route: config.routes.capped!,
+    request: { route: "capped", stream: false, streamUsage: false, maxTokens, messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] },
+  });
+
+describe("maxCostPerRequestUsd on a route whose targets have different maximum outputs", () => {
+  it("names the largest max_tokens that fits, and that one is admitted", async () => {
+    await expect(admit(32_768)).rejects.toMatchObject({ status: 400, message: expect.stringContaining("send max_tokens of at most 12495") });
+    await expect(admit(12_495)).resolves.toBeDefined();
+    await expect(admit(12_496)).rejects.toMatchObject({ status: 400 });
+  });
+});
