@@ -43,11 +43,14 @@ export type Ticket = {
   outputBound?: number;
   /** The least budget left among this request's scopes once it costs `actualNano` (undefined: no budget applies). */
   remainingNano(actualNano: number): number | undefined;
+  /** Replaces the reservation with the actual cost (none when no record was made). */
+  settle(record: CostRecord | undefined): Promise<void>;
   /**
-   * Replaces the reservation with the actual cost (none when no record was made): the record's,
-   * plus that of billed calls the route moved on from (`earlier`).
+   * Charges a billed call the route wants to move on from (its record, `attemptOf`) to the same
+   * budgets, now, if they can take it on top of what this request holds for its next call; false
+   * where a hard budget cannot (the request then ends with that call's failure, billed once).
    */
-  settle(record: CostRecord | undefined, earlier?: readonly CostRecord[]): Promise<void>;
+  chargeEarlierCall(record: CostRecord): Promise<boolean>;
 };
 
 export type AdmitInput = { requestId: string; caller: Caller; routeName: string; route: RouteConfig; request: ChatRequest };
@@ -155,6 +158,7 @@ export class Admission {
     const store = this.deps.store;
     const clock = this.now;
     const log = this.deps.log;
+    const ttlMs = this.reservationTtlMs;
     let settled = false;
     return {
       softExceeded: result.softExceeded,
@@ -163,7 +167,23 @@ export class Admission {
         if (scopes.length === 0) return undefined;
         return Math.min(...scopes.map((scope, index) => scope.limitNano - levelTotal(result.levels[index]!) - actualNano));
       },
-      async settle(record, earlier = []) {
+      async chargeEarlierCall(call) {
+        if (scopes.length === 0 && !rates.some((rate) => rate.tpm !== undefined)) return true;
+        try {
+          const at = clock();
+          const held = await store.admit({ requestId: call.requestId, now: at, reservationExpiresAt: at + ttlMs, amountNano: call.cost.totalNano, scopes, rates: [] });
+          if (!held.admitted) return false;
+          const tokens = totalInputTokens(call.usage) + call.usage.outputTokens;
+          const rateScopes = rates.filter((rate) => rate.tpm !== undefined).map((rate) => rate.scope);
+          await store.settle({ requestId: call.requestId, now: at, scopeKeys: scopes.map((scope) => scope.key), actualNano: call.cost.totalNano, tokens, rateScopes });
+          return true;
+        } catch (error) {
+          // Fail closed, as admission does: no second call on money that could not be counted.
+          log?.(`[tollgate] error: charging ${call.requestId} failed (${(error as Error).message}); not trying another target`);
+          return false;
+        }
+      },
+      async settle(record) {
         if (settled) return;
         settled = true;
         keeper.release(requestId);
@@ -171,8 +191,8 @@ export class Admission {
           requestId,
           now: clock(),
           scopeKeys: scopes.map((scope) => scope.key),
-          actualNano: (record?.cost.totalNano ?? 0) + earlier.reduce((sum, call) => sum + call.cost.totalNano, 0),
-          tokens: [...(record ? [record] : []), ...earlier].reduce((sum, call) => sum + totalInputTokens(call.usage) + call.usage.outputTokens, 0),
+          actualNano: record?.cost.totalNano ?? 0,
+          tokens: record ? totalInputTokens(record.usage) + record.usage.outputTokens : 0,
           rateScopes: rates.filter((rate) => rate.tpm !== undefined).map((rate) => rate.scope),
           reservedTokens: tokens,
           admittedAt: now,
@@ -203,7 +223,7 @@ const MAX_SETTLE_RETRY_DELAY_MS = 30_000;
 /** About 25 s of failures (100 ms doubling) before the log says so. */
 const SETTLE_RETRIES_BEFORE_WARNING = 8;
 
-const FREE_PASS: Ticket = { softExceeded: [], remainingNano: () => undefined, settle: async () => {} };
+const FREE_PASS: Ticket = { softExceeded: [], remainingNano: () => undefined, settle: async () => {}, chargeEarlierCall: async () => true };
 
 const levelTotal = (level: ScopeLevel) => level.spentNano + level.reservedNano;
 

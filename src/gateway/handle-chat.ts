@@ -107,8 +107,9 @@ export function createChatHandler({ config, admission, log: logLine, slots, mete
       call.notePolicies("route", log.notes, log.warnings);
       call.noteSoftBudgets(ticket.softExceeded);
       // The reservation gives way to the actual cost once the record is made (or to nothing).
-      call.onFinished((record, earlier) => {
-        const settling = ticket.settle(record, earlier).catch((error: Error) => logLine(`[tollgate] error: settling ${requestId} failed: ${error.message}`));
+      call.chargeEarlierCallsWith((record) => ticket.chargeEarlierCall(record));
+      call.onFinished((record) => {
+        const settling = ticket.settle(record).catch((error: Error) => logLine(`[tollgate] error: settling ${requestId} failed: ${error.message}`));
         try {
           keepAlive(c, settling);
         } catch {

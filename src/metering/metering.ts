@@ -26,9 +26,6 @@ export type MeteringDeps = {
   log?: (line: string) => void;
 };
 
-/** `earlier`: records of billed calls before a fallback; the request's spend is theirs plus its own. */
-export type FinishedListener = (record: CostRecord | undefined, earlier: readonly CostRecord[]) => void;
-
 /** nginx's "client closed request": the status a record gets when the client left before the answer. */
 const CLIENT_CLOSED = 499;
 
@@ -82,11 +79,13 @@ export class MeteredCall implements RouteObserver {
   /** The answer as given, kept only when content capture is on (for gen_ai.output.messages). */
   private readonly output: ResponseCollector | undefined;
   private answer: ChatResponse | undefined;
-  private readonly settledListeners: FinishedListener[] = [];
+  private readonly settledListeners: ((record: CostRecord | undefined) => void)[] = [];
   /** The last call failed, billed; it gets a record of its own if another target is tried. */
   private billedFailure: { meter: RequestMeter; target: Target; outcome: MeterOutcome } | undefined;
-  /** Records of billed calls the route moved on from, made as the next call started. */
-  private readonly earlierCalls: Promise<CostRecord | undefined>[] = [];
+  /** Billed calls the route moved on from, each with a record of its own. */
+  private earlierCalls = 0;
+  /** Charges such a call to the request's budgets, if they can take it (see Ticket). */
+  private chargeEarlierCall: (record: CostRecord) => Promise<boolean> = async () => true;
 
   constructor(
     private readonly meter: RequestMeter,
@@ -98,8 +97,6 @@ export class MeteredCall implements RouteObserver {
   }
 
   attemptStarted(target: Target, request: ChatRequest, startedAt: number): void {
-    if (this.billedFailure) this.recordEarlierCall(this.billedFailure);
-    this.billedFailure = undefined;
     this.target = target;
     this.attemptStartedAt = startedAt;
     this.firstChunkAt = undefined;
@@ -121,8 +118,9 @@ export class MeteredCall implements RouteObserver {
   attemptFailed(target: Target, error: GatewayError, clientLeft: boolean): void {
     // A call cut off because the client left had the prompt: that is billed, a refusal is not.
     if (!clientLeft) this.meter.attemptFailed(error.billed);
+    this.billedFailure = undefined;
     if (!clientLeft && error.billed) {
-      const requestId = `${this.start.requestId}.${this.earlierCalls.length + 1}`;
+      const requestId = `${this.start.requestId}.${this.earlierCalls + 1}`;
       this.billedFailure = { meter: this.meter.detachAttempt(requestId), target, outcome: { status: "error", httpStatus: error.status, errorType: error.code ?? error.kind } };
     }
     // Cancelled by our client, not failed by the provider: kept apart in error.type.
@@ -170,30 +168,39 @@ export class MeteredCall implements RouteObserver {
     else await this.commit({ status: "error", httpStatus: failure.status, errorType: failure.code ?? failure.kind });
   }
 
-  /**
-   * Called once, with the record when one is made (and the records of billed calls the route
-   * moved on from, which the request's spend includes), or with nothing when it is discarded.
-   */
-  onFinished(listener: FinishedListener): void {
+  /** Called once, with the record when one is made, or with nothing when the request is discarded. */
+  onFinished(listener: (record: CostRecord | undefined) => void): void {
     this.settledListeners.push(listener);
   }
 
-  /** A billed call the route moved on from: its own record, to the ledger now (see attemptOf). */
-  private recordEarlierCall({ meter, target, outcome }: NonNullable<MeteredCall["billedFailure"]>): void {
-    const made = meter.finish(outcome).then((record) => {
-      const call: CostRecord = { ...record, attemptOf: this.start.requestId };
-      this.deps.ledger.record(call);
-      // Its duration point was recorded when it failed; its tokens and cost are recorded here.
-      this.deps.telemetry.recordMetrics(call, { providerName: target.model.providerName, providerType: target.model.providerType }, {});
-      return call;
-    });
-    // A failure to price it is metering's own bug; the request's record must still be made.
-    this.earlierCalls.push(
-      made.catch((error: Error) => {
-        this.deps.log?.(`[tollgate] error: no cost record for an earlier call of ${this.start.requestId}: ${error?.stack ?? String(error)}`);
-        return undefined;
-      }),
-    );
+  /** How a billed call the route moves on from is charged to the request's budgets. */
+  chargeEarlierCallsWith(charge: (record: CostRecord) => Promise<boolean>): void {
+    this.chargeEarlierCall = charge;
+  }
+
+  /**
+   * The route would try its next target. A call that failed but was billed is recorded on its own
+   * (see attemptOf) and charged to the budgets first; where a hard budget cannot take it on top of
+   * this request's reservation, the route stops there, and the request's record bills that call.
+   */
+  async mayTryNext(): Promise<boolean> {
+    const failed = this.billedFailure;
+    if (!failed) return true;
+    this.billedFailure = undefined;
+    let call: CostRecord;
+    try {
+      call = { ...(await failed.meter.finish(failed.outcome)), attemptOf: this.start.requestId };
+    } catch (error) {
+      this.deps.log?.(`[tollgate] error: no cost record for an earlier call of ${this.start.requestId}: ${(error as Error)?.stack ?? String(error)}`);
+      return false;
+    }
+    if (!(await this.chargeEarlierCall(call))) return false;
+    this.earlierCalls++;
+    this.meter.attemptRecordedApart();
+    this.deps.ledger.record(call);
+    // Its duration point was recorded when it failed; its tokens and cost are recorded here.
+    this.deps.telemetry.recordMetrics(call, { providerName: failed.target.model.providerName, providerType: failed.target.model.providerType }, {});
+    return true;
   }
 
   /** True once an upstream call began (from then on the request is billed and recorded). */
@@ -209,7 +216,7 @@ export class MeteredCall implements RouteObserver {
     if (this.committed || this.discarded) return;
     this.discarded = true;
     this.deps.telemetry.endRequestSpan(this.requestSpan, { httpStatus });
-    for (const listener of this.settledListeners) listener(undefined, []);
+    for (const listener of this.settledListeners) listener(undefined);
   }
 
   answered(response: ChatResponse): void {
@@ -238,8 +245,7 @@ export class MeteredCall implements RouteObserver {
     if (this.committed || this.discarded) return record;
     this.committed = true;
     this.deps.ledger.record(record);
-    const earlier = (await Promise.all(this.earlierCalls)).filter((call): call is CostRecord => call !== undefined);
-    for (const listener of this.settledListeners) listener(record, earlier);
+    for (const listener of this.settledListeners) listener(record);
     const telemetry = this.deps.telemetry;
     if (this.chatSpan) {
       telemetry.endChatSpan(this.chatSpan, {

@@ -83,6 +83,12 @@ export class RequestMeter {
     if (billed?.usage) this.usage = billed.usage;
   }
 
+  /** The failed call just made has a record of its own now: this one no longer bills it. */
+  attemptRecordedApart(): void {
+    this.lastAttempt = "refused";
+    this.usage = undefined;
+  }
+
   /**
    * The failed, billed call just made, as a meter of its own, for the record of that call when
    * the route goes on to another target: each record is one call the provider bills.

@@ -24,6 +24,11 @@ export interface RouteObserver {
    * `clientLeft`: it failed because the client went away, not because the provider refused.
    */
   attemptFailed(target: Target, error: GatewayError, clientLeft: boolean): void;
+  /**
+   * After a failure, before the next target: false stops the route there with that failure
+   * (metering, when a hard budget cannot also pay for a failed call the provider billed).
+   */
+  mayTryNext?(): Promise<boolean>;
 }
 
 const NO_OBSERVER: RouteObserver = { attemptStarted() {}, attemptFailed() {} };
@@ -150,6 +155,7 @@ async function tryTargets<T>(
   const failures = new Failures();
   for (const target of usableTargets(route, slots)) {
     if (signal.aborted) break;
+    if (failures.upstream && observer.mayTryNext && !(await observer.mayTryNext())) throw failures.upstream;
     const adapted = await failures.adapt(adapt, request, target);
     if (!adapted) continue;
     const started = performance.now();
