@@ -5,7 +5,7 @@ import type { MeteredCall } from "../metering/metering.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import { responseToParts } from "../model/collect-response.ts";
 import type { StreamPart } from "../model/stream-part.ts";
-import { answerHeaders } from "./answer-headers.ts";
+import { answerHeaders, streamHeaders } from "./answer-headers.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
 import { jsonResponse } from "./json-response.ts";
 import { sseResponse } from "./sse-response.ts";
@@ -36,10 +36,5 @@ export async function answerFromCache(c: Context<GatewayEnv>, request: ChatReque
     abortUpstream: () => {},
     onClose: (how) => void call.commit(how === "completed" ? outcome : how === "cancelled" ? { status: "aborted", httpStatus: 200 } : { status: "error", httpStatus: 200, errorType: "internal" }),
   });
-  return sseResponse(body, {
-    "x-tollgate-request-id": c.get("requestId"),
-    "x-tollgate-route": request.route,
-    "x-tollgate-provider": hit.provider,
-    "x-tollgate-cache": "hit",
-  });
+  return sseResponse(body, streamHeaders(c, request.route, hit.provider, call.policyNotes(), "hit"));
 }

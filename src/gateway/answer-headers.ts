@@ -14,3 +14,18 @@ export function answerHeaders(c: Context<GatewayEnv>, record: CostRecord): Recor
   if (remaining !== undefined) headers["x-tollgate-budget-remaining-usd"] = formatUsd(remaining);
   return headers;
 }
+
+/**
+ * A streamed answer's headers, from the provider or from the response cache alike: the figures
+ * come in the stream's final event, the headers say where the answer came from and what the
+ * policies changed. `cache`: whether it was a response-cache hit or miss, on a caching route.
+ */
+export function streamHeaders(c: Context<GatewayEnv>, route: string, provider: string, policyNotes: string[], cache?: "hit" | "miss"): Record<string, string> {
+  return {
+    "x-tollgate-request-id": c.get("requestId"),
+    "x-tollgate-route": route,
+    "x-tollgate-provider": provider,
+    ...(policyNotes.length > 0 ? { "x-tollgate-policies": policyNotes.join("; ") } : {}),
+    ...(cache ? { "x-tollgate-cache": cache } : {}),
+  };
+}

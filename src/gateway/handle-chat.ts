@@ -18,7 +18,7 @@ import type { ProviderSlot } from "../routing/create-chat-models.ts";
 import { generateOnRoute, streamOnRoute, type AdaptToTarget, type RoutedStream } from "../routing/route-chat.ts";
 import type { KeyValueStore } from "../store/key-value-store.ts";
 import { answerFromCache } from "./answer-from-cache.ts";
-import { answerHeaders } from "./answer-headers.ts";
+import { answerHeaders, streamHeaders } from "./answer-headers.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
 import { jsonResponse } from "./json-response.ts";
 import { readJsonBody } from "./read-json-body.ts";
@@ -271,12 +271,5 @@ function respondWithStream(
     },
   });
 
-  const notes = call.policyNotes();
-  return sseResponse(body, {
-    "x-tollgate-request-id": c.get("requestId"),
-    "x-tollgate-route": request.route,
-    "x-tollgate-provider": target.model.providerName,
-    ...(notes.length > 0 ? { "x-tollgate-policies": notes.join("; ") } : {}),
-    ...(slot ? { "x-tollgate-cache": "miss" } : {}),
-  });
+  return sseResponse(body, streamHeaders(c, request.route, target.model.providerName, call.policyNotes(), slot ? "miss" : undefined));
 }
