@@ -51,6 +51,8 @@ export class RequestMeter {
   private routeNotes: string[] = [];
   private targetNotes: string[] = [];
   private readonly warnings: string[] = [];
+  /** The per-target policies' warnings for the call that answered (a fallback replaces them). */
+  private targetWarnings: string[] = [];
   private softBudgets: string[] = [];
 
   /** The wall-clock time of arrival (the meter starts after the body read, policies and admission). */
@@ -101,6 +103,7 @@ export class RequestMeter {
     attempt.usage = this.usage;
     attempt.routeNotes = this.routeNotes;
     attempt.targetNotes = this.targetNotes;
+    attempt.targetWarnings = this.targetWarnings;
     return attempt;
   }
 
@@ -149,9 +152,15 @@ export class RequestMeter {
   }
 
   notePolicies(moment: "route" | "target", notes: string[], warnings: string[]): void {
-    if (moment === "route") this.routeNotes = notes;
-    else this.targetNotes = notes; // a fallback target replaces the failed one's notes
-    this.warnings.push(...warnings);
+    if (moment === "route") {
+      this.routeNotes = notes;
+      this.warnings.push(...warnings);
+    } else {
+      // A fallback target replaces the failed one's notes and warnings: the record says what was
+      // done to the call that answered ("temperature was not sent" to o3 is not true of gpt-4o).
+      this.targetNotes = notes;
+      this.targetWarnings = warnings;
+    }
   }
 
   noteSoftBudgets(scopes: string[]): void {
@@ -182,7 +191,7 @@ export class RequestMeter {
     const hit = this.cacheHit;
     const { usage, estimated } = hit ? { usage: NO_USAGE, estimated: false } : await this.settleUsage(outcome.status);
     const target = this.target ?? (hit ? { providerName: hit.provider, model: hit.model } : undefined);
-    const warnings: string[] = [...this.warnings];
+    const warnings: string[] = [...this.warnings, ...this.targetWarnings];
     let cost = hit ? { ...ZERO_COST, cacheSavingsNano: hit.savingsNano } : ZERO_COST;
     let unpriced = false;
     if (target && !hit) {
