@@ -30,7 +30,9 @@ export function stopPolicy(options?: StopOptions): Policy {
     },
     adaptToTarget(request, target, log) {
       if (!request.stop) return request;
-      let stop = request.stop;
+      // A repeat means nothing more, and must not count against a target's limit.
+      const distinct = [...new Set(request.stop)];
+      let stop = distinct.length === request.stop.length ? request.stop : distinct;
       // Anthropic refuses a stop sequence of whitespace alone (OpenAI clients often send "\n"): it
       // cannot be honoured there, and sending it would fail the whole request.
       if (target.providerType === "anthropic") {
