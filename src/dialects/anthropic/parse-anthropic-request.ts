@@ -65,7 +65,7 @@ function convertMessage(message: AnthropicMessage): ChatMessage[] {
         content: typeof block.content === "string" ? block.content : parts.map((part) => (part.type === "text" ? part.text : "")).join(""),
         ...(images.length > 0 ? { images } : {}),
         ...(block.is_error ? { isError: true } : {}),
-        ...mark(block),
+        ...toolResultMark(block, parts),
       });
     } else if (block.type === "text") userContent.push({ type: "text", text: block.text, ...mark(block) });
     else if (block.type === "image") {
@@ -79,6 +79,18 @@ type ImageSource = { source: { type: "base64"; media_type: string; data: string 
 
 function imageOf({ source }: ImageSource): ImageContent {
   return source.type === "base64" ? { type: "image", source: "base64", mediaType: source.media_type, data: source.data } : { type: "image", source: "url", url: source.url };
+}
+
+/**
+ * A tool result's breakpoint: its own, or one the client put on a block inside it, which the
+ * neutral model (one text and its images) has no place for. On the tool_result block it caches
+ * the same prefix, through the end of the result; a 1-hour mark inside wins over a 5-minute one.
+ */
+function toolResultMark(block: { cache_control?: { ttl?: "5m" | "1h" } | null }, parts: { cache_control?: { ttl?: "5m" | "1h" } | null }[]): { cacheControl?: CacheMark } {
+  if (block.cache_control) return mark(block);
+  const inside = parts.map((part) => mark(part).cacheControl).filter((found) => found !== undefined);
+  const chosen = inside.find((found) => found.ttl === "1h") ?? inside[0];
+  return chosen ? { cacheControl: chosen } : {};
 }
 
 /** A block's `cache_control`, kept (the default TTL is 5 minutes). */
