@@ -23,6 +23,11 @@ export type PolicyContext = {
   team: string | undefined;
   store: KeyValueStore;
   counter: TokenCounter;
+  /**
+   * This request's own memory across its targets: `adaptToTarget` runs once per call the route
+   * makes, and what must happen once per request (a sighting counted) is kept here.
+   */
+  perRequest?: Map<string, unknown>;
 };
 
 export interface Policy {

@@ -95,19 +95,27 @@ async function placeAnthropicBreakpoints(
   if (options.mode === "auto") {
     // Sightings are counted per team: whether a breakpoint is placed shows in x-tollgate-policies,
     // so a store shared across teams would tell one tenant what another sent within the TTL.
+    // And per provider and model: each has a cache of its own (two Anthropic accounts do not share).
     const sightingsOf = context.team === undefined ? "admin" : `team:${context.team}`;
-    const hash = async (messages: ChatMessage[]) => sha256Hex(JSON.stringify([sightingsOf, target.model, prefix.stable, messages]));
+    const hash = async (messages: ChatMessage[]) => sha256Hex(JSON.stringify([sightingsOf, target.providerName, target.model, prefix.stable, messages]));
     const keys = [`prefix:${await hash([])}`, `prefix:${await hash(conversation)}`];
     // The conversation up to the previous user turn is the prefix an earlier request of this
     // conversation sent whole: seeing it again means the conversation goes on. A first turn has
     // none (its key would be the stable prefix's, counted twice per request).
     if (prefix.previousUserTurn >= 0) keys.push(`prefix:${await hash(request.messages.slice(0, prefix.previousUserTurn + 1))}`);
-    const counts = await context.store.countSightings(keys, TTL_SECONDS[options.ttl]).catch((error: Error) => {
+    // Counted once per request: a retry of the same target (after a 529) is not a second sighting.
+    const memoKey = `promptCache:${keys.join(",")}`;
+    let counting = context.perRequest?.get(memoKey) as Promise<number[] | Error> | undefined;
+    if (!counting) {
+      counting = context.store.countSightings(keys, TTL_SECONDS[options.ttl]).catch((error: Error) => error);
+      context.perRequest?.set(memoKey, counting);
+    }
+    const counts = await counting;
+    if (counts instanceof Error) {
       // Caching only saves money: without the store, send the request as it is.
-      log.warnings.push(`prompt cache: the store is unreachable (${error.message}); no breakpoints placed`);
-      return undefined;
-    });
-    if (!counts) return request;
+      log.warnings.push(`prompt cache: the store is unreachable (${counts.message}); no breakpoints placed`);
+      return request;
+    }
     const [stableSeen, conversationSeen, continuedSeen] = counts;
     cacheStable &&= stableSeen! >= options.minRepeats;
     cacheConversation &&= conversationSeen! >= options.minRepeats || (prefix.previousUserTurn >= 0 && continuedSeen! >= options.minRepeats);

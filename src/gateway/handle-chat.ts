@@ -88,7 +88,7 @@ export function createChatHandler({ config, admission, log: logLine, slots, mete
     const parsed = c.get("dialect").parseRequest(await readJsonBody(c.req.raw, config.server.maxBodyBytes));
     const route = findRoute(config, c.get("caller"), parsed.route);
     const chain = policies.get(parsed.route)!;
-    const context: PolicyContext = { route: parsed.route, team: teamOf(c.get("caller")), store, counter };
+    const context: PolicyContext = { route: parsed.route, team: teamOf(c.get("caller")), store, counter, perRequest: new Map() };
     const { request, log } = await chain.apply(parsed, context);
     // Budgets and rate limits: a 402 / 429 / 400 here reserves nothing and records nothing.
     const requestId = c.get("requestId");
