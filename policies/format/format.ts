@@ -56,6 +56,9 @@ export function formatPolicy(options?: FormatOptions): Policy {
       // A route that wants JSON asks for it natively too, unless the client asked for a schema (stricter).
       if (options?.type === "json" && responseFormat?.type !== "json-schema") responseFormat = { type: "json" };
       let line = options?.instruction ?? (responseFormat ? formatInstruction(responseFormat) : undefined);
+      // A client's schema is the stricter ask: its line stays first (Anthropic targets get the
+      // schema itself written into it), and the route's own instruction follows.
+      if (responseFormat?.type === "json-schema" && options?.instruction) line = `${formatInstruction(responseFormat)}\n${options.instruction}`;
       // OpenAI refuses json_object mode unless "json" appears in the messages: a route's own
       // instruction that never says it keeps the built-in JSON line after it.
       if (responseFormat?.type === "json" && line && !/json/i.test(line) && !mentionsJson(request)) line = `${line}\n${JSON_INSTRUCTION}`;
@@ -66,7 +69,7 @@ export function formatPolicy(options?: FormatOptions): Policy {
     adaptToTarget(request, target, log) {
       if (target.providerType !== "anthropic") return request;
       const format = request.responseFormat;
-      if (format?.type === "json-schema" && !options?.instruction) {
+      if (format?.type === "json-schema") {
         const named = formatInstruction(format)!;
         const first = request.messages[0];
         if (first?.role === "system" && first.content.startsWith(named)) {

@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import { postJson, useMockedGateway } from "./support/gateway.ts";
+
+// A client's response_format json_schema on a route with its own format instruction. OpenAI takes
+// the schema natively; Anthropic has no response_format, so the schema is written into the first
+// line of the system prompt, and the route's instruction follows it. Was: the route's instruction
+// replaced the schema's line, so Anthropic got neither the schema nor the demand for JSON.
+
+const INSTRUCTION = "Keep every JSON value short.";
+const rig = useMockedGateway({
+  "json-claude": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }], policies: { format: { type: "json", instruction: INSTRUCTION } } },
+  "json-gpt": { targets: [{ provider: "openai", model: "gpt-4o" }], policies: { format: { type: "json", instruction: INSTRUCTION } } },
+});
+
+const schema = { type: "object", properties: { favouriteColour: { type: "string" } }, required: ["favouriteColour"] };
+const ask = (model: string) =>
+  postJson(rig.gateway, "/v1/chat/completions", {
+    model,
+    messages: [{ role: "user", content: "Pick a colour" }],
+    response_format: { type: "json_schema", json_schema: { name: "pick", schema } },
+  });
+
+describe("a client's JSON schema on a route with its own format instruction", () => {
+  it("Anthropic gets the schema first, then the route's instruction", async () => {
+    expect((await ask("json-claude")).status).toBe(200);
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.system).toEqual([
+      { type: "text", text: `Respond with a single JSON object that conforms to this JSON Schema, and nothing else: ${JSON.stringify(schema)}\n${INSTRUCTION}` },
+    ]);
+  });
+
+  it("OpenAI gets the schema natively, named in the first line, then the route's instruction", async () => {
+    expect((await ask("json-gpt")).status).toBe(200);
+    const sent = rig.mocks.openai.requests.at(-1)!.body;
+    expect(sent.response_format).toMatchObject({ type: "json_schema", json_schema: { name: "pick", schema } });
+    expect(sent.messages[0]).toEqual({ role: "system", content: `Respond with a single JSON object that conforms to the JSON Schema "pick", and nothing else.\n${INSTRUCTION}` });
+  });
+});
