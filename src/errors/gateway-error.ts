@@ -37,8 +37,6 @@ export type GatewayErrorOptions = {
   code?: string;
   /** Seconds the client should wait before retrying (429/503). */
   retryAfterSeconds?: number;
-  /** Overrides the status of the kind, e.g. to pass a provider's 529 through. */
-  status?: number;
   /** True when trying another target could succeed (429, 5xx, network). */
   retryable?: boolean;
   /** The provider took the call before it failed, and bills it: see BilledCall. */
@@ -68,7 +66,7 @@ export class GatewayError extends Error {
     super(message, { cause: options.cause });
     this.name = "GatewayError";
     this.kind = kind;
-    this.status = options.status ?? STATUS[kind];
+    this.status = STATUS[kind];
     this.param = options.param;
     this.code = options.code;
     this.retryAfterSeconds = options.retryAfterSeconds;
