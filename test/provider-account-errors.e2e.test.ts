@@ -27,3 +27,21 @@ describe("OpenAI 429 insufficient_quota (tollgate's OpenAI account has no quota 
     expect({ status: response.status, code: body.error.code, retryAfter: response.headers.get("retry-after") }).toEqual({ status: 502, code: "insufficient_quota", retryAfter: null });
   });
 });
+
+describe("a target whose provider refuses tollgate's key (401, 403) or does not know its model (404)", () => {
+  // The route's configuration, not the client's request: the next target answers. Was: final.
+  it.each([401, 403, 404])("HTTP %i from OpenAI: the route falls back to Anthropic", async (status) => {
+    rig.mocks.openai.enqueue({ kind: "http-error", status });
+    rig.mocks.anthropic.enqueue({ kind: "text", text: "from the fallback" });
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "gpt-then-claude", messages: [{ role: "user", content: "hi" }] });
+    expect({ status: response.status, provider: response.headers.get("x-tollgate-provider") }).toEqual({ status: 200, provider: "anthropic" });
+    expect((await response.json()).choices[0].message.content).toBe("from the fallback");
+  });
+
+  it("alone on its route: a 502 naming the variable to check", async () => {
+    rig.mocks.openai.enqueue({ kind: "http-error", status: 401 });
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "gpt", messages: [{ role: "user", content: "hi" }] });
+    expect(response.status).toBe(502);
+    expect((await response.json()).error.message).toBe('provider "openai" rejected tollgate\'s credentials (HTTP 401); check OPENAI_API_KEY');
+  });
+});

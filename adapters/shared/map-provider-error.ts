@@ -27,9 +27,11 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
       cause: error,
     });
   }
+  // tollgate's own key or model name is wrong for this provider: nothing the client sent, so another
+  // target (another account, provider or model) may still answer.
   if (status === 401 || status === 403) {
     const fix = context.keyVariable ? `check ${context.keyVariable}` : "check its apiKey in the tollgate config";
-    return new GatewayError("upstream", `${where} rejected tollgate's credentials (HTTP ${status}); ${fix}`, { cause: error });
+    return new GatewayError("upstream", `${where} rejected tollgate's credentials (HTTP ${status}); ${fix}`, { retryable: true, cause: error });
   }
   // The provider account's money, not the client's request or its pace: Anthropic's 402
   // billing_error, OpenAI's 429 insufficient_quota (REFERENCE.md: not to be retried as a rate
@@ -59,7 +61,7 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
   }
   if (status >= 500) return new GatewayError("upstream", `${where} failed (HTTP ${status}): ${upstreamMessage}`, { retryable: true, cause: error });
   if (status === 413) return new GatewayError("request_too_large", `${where}: ${upstreamMessage}`, { cause: error });
-  if (status === 404) return new GatewayError("upstream", `${where} does not know the configured model: ${upstreamMessage}`, { cause: error });
+  if (status === 404) return new GatewayError("upstream", `${where} does not know the configured model: ${upstreamMessage}`, { retryable: true, cause: error });
   // Other 4xx: the request itself is wrong for this provider (context too long, bad schema, …).
   // The provider's code and param pass on: clients branch on them (an agent trims its history on
   // OpenAI's `context_length_exceeded`), so a local decoder's own words for that become it too.
