@@ -80,6 +80,8 @@ describe("a billed call before a fallback, on a budgeted route", () => {
     mocks.openai.enqueue({ kind: "text", text: "rescued", usage: { prompt_tokens: 10, completion_tokens: 100 } });
     const response = await postJson(gateway, "/v1/chat/completions", { model: "roomy", max_tokens: 100, messages: [{ role: "user", content: "hi" }] });
     expect(response.status).toBe(200);
+    // What the budget has left after both calls: 10,000,000 − 925,000 − 1,025,000 nano.
+    expect(response.headers.get("x-tollgate-budget-remaining-usd")).toBe("0.00805");
     const id = response.headers.get("x-tollgate-request-id")!;
     expect((await waitForRecord(gateway, id)).cost.totalNano).toBe(1_025_000);
     const earlier = (await ledgerRecords(gateway)).filter((each) => each.attemptOf === id);

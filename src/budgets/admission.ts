@@ -9,7 +9,7 @@ import { totalInputTokens } from "../model/usage.ts";
 import { findModelLimits } from "../pricing/find-model-price.ts";
 import { formatUsd, usdToNano } from "../pricing/format-usd.ts";
 import { DEFAULT_ANTHROPIC_MAX_TOKENS } from "../../adapters/anthropic/convert-to-anthropic-request.ts";
-import type { AdmissionStore, RateCheck, ScopeCharge, ScopeLevel } from "./admission-store.ts";
+import type { AdmissionStore, RateCheck, ScopeCharge, ScopeLevel, SettlePlan } from "./admission-store.ts";
 import type { BudgetConfig } from "./budget-config.ts";
 import { windowKey, windowOf } from "./budget-window.ts";
 import { ReservationKeeper } from "./reservation-keeper.ts";
@@ -100,7 +100,8 @@ export class Admission {
         const fallback = provider?.type === "anthropic" ? DEFAULT_ANTHROPIC_MAX_TOKENS : limits.maxOutputTokens ?? DEFAULT_OUTPUT_BOUND;
         const outputBound = Math.min(request.maxTokens ?? fallback, limits.maxOutputTokens ?? Infinity);
         largestOutputBound = Math.max(largestOutputBound, outputBound);
-        return { price, outputBound, ...(limits.maxImageTokens ? { imageTokens: limits.maxImageTokens } : {}) };
+        const defaultBound = request.maxTokens === undefined && outputBound < (limits.maxOutputTokens ?? Infinity);
+        return { price, outputBound, defaultBound, ...(limits.maxImageTokens ? { imageTokens: limits.maxImageTokens } : {}) };
       }),
       // Input may be billed as a cache write: where the route's policy caches, and where the client
       // placed its own breakpoints (passed through as sent, a 1-hour one bills 2x input).
@@ -160,56 +161,64 @@ export class Admission {
     const log = this.deps.log;
     const ttlMs = this.reservationTtlMs;
     let settled = false;
+    /** What billed calls before a fallback were charged, since this request was admitted. */
+    let earlierNano = 0;
+    const scopeKeys = scopes.map((scope) => scope.key);
+    const rateScopes = rates.filter((rate) => rate.tpm !== undefined).map((rate) => rate.scope);
+    // Settling is idempotent by request id, so a retry after a lost reply cannot count twice;
+    // giving up would leave real spend off the budget (the reservation expires on its own, and
+    // later requests would spend the same money again). So it retries until the store is back,
+    // as the ledger does: 100 ms doubling, then every 30 s.
+    const settleUntilDone = async (plan: SettlePlan) => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await store.settle(plan);
+        } catch (error) {
+          if (attempt === SETTLE_RETRIES_BEFORE_WARNING) log?.(`[tollgate] error: settling ${plan.requestId} keeps failing (${(error as Error).message}); retrying until the budget store is back`);
+          // Unref'd: a gateway shutting down during an outage does not wait for it.
+          await new Promise((resolve) => unrefTimer(setTimeout(resolve, Math.min(100 * 2 ** attempt, MAX_SETTLE_RETRY_DELAY_MS))));
+        }
+      }
+    };
     return {
       softExceeded: result.softExceeded,
       ...outputBound,
       remainingNano(actualNano) {
         if (scopes.length === 0) return undefined;
-        return Math.min(...scopes.map((scope, index) => scope.limitNano - levelTotal(result.levels[index]!) - actualNano));
+        return Math.min(...scopes.map((scope, index) => scope.limitNano - levelTotal(result.levels[index]!) - earlierNano - actualNano));
       },
       async chargeEarlierCall(call) {
-        if (scopes.length === 0 && !rates.some((rate) => rate.tpm !== undefined)) return true;
+        if (scopes.length === 0 && rateScopes.length === 0) return true;
+        const at = clock();
         try {
-          const at = clock();
           const held = await store.admit({ requestId: call.requestId, now: at, reservationExpiresAt: at + ttlMs, amountNano: call.cost.totalNano, scopes, rates: [] });
           if (!held.admitted) return false;
-          const tokens = totalInputTokens(call.usage) + call.usage.outputTokens;
-          const rateScopes = rates.filter((rate) => rate.tpm !== undefined).map((rate) => rate.scope);
-          await store.settle({ requestId: call.requestId, now: at, scopeKeys: scopes.map((scope) => scope.key), actualNano: call.cost.totalNano, tokens, rateScopes });
-          return true;
         } catch (error) {
           // Fail closed, as admission does: no second call on money that could not be counted.
           log?.(`[tollgate] error: charging ${call.requestId} failed (${(error as Error).message}); not trying another target`);
           return false;
         }
+        // Reserved: the money is held from here, so the next call may go; the settle that makes it
+        // spent may take its time (retried, like every settle).
+        earlierNano += call.cost.totalNano;
+        const tokens = totalInputTokens(call.usage) + call.usage.outputTokens;
+        void settleUntilDone({ requestId: call.requestId, now: at, scopeKeys, actualNano: call.cost.totalNano, tokens, rateScopes });
+        return true;
       },
       async settle(record) {
         if (settled) return;
         settled = true;
         keeper.release(requestId);
-        const plan = {
+        await settleUntilDone({
           requestId,
           now: clock(),
-          scopeKeys: scopes.map((scope) => scope.key),
+          scopeKeys,
           actualNano: record?.cost.totalNano ?? 0,
           tokens: record ? totalInputTokens(record.usage) + record.usage.outputTokens : 0,
-          rateScopes: rates.filter((rate) => rate.tpm !== undefined).map((rate) => rate.scope),
+          rateScopes,
           reservedTokens: tokens,
           admittedAt: now,
-        };
-        // Settling is idempotent by request id, so a retry after a lost reply cannot count twice;
-        // giving up would leave real spend off the budget (the reservation expires on its own, and
-        // later requests would spend the same money again). So it retries until the store is back,
-        // as the ledger does: 100 ms doubling, then every 30 s.
-        for (let attempt = 0; ; attempt++) {
-          try {
-            return await store.settle(plan);
-          } catch (error) {
-            if (attempt === SETTLE_RETRIES_BEFORE_WARNING) log?.(`[tollgate] error: settling ${requestId} keeps failing (${(error as Error).message}); retrying until the budget store is back`);
-            // Unref'd: a gateway shutting down during an outage does not wait for it.
-            await new Promise((resolve) => unrefTimer(setTimeout(resolve, Math.min(100 * 2 ** attempt, MAX_SETTLE_RETRY_DELAY_MS))));
-          }
-        }
+        });
       },
     };
   }

@@ -44,3 +44,35 @@ describe("maxCostPerRequestUsd on a route whose targets have different maximum o
     await expect(admit(12_496)).rejects.toMatchObject({ status: 400 });
   });
 });
+
+describe("maxCostPerRequestUsd on a request that names no max_tokens", () => {
+  // claude-sonnet-4-6 ($3 / $15) then gpt-4o ($2.50 / $10), cap $0.10, no max_tokens: Claude's
+  // bound is the adapter's default of 4,096 (it fits), gpt-4o's is its maximum, 16,384 (it does not).
+  // A default bound rises with max_tokens, so Claude limits it too:
+  //   claude: (100,000,000 − 18 × 3,000) / 15,000 = 6,663.07 → 6,663
+  //   gpt-4o: (100,000,000 − 18 × 2,500) / 10,000 = 9,995.5  → 9,995
+  // Was: 9,995, which the next request then sent and was refused for ("at most 6663").
+  const defaults = resolveConfig(
+    {
+      providers: { anthropic: { type: "anthropic", apiKey: { env: "K" } }, openai: { type: "openai", apiKey: { env: "K" } } },
+      routes: { capped: { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }], maxCostPerRequestUsd: 0.1 } },
+      keys: [{ id: "app", team: "search", hash: `sha256:${"a".repeat(64)}` }],
+    },
+    { K: "sk" },
+  );
+  const gate = new Admission({ config: defaults, store: new MemoryAdmissionStore(), prices: new PriceBook(defaults.providers) });
+  const ask = (maxTokens: number | undefined) =>
+    gate.admit({
+      requestId: `req_default_${maxTokens}`,
+      caller: { kind: "key", key: defaults.keys[0]! },
+      routeName: "capped",
+      route: defaults.routes.capped!,
+      request: { route: "capped", stream: false, streamUsage: false, ...(maxTokens !== undefined ? { maxTokens } : {}), messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] },
+    });
+
+  it("names the max_tokens that fits on every target, and that one is admitted", async () => {
+    await expect(ask(undefined)).rejects.toMatchObject({ status: 400, message: expect.stringContaining("send max_tokens of at most 6663") });
+    await expect(ask(6_663)).resolves.toBeDefined();
+    await expect(ask(6_664)).rejects.toMatchObject({ status: 400 });
+  });
+});

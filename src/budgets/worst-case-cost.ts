@@ -14,6 +14,8 @@ export type PricedTarget = {
   price: ModelPrice | undefined;
   /** The most tokens this target would generate for the request. */
   outputBound: number;
+  /** That bound is a default (the request named no max_tokens), which a larger max_tokens raises. */
+  defaultBound?: boolean;
   /** The most input tokens one image can bill on this target, where above IMAGE_TOKEN_BOUND. */
   imageTokens?: number;
 };
@@ -52,8 +54,10 @@ export function worstCaseCost(request: ChatRequest, targets: PricedTarget[], cac
         if (left < 0) return -1;
         // A target that fits at its own bound does not limit max_tokens: that bound is its model's
         // most output (which no max_tokens raises), or a max_tokens above what some other target
-        // allows (the request was refused, so one does not fit at its bound).
-        if (left >= computeCost({ inputTokens: inputBoundOf(target), outputTokens: target.outputBound }, target.price).outputNano) continue;
+        // allows (the request was refused, so one does not fit at its bound). A default bound is
+        // neither: a larger max_tokens would raise it.
+        const atBound = computeCost({ inputTokens: inputBoundOf(target), outputTokens: target.outputBound }, target.price).outputNano;
+        if (!target.defaultBound && left >= atBound) continue;
         const outputNanoPerToken = computeCost({ inputTokens: inputBoundOf(target), outputTokens: 1_000_000 }, target.price).outputNano / 1_000_000;
         if (outputNanoPerToken > 0) fit = Math.min(fit, Math.floor(left / outputNanoPerToken));
       }

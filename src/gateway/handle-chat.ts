@@ -199,10 +199,16 @@ async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, cal
   const upstream = new AbortController();
   const clientSignal = c.req.raw.signal;
   const stopUpstream = () => upstream.abort(new Error("client disconnected"));
-  clientSignal.addEventListener("abort", stopUpstream, { once: true });
+  // Whether the client left, apart from the upstream's abort, which tollgate's own failures use too.
+  const client = { left: false };
+  const clientGone = () => {
+    client.left = true;
+    stopUpstream();
+  };
+  clientSignal.addEventListener("abort", clientGone, { once: true });
   // A client that left while the request was being admitted never fires the event.
-  if (clientSignal.aborted) stopUpstream();
-  const forgetClient = () => clientSignal.removeEventListener("abort", stopUpstream);
+  if (clientSignal.aborted) clientGone();
+  const forgetClient = () => clientSignal.removeEventListener("abort", clientGone);
 
   let routed;
   try {
@@ -212,7 +218,7 @@ async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, cal
     throw error; // recorded by handleChat's catch
   }
   try {
-    return respondWithStream(c, { request, call, slot, streaming }, routed, upstream.signal, stopUpstream, forgetClient);
+    return respondWithStream(c, { request, call, slot, streaming }, routed, client, stopUpstream, forgetClient);
   } catch (error) {
     // Nothing reached the client: stop the provider before the failure is recorded.
     stopUpstream();
@@ -226,17 +232,14 @@ function respondWithStream(
   c: Context<GatewayEnv>,
   { request, call, slot, streaming }: Pick<Job, "request" | "call" | "slot" | "streaming">,
   { target, held, rest }: RoutedStream,
-  upstreamSignal: AbortSignal,
+  client: { readonly left: boolean },
   stopUpstream: () => void,
   forgetClient: () => void,
 ): Response {
   let failure: string | undefined;
   // A cacheable stream is kept whole once it completes, so the next identical request is a hit.
   const collector = slot ? new ResponseCollector() : undefined;
-  // The request stays alive until the stream's record is made. On Workers a client that leaves
-  // ends the request at once, unless work is pending: its record and settle would never run.
-  let recorded!: () => void;
-  streaming.holdOpen(new Promise<void>((resolve) => (recorded = resolve)));
+  let recorded = () => {};
 
   const body = streamPartsToSse({
     held,
@@ -252,7 +255,7 @@ function respondWithStream(
     },
     // An upstream stopped because the client left ends like a finished one: the abort tells them apart.
     async summary() {
-      const record = await call.settle({ status: upstreamSignal.aborted ? "aborted" : "ok", httpStatus: 200 });
+      const record = await call.settle({ status: client.left ? "aborted" : "ok", httpStatus: 200 });
       if (collector) keepAnswer(slot, collector.response(), record);
       return summarizeRecord(record);
     },
@@ -264,12 +267,16 @@ function respondWithStream(
       const committed =
         outcome === "completed"
           ? call.commit({ status: "ok", httpStatus: 200 })
-          : outcome === "cancelled" || upstreamSignal.aborted
+          : outcome === "cancelled" || client.left
             ? call.commit({ status: "aborted", httpStatus: 200 })
             : call.commit({ status: "error", httpStatus: 200, errorType: failure ?? "upstream" });
       void committed.then(recorded, recorded);
     },
   });
 
-  return sseResponse(body, streamHeaders(c, request.route, target.model.providerName, call.policyNotes(), slot ? "miss" : undefined));
+  const response = sseResponse(body, streamHeaders(c, request.route, target.model.providerName, call.policyNotes(), slot ? "miss" : undefined));
+  // The request stays alive until the stream's record is made. On Workers a client that leaves
+  // ends the request at once, unless work is pending: its record and settle would never run.
+  streaming.holdOpen(new Promise<void>((resolve) => (recorded = resolve)));
+  return response;
 }

@@ -16,7 +16,8 @@ import type { TokenCounter } from "./token-counter.ts";
 // One metered call per routed request: the meter, the telemetry spans and the ledger, joined so
 // the handler makes one call at each step. `settle` computes the record (before the last bytes,
 // because a stream's final event carries its cost); `commit` queues it for the ledger, after the
-// last byte, and closes the spans. A request leaves exactly one record however it ended.
+// last byte, and closes the spans. A request leaves exactly one record however it ended, and one
+// more for each call the provider billed before the route moved on (see mayTryNext).
 
 export type MeteringDeps = {
   config: ResolvedConfig;

@@ -13,7 +13,10 @@ import type { ProviderSlot } from "./create-chat-models.ts";
 
 export type Target = { model: ChatModel; modelName: string };
 
-/** Hears of every upstream call the router makes: metering bills the last, telemetry spans each. */
+/**
+ * Hears of every upstream call the router makes: metering bills the last, and each earlier one
+ * the provider billed (see mayTryNext); telemetry spans each.
+ */
 export interface RouteObserver {
   /** `request`: what this target is sent, after the per-target policies. */
   attemptStarted(target: Target, request: ChatRequest, startedAt: number): void;
@@ -141,7 +144,6 @@ async function* resume(pending: Promise<IteratorResult<StreamPart>>, parts: Asyn
 
 type Attempt<T> = { answer: T } | { failure: GatewayError };
 
-
 /** The fallback loop both forms share: each usable target in turn, until one answers. */
 async function tryTargets<T>(
   request: ChatRequest,
@@ -158,6 +160,9 @@ async function tryTargets<T>(
     if (failures.upstream && observer.mayTryNext && !(await observer.mayTryNext())) throw failures.upstream;
     const adapted = await failures.adapt(adapt, request, target);
     if (!adapted) continue;
+    // The client may have left while the above waited (a budget store, a policy's store): a call
+    // begun now would be billed for a prompt nobody sent.
+    if (signal.aborted) break;
     const started = performance.now();
     observer.attemptStarted(target, adapted, started);
     const result = await attempt(adapted, target);
