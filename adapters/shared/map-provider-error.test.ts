@@ -26,3 +26,12 @@ describe("OpenAI provider errors through tollgate", () => {
     expect(mapped).toMatchObject({ code: "context_length_exceeded", type: "invalid_request_error" });
   });
 });
+
+describe("a transport's own message, passed to the client", () => {
+  it("has any URL's user and password taken out", () => {
+    // What fetch says of a URL with credentials in it (the config now refuses such a baseUrl).
+    const error = new TypeError("Request cannot be constructed from a URL that includes credentials: http://svc-user:Sup3rS3cret@10.0.0.5:8000/v1/chat/completions");
+    const mapped = mapProviderError(error, { provider: "local" });
+    expect(mapped.message).toBe('could not reach provider "local": Request cannot be constructed from a URL that includes credentials: http://[redacted]@10.0.0.5:8000/v1/chat/completions');
+  });
+});

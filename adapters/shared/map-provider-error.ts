@@ -125,7 +125,9 @@ function scrub(text: string, apiKey?: string): string {
   let out = text;
   if (apiKey && apiKey.length >= 8) out = out.split(apiKey).join("[redacted]");
   // Masked echoes such as "sk-proj-ab***wxyz" still name part of a key: remove any key-shaped token.
-  return out.replace(/\b(sk|sk-ant|sk-proj|tg)[-_][A-Za-z0-9_*\-]{4,}/g, "[redacted]");
+  out = out.replace(/\b(sk|sk-ant|sk-proj|tg)[-_][A-Za-z0-9_*\-]{4,}/g, "[redacted]");
+  // And a URL's user and password, wherever a transport's message quotes a URL.
+  return out.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, "$1[redacted]@");
 }
 
 function retryAfter(headers: SdkError["headers"]): number | undefined {

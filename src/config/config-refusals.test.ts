@@ -50,3 +50,11 @@ describe("the admin key's name in cost records", () => {
     expect(() => resolveConfig(config, {})).toThrow(/keys\[0\]\.id: "\(admin\)" is the admin key's name in cost records; choose another id/);
   });
 });
+
+describe("a baseUrl with a user and password in it", () => {
+  it("is refused at start-up, without quoting the password: the key goes in apiKey", () => {
+    const attempt = () => resolveConfig(local("http://svc-user:Sup3rS3cret@127.0.0.1:8080/v1"), {});
+    expect(attempt).toThrow(/providers\.local\.baseUrl: no user or password in the URL: give the provider's key as "apiKey": \{"env": "NAME"\}/);
+    expect(() => attempt()).not.toThrow(/Sup3rS3cret/);
+  });
+});

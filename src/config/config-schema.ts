@@ -91,7 +91,11 @@ const providerSchema = z
       error: 'write one of "openai", "anthropic", "openai-compatible"',
     }),
     // http(s) only: "localhost:8080/v1" parses as a URL of scheme "localhost:", and every call fails.
-    baseUrl: z.url({ protocol: /^https?$/, error: 'a full http(s) URL such as "http://127.0.0.1:8080/v1"' }).optional(),
+    baseUrl: z
+      .url({ protocol: /^https?$/, error: 'a full http(s) URL such as "http://127.0.0.1:8080/v1"' })
+      // A password in the URL is not sent by every transport, and would show in errors and logs.
+      .refine((url) => !/^[a-z]+:\/\/[^/?#]*@/i.test(url), { error: 'no user or password in the URL: give the provider\'s key as "apiKey": {"env": "NAME"}' })
+      .optional(),
     apiKey: secretSchema.optional(),
     /** When true, a missing key variable is reported at start-up instead of stopping it. */
     optional: z.boolean().default(false),

@@ -68,7 +68,9 @@ export async function startGateway({
   const resolved = resolveConfig(config, env);
   for (const warning of resolved.warnings) log(`[tollgate] warning: ${warning}`);
 
-  const dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 300_000, connections: 256 });
+  // No cap on connections per provider: a stream holds its connection for as long as it runs,
+  // and a cap shared by every tenant let one key's open streams queue everyone else's requests.
+  const dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 300_000 });
   const transport =
     upstreamTransport === "undici" ? { fetch: createUndiciFetch(dispatcher), post: createUndiciPost(dispatcher) } : { fetchOptions: { dispatcher } };
   const { ledger, ledgerStore: store, keyValues, admissionStore, describe } = await openStores(resolved, log);
