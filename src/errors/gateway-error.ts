@@ -41,6 +41,8 @@ export type GatewayErrorOptions = {
   retryable?: boolean;
   /** The provider took the call before it failed, and bills it: see BilledCall. */
   billed?: BilledCall;
+  /** Anthropic's `error.details`, which its SDK acts on (e.g. `thread_unsupported_request`). */
+  details?: Record<string, unknown>;
   cause?: unknown;
 };
 
@@ -59,6 +61,7 @@ export class GatewayError extends Error {
   readonly code?: string;
   readonly retryAfterSeconds?: number;
   readonly retryable: boolean;
+  readonly details?: Record<string, unknown>;
   /** Set where the call was billed; the router adds the usage a stream's preamble reported. */
   billed?: BilledCall;
 
@@ -72,6 +75,7 @@ export class GatewayError extends Error {
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.retryable = options.retryable ?? false;
     if (options.billed) this.billed = options.billed;
+    if (options.details) this.details = options.details;
   }
 }
 

@@ -1,9 +1,23 @@
 import type { AssistantContent, CacheMark, ChatMessage, ChatRequest, ImageContent, ToolChoice, UserContent } from "../../model/chat-request.ts";
+import { GatewayError } from "../../errors/gateway-error.ts";
 import { dropUndefined } from "../../model/drop-undefined.ts";
 import { zodIssueToError } from "../zod-issue-to-error.ts";
 import { anthropicMessagesRequestSchema, type AnthropicMessagesRequest } from "./anthropic-request-schema.ts";
 
+/**
+ * Message threads (the SDK's tool runner sends `thread` by default, and from its second turn only
+ * the new messages): the conversation would have to be kept here, between requests. Refused as
+ * Anthropic refuses a request it cannot thread, and the SDK then sends whole conversations.
+ */
+function threadsUnsupported(): GatewayError {
+  return new GatewayError("invalid_request", "tollgate does not keep message threads: send the whole conversation, without `thread`", {
+    param: "thread",
+    details: { error_code: "thread_unsupported_request", unsupported: ["thread"] },
+  });
+}
+
 export function parseAnthropicRequest(body: unknown): ChatRequest {
+  if (typeof body === "object" && body !== null && (body as { thread?: unknown }).thread != null) throw threadsUnsupported();
   const parsed = anthropicMessagesRequestSchema.safeParse(body);
   if (!parsed.success) throw zodIssueToError(parsed.error.issues);
   const request = parsed.data;

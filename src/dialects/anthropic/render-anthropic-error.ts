@@ -15,5 +15,5 @@ const TYPE_BY_KIND: Record<GatewayError["kind"], string> = {
 };
 
 export function renderAnthropicError(error: GatewayError) {
-  return { type: "error" as const, error: { type: TYPE_BY_KIND[error.kind], message: error.message } };
+  return { type: "error" as const, error: { type: TYPE_BY_KIND[error.kind], message: error.message, ...(error.details ? { details: error.details } : {}) } };
 }
