@@ -69,6 +69,10 @@ export const anthropicMessagesRequestSchema = z.object({
   tools: z.array(tool).optional(),
   tool_choice: toolChoice.optional(),
   metadata: z.object({ user_id: z.string().nullish() }).optional(),
+  // Structured outputs (the SDK's messages.parse()): the answer must conform to the schema.
+  output_config: z
+    .object({ format: z.object({ type: z.literal("json_schema"), schema: z.record(z.string(), z.unknown()) }).nullish() })
+    .optional(),
   // Extended thinking needs its thinking blocks carried back, signed, in later turns; tollgate's
   // neutral model does not carry them, so a request that asks for it is refused, not quietly
   // answered without thinking.

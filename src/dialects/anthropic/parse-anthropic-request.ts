@@ -40,6 +40,8 @@ export function parseAnthropicRequest(body: unknown): ChatRequest {
     toolChoice: convertToolChoice(request.tool_choice),
     parallelToolCalls: request.tool_choice && "disable_parallel_tool_use" in request.tool_choice && request.tool_choice.disable_parallel_tool_use ? false : undefined,
     user: request.metadata?.user_id ?? undefined,
+    // OpenAI-shaped targets get it as response_format; Anthropic ones as the format policy's schema line.
+    responseFormat: request.output_config?.format ? { type: "json-schema", name: "output", schema: request.output_config.format.schema } : undefined,
   });
 }
 
