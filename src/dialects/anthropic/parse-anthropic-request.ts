@@ -78,7 +78,8 @@ function convertMessage(message: AnthropicMessage): ChatMessage[] {
       toolResults.push({
         role: "tool",
         toolCallId: block.tool_use_id,
-        content: typeof block.content === "string" ? block.content : parts.map((part) => (part.type === "text" ? part.text : "")).join(""),
+        // The neutral model keeps one text per result: its text blocks are lines of it, not one word.
+        content: typeof block.content === "string" ? block.content : parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n"),
         ...(images.length > 0 ? { images } : {}),
         ...(block.is_error ? { isError: true } : {}),
         ...toolResultMark(block, parts),
