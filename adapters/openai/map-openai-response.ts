@@ -6,6 +6,7 @@ import { unfinishedAnswer } from "../shared/finish-check.ts";
 import { convertOpenAIUsage } from "./convert-openai-usage.ts";
 import { readDecoderReasoning } from "./read-decoder-reasoning.ts";
 import { readDecoderTimings } from "./read-decoder-timings.ts";
+import { finishPart } from "./finish-part.ts";
 
 /** `providerName`: for the error an answer cut short (vLLM's finish_reason "abort") becomes. */
 export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatCompletion, providerName: string): ChatResponse {
@@ -25,10 +26,16 @@ export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatComple
     id: completion.id,
     model: completion.model,
     content,
-    finishReason: fromOpenAIFinishReason(choice?.finish_reason),
+    ...finishOf(choice),
     ...(refusal ? { refusal } : {}),
     ...(reasoning ? { reasoning } : {}),
     ...(completion.usage ? { usage: convertOpenAIUsage(completion.usage) } : {}),
     ...(timings ? { timings } : {}),
   };
+}
+
+function finishOf(choice: OpenAI.Chat.Completions.ChatCompletion.Choice | undefined): Pick<ChatResponse, "finishReason" | "stopSequence"> {
+  if (!choice) return { finishReason: fromOpenAIFinishReason(undefined) };
+  const { reason, stopSequence } = finishPart(choice);
+  return { finishReason: reason, ...(stopSequence !== undefined ? { stopSequence } : {}) };
 }

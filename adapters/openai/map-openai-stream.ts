@@ -1,7 +1,8 @@
 import type OpenAI from "openai";
 import type { StreamPart } from "../../src/model/stream-part.ts";
-import { fromOpenAIFinishReason, isUnfinishedOpenAIReason } from "../../src/dialects/finish-reasons.ts";
+import { isUnfinishedOpenAIReason } from "../../src/dialects/finish-reasons.ts";
 import { convertOpenAIUsage } from "./convert-openai-usage.ts";
+import { finishPart } from "./finish-part.ts";
 import { readDecoderReasoning } from "./read-decoder-reasoning.ts";
 import { readDecoderTimings } from "./read-decoder-timings.ts";
 
@@ -39,7 +40,7 @@ export async function* mapOpenAIStream(chunks: AsyncIterable<OpenAI.Chat.Complet
     }
     // An answer cut short (vLLM's "abort") has no finish: the adapter's FinishCheck reports it, after
     // the usage that may still follow, so the tokens that came are billed.
-    if (choice?.finish_reason && !isUnfinishedOpenAIReason(choice.finish_reason)) yield { type: "finish", reason: fromOpenAIFinishReason(choice.finish_reason) };
+    if (choice?.finish_reason && !isUnfinishedOpenAIReason(choice.finish_reason)) yield finishPart(choice);
     if (chunk.usage) yield { type: "usage", usage: convertOpenAIUsage(chunk.usage) };
     const timings = readDecoderTimings(chunk);
     if (timings) yield { type: "decoder-timings", timings };
