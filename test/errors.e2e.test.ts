@@ -78,7 +78,9 @@ describe("errors in the OpenAI dialect", () => {
     const response = await fetch(`${rig.gateway.url}/v1/completions`, { method: "POST", headers: { authorization: `Bearer ${APP_KEY}` }, body: "{}" });
     expect(response.status).toBe(404);
     const { error } = await response.json();
-    expect(error.message).toContain("POST /v1/chat/completions");
+    expect(error.message).toBe(
+      "no such endpoint: POST /v1/completions; tollgate serves POST /v1/chat/completions, POST /v1/messages, GET /v1/models, GET /v1/budgets, GET /healthz",
+    );
     // A path, not a model: not the "model_not_found" an unknown route gets.
     expect(error.code).toBe("unknown_endpoint");
   });

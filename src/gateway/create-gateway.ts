@@ -129,7 +129,7 @@ export function buildGateway({
 
   app.notFound(function notFound(c) {
     // Not "model_not_found" (the default code of a 404, for an unknown route): this is a path.
-    throw new GatewayError("not_found", `no such endpoint: ${c.req.method} ${c.req.path}; tollgate serves POST /v1/chat/completions, POST /v1/messages, GET /v1/models`, {
+    throw new GatewayError("not_found", `no such endpoint: ${c.req.method} ${c.req.path}; tollgate serves POST /v1/chat/completions, POST /v1/messages, GET /v1/models, GET /v1/budgets, GET /healthz`, {
       code: "unknown_endpoint",
     });
   });
