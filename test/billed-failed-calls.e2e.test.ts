@@ -23,7 +23,7 @@ beforeAll(async () => {
     providers: { ...base.providers, anthropic: { ...base.providers.anthropic, timeoutMs: 500 } },
     routes: {
       ...base.routes,
-      "claude-then-gpt": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }], budget: { usd: 1, window: "day" } },
+      "claude-then-gpt": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }], budget: { usd: 1, window: "total" } },
     },
   });
 });

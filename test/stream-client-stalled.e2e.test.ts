@@ -36,14 +36,15 @@ beforeAll(async () => {
   gateway = await startTestGateway(
     {
       ...base,
-      routes: { ...base.routes, local: { targets: [{ provider: "local", model: "tiny-local" }], budget: { usd: 100, window: "day", mode: "hard" } } },
+      routes: { ...base.routes, local: { targets: [{ provider: "local", model: "tiny-local" }], budget: { usd: 100, window: "total", mode: "hard" } } },
       server: { ...base.server, streamSendTimeoutSeconds: 1 },
     },
     "undici",
   );
 });
 afterAll(async () => {
-  await gateway?.close();
+  // A failed run leaves its stalled connection open: cut it rather than wait for it.
+  await gateway?.close({ drainMs: 100 });
   await decoder?.close();
 });
 
