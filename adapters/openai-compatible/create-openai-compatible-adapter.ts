@@ -1,5 +1,7 @@
 import type OpenAI from "openai";
+import { GatewayError } from "../../src/errors/gateway-error.ts";
 import type { ChatModel, TransportOptions } from "../../src/model/chat-model.ts";
+import type { ChatRequest } from "../../src/model/chat-request.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
 import { convertToOpenAIRequest } from "../openai/convert-to-openai-request.ts";
 import { mapOpenAIResponse } from "../openai/map-openai-response.ts";
@@ -22,6 +24,8 @@ export type OpenAICompatibleAdapterOptions = TransportOptions & {
   apiKey?: string;
   keyVariable?: string;
   timeoutMs?: number;
+  /** "pass": send image URLs on, for the decoder to fetch; default: refuse them (see refuseImageUrls). */
+  imageUrls?: "refuse" | "pass";
 };
 
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
@@ -42,6 +46,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     providerName: options.name,
     providerType: "openai-compatible",
     baseUrl: options.baseUrl,
+    ...(options.imageUrls === "pass" ? {} : { refuse: (request) => refuseImageUrls(request, options.name) }),
 
     async generate(request, model, signal) {
       const body = convertToOpenAIRequest({ ...request, stream: false }, model, "compatible");
@@ -86,4 +91,21 @@ async function* parseChunks(data: AsyncGenerator<string>): AsyncGenerator<Chunk>
     if (chunk.error) throw Object.assign(new Error("error event in stream"), { error: chunk });
     yield chunk;
   }
+}
+
+/**
+ * A local decoder fetches an image URL itself (vLLM does), from inside the network it runs in:
+ * a client could make it reach addresses nobody outside may reach (no SSRF, PRODUCT.md). Images
+ * sent inline (data: URLs, base64) go on; a URL is refused unless the provider says "pass".
+ */
+function refuseImageUrls(request: ChatRequest, providerName: string): GatewayError | undefined {
+  const hasUrl = request.messages.some((message) =>
+    message.role === "user" ? message.content.some((part) => part.type === "image" && part.source === "url") : message.role === "tool" && (message.images ?? []).some((image) => image.source === "url"),
+  );
+  if (!hasUrl) return undefined;
+  return new GatewayError(
+    "invalid_request",
+    `provider "${providerName}" would fetch this image URL itself, from inside its network: send the image inline (a data: URL or base64), or set providers.${providerName}.imageUrls to "pass" to let it fetch URLs`,
+    { param: "messages" },
+  );
 }

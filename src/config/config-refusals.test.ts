@@ -58,3 +58,10 @@ describe("a baseUrl with a user and password in it", () => {
     expect(() => attempt()).not.toThrow(/Sup3rS3cret/);
   });
 });
+
+describe("imageUrls on a cloud provider", () => {
+  it("is refused: only a local decoder fetches image URLs from inside the network", () => {
+    const config = { ...local("http://127.0.0.1:8080/v1"), providers: { openai: { type: "openai", apiKey: { env: "K" }, imageUrls: "pass" } }, routes: {} };
+    expect(() => resolveConfig(config, { K: "sk-test" })).toThrow(/providers\.openai\.imageUrls: only for openai-compatible providers/);
+  });
+});

@@ -107,8 +107,16 @@ const providerSchema = z
     /** The SDKs' own retries; 0 by default because the route's fallback targets are the retry. */
     maxRetries: z.number().int().min(0).max(10).default(0),
     pricing: pricingSchema.optional(),
+    /**
+     * openai-compatible only: "pass" sends image URLs on for the decoder to fetch (from inside its
+     * network); by default a request with one is refused for this provider (the route may try another).
+     */
+    imageUrls: z.enum(["refuse", "pass"], { error: 'write "refuse" or "pass"' }).optional(),
   })
   .superRefine((provider, ctx) => {
+    if (provider.imageUrls !== undefined && provider.type !== "openai-compatible") {
+      ctx.addIssue({ code: "custom", path: ["imageUrls"], message: "only for openai-compatible providers (OpenAI and Anthropic fetch image URLs themselves): remove it" });
+    }
     if (provider.type !== "openai-compatible" && !provider.apiKey) {
       ctx.addIssue({
         code: "custom",

@@ -152,6 +152,8 @@ async function answerRouted(
   if (hit) return answerFromCache(c, request, call, hit);
 
   const adapt: AdaptToTarget = async (toAdapt, target) => {
+    const refusal = target.model.refuse?.(toAdapt);
+    if (refusal) throw refusal;
     const policyTarget = { providerName: target.model.providerName, providerType: target.model.providerType, model: target.modelName };
     const adapted = await chain.adaptToTarget(toAdapt, policyTarget, context);
     call.notePolicies("target", adapted.log.notes, adapted.log.warnings);

@@ -1,3 +1,4 @@
+import type { GatewayError } from "../errors/gateway-error.ts";
 import type { ChatRequest } from "./chat-request.ts";
 import type { ChatResponse } from "./chat-response.ts";
 import type { StreamPart } from "./stream-part.ts";
@@ -13,6 +14,11 @@ export interface ChatModel {
   readonly providerType: ProviderType;
   /** Where calls go (the configured URL, or the SDK's default): telemetry's server.address. */
   readonly baseUrl: string;
+  /**
+   * What this provider must not be sent, checked at the route's per-target step: a refusal (a
+   * 400) lets the route try its next target, and is the client's answer if none takes it.
+   */
+  refuse?(request: ChatRequest): GatewayError | undefined;
   generate(request: ChatRequest, model: string, signal: AbortSignal): Promise<ChatResponse>;
   stream(request: ChatRequest, model: string, signal: AbortSignal): AsyncGenerator<StreamPart>;
 }

@@ -29,6 +29,7 @@ export function withDeadlines(model: ChatModel, deadlines: CallDeadlines): ChatM
     providerName: model.providerName,
     providerType: model.providerType,
     baseUrl: model.baseUrl,
+    ...(model.refuse ? { refuse: model.refuse } : {}),
     generate: (request, modelName, signal) => answerWithin(model, deadlines.timeoutMs, signal, (inner) => model.generate(request, modelName, inner)),
     stream: (request, modelName, signal) => guarded(model, deadlines, signal, (inner) => model.stream(request, modelName, inner)),
   };

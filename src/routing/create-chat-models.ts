@@ -37,6 +37,6 @@ function createAdapter(provider: ResolvedProvider, common: Parameters<typeof cre
     case "anthropic":
       return createAnthropicAdapter({ ...common, apiKey: provider.apiKeyValue ?? "" });
     case "openai-compatible":
-      return createOpenAICompatibleAdapter({ ...common, baseUrl: provider.baseUrl ?? "" });
+      return createOpenAICompatibleAdapter({ ...common, baseUrl: provider.baseUrl ?? "", ...(provider.imageUrls ? { imageUrls: provider.imageUrls } : {}) });
   }
 }
