@@ -72,4 +72,28 @@ describe("gen_ai.client.operation.duration: one point per upstream call", () => 
     expect(total, `duration points: ${JSON.stringify(points)}`).toBe(1);
     expect(points[0]!.attributes["error.type"]).toBe("cancelled");
   });
+
+  it("a client that leaves a stream half-way: the call's span and its duration point say cancelled", async () => {
+    // Was: a stream cut after it began looked like a success in traces and metrics alike.
+    const openai = await start();
+    rig.mocks.openai.enqueue({ kind: "stall", afterChunks: 2 });
+    const controller = new AbortController();
+    const stream = await openai.chat.completions.create({ model: "gpt", stream: true, messages: [{ role: "user", content: "hi" }] }, { signal: controller.signal });
+    let seen = 0;
+    try {
+      for await (const chunk of stream) if (chunk.choices[0]?.delta.content && ++seen === 2) controller.abort();
+    } catch {
+      // the SDK's abort
+    }
+    expect(seen).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the gateway notices and commits
+
+    await closeAndCollect();
+    const points = durationPoints();
+    expect(points.map((point) => [point.count, point.attributes["error.type"]])).toEqual([[1, "cancelled"]]);
+    await receiver.waitFor(() => receiver.spans().some((span) => span.name === "chat gpt-4o"), "the chat span");
+    const chat = receiver.spans().find((span) => span.name === "chat gpt-4o")!;
+    expect(decodeAttributes(chat.attributes)["error.type"]).toBe("cancelled");
+    expect(chat.status?.code).toBe(2); // ERROR
+  });
 });

@@ -57,7 +57,7 @@ export type GatewayOptions = {
 };
 
 /** Endpoints named in span names; anything else is named by its method only (bounded cardinality). */
-const SPAN_PATHS = new Set(["/v1/chat/completions", "/v1/messages", "/v1/models", "/healthz"]);
+const SPAN_PATHS = new Set(["/v1/chat/completions", "/v1/messages", "/v1/models", "/v1/budgets", "/healthz"]);
 
 /** The gateway as a Hono app: Web-standard Request in, Response out, on any runtime. */
 export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {

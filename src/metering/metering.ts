@@ -256,6 +256,7 @@ export class MeteredCall implements RouteObserver {
         ...(record.finishReason ? { finishReason: record.finishReason } : {}),
         ...(record.stream && this.firstChunkAt !== undefined ? { timeToFirstChunkSeconds: (this.firstChunkAt - this.attemptStartedAt) / 1000 } : {}),
         ...(record.status === "error" ? { error: { type: record.errorType ?? "_OTHER", message: "the provider failed" } } : {}),
+        ...(record.status === "aborted" ? { error: { type: "cancelled", message: "the client went away before the answer ended" } } : {}),
         ...(this.output ? { output: (this.answer ?? this.output.response()).content } : {}),
       });
       this.chatSpan = undefined;

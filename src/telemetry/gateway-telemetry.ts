@@ -195,10 +195,13 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
         tokenUsage.record(record.usage.outputTokens, { ...operationAttributes, "gen_ai.token.type": "output" });
       }
 
+      // A call the client cut short ended as cancelled, as a failed attempt the client left does.
       const durationAttributes =
         record.status === "error"
           ? { ...operationAttributes, "error.type": record.errorType ?? "_OTHER" }
-          : operationAttributes;
+          : record.status === "aborted"
+            ? { ...operationAttributes, "error.type": "cancelled" }
+            : operationAttributes;
       // The operation is the provider call that answered; a failed attempt before it was recorded
       // as its own point, so the request's whole duration would count that time twice.
       if (operationSeconds !== undefined) operationDuration.record(operationSeconds, durationAttributes);
