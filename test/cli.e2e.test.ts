@@ -22,6 +22,20 @@ describe("tollgate keys create", () => {
   });
 });
 
+describe("tollgate keys create --admin", () => {
+  it("prints the admin key once and the entry for \"admin\", not for \"keys\"", () => {
+    const output = execFileSync("node", [BIN, "keys", "create", "--admin"], { encoding: "utf8" });
+    const key = /^key: {2}(tg_\S+)$/m.exec(output)?.[1];
+    expect(output).toContain('Put this in your config as "admin":');
+    expect(JSON.parse(output.trim().split("\n").at(-1)!)).toEqual({ keyHash: sha256(key!) });
+  });
+
+  it("takes no --id or --team", () => {
+    const run = () => execFileSync("node", [BIN, "keys", "create", "--admin", "--team", "ops"], { encoding: "utf8", stdio: "pipe" });
+    expect(run).toThrow(/the admin key has no --id or --team/);
+  });
+});
+
 describe("tollgate --help", () => {
   it("prints the usage and exits, instead of starting a server", () => {
     for (const args of [["--help"], ["-h"], ["help"], ["start", "--help"]]) {

@@ -8,7 +8,7 @@ import { startGateway } from "./serve.ts";
 
 // The `tollgate` command:
 //   tollgate [start] [--config FILE]        serve (PORT, default 8787)
-//   tollgate keys create [--id ID] [--team TEAM]
+//   tollgate keys create [--id ID] [--team TEAM] | --admin
 //   tollgate schema                         print the config's JSON Schema
 //   tollgate help | --help | -h             print this
 
@@ -16,6 +16,7 @@ const USAGE = `usage:
   tollgate [start] [--config FILE]          serve (PORT, default 8787; HOST, default 0.0.0.0, or 127.0.0.1 for a config with the
                                             demo key; config also from TOLLGATE_CONFIG, else the bundled example)
   tollgate keys create [--id ID] [--team TEAM]   print a new virtual key once, and the hash for the config
+  tollgate keys create --admin              the same for the admin key (its hash goes in "admin")
   tollgate schema                           print the config's JSON Schema
 `;
 
@@ -25,10 +26,10 @@ class UsageError extends Error {}
  * A command's `--name VALUE` (or `--name=VALUE`) options; anything else stops with the usage.
  * A mistyped `--confg x.json` used to be ignored, and the gateway started on the example config.
  */
-function options(args: string[], names: string[]): Record<string, string | undefined> {
-  const known = Object.fromEntries(names.map((name) => [name, { type: "string" as const }]));
+function options(args: string[], names: string[], flags: string[] = []): Record<string, string | undefined> & Record<string, boolean | undefined> {
+  const known = Object.fromEntries([...names.map((name) => [name, { type: "string" as const }]), ...flags.map((flag) => [flag, { type: "boolean" as const }])]);
   try {
-    return parseArgs({ args, options: known, strict: true, allowPositionals: false }).values as Record<string, string | undefined>;
+    return parseArgs({ args, options: known, strict: true, allowPositionals: false }).values as Record<string, string | undefined> & Record<string, boolean | undefined>;
   } catch (error) {
     throw new UsageError(`tollgate: ${(error as Error).message}`);
   }
@@ -44,7 +45,7 @@ const command = wantsHelp ? "help" : argv[0] && !argv[0].startsWith("-") ? argv[
 try {
   if (command === "help") process.stdout.write(USAGE);
   else if (command === "start") await start(options(argv[0] === "start" ? argv.slice(1) : argv, ["config"]));
-  else if (command === "keys" && argv[1] === "create") await createKey(options(argv.slice(2), ["id", "team"]));
+  else if (command === "keys" && argv[1] === "create") await createKey(options(argv.slice(2), ["id", "team"], ["admin"]));
   else if (command === "schema") {
     options(argv.slice(1), []);
     process.stdout.write(JSON.stringify(z.toJSONSchema(configSchema, { io: "input" }), null, 2) + "\n");
@@ -104,14 +105,12 @@ async function start({ config: configFlag }: { config?: string }) {
   process.once("SIGTERM", stop);
 }
 
-async function createKey({ id = "my-app", team = "my-team" }: { id?: string; team?: string }) {
+async function createKey({ id, team, admin = false }: { id?: string; team?: string; admin?: boolean }) {
+  if (admin && (id !== undefined || team !== undefined)) throw new UsageError("tollgate: the admin key has no --id or --team");
   const key = generateKey();
   const hash = await hashKey(key);
-  const entry = { id, team, hash };
-  process.stdout.write(
-    `key:  ${key}\n` +
-      `hash: ${hash}\n\n` +
-      `The key is shown once; tollgate keeps only the hash. Add this to "keys" in your config:\n` +
-      `${JSON.stringify(entry)}\n`,
-  );
+  // The admin key is a key of its own: its hash goes under "admin", never under "keys".
+  const where = admin ? `Put this in your config as "admin"` : `Add this to "keys" in your config`;
+  const entry = admin ? { keyHash: hash } : { id: id ?? "my-app", team: team ?? "my-team", hash };
+  process.stdout.write(`key:  ${key}\n` + `hash: ${hash}\n\n` + `The key is shown once; tollgate keeps only the hash. ${where}:\n` + `${JSON.stringify(entry)}\n`);
 }
