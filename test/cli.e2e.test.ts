@@ -55,8 +55,8 @@ describe("the shipped config files", () => {
 describe("npm start on the embedded defaults", () => {
   it("serves the example config with no environment set and reports the missing optional keys", async () => {
     const child = spawn("node", [BIN], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", PORT: "0", HOST: "127.0.0.1" }, stdio: ["ignore", "pipe", "pipe"] });
+    let log = "";
     try {
-      let log = "";
       const url = await new Promise<string>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no listening line:\n${log}`)), 20_000);
         child.stderr.on("data", (chunk) => {
@@ -76,6 +76,12 @@ describe("npm start on the embedded defaults", () => {
       const failure = await client.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "hi" }] }).catch((error) => error);
       expect(failure.status).toBe(503);
       expect(failure.message).toContain("set OPENAI_API_KEY");
+      // A stop says so, and says when it is done.
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
+      expect(log).toContain("[tollgate] SIGTERM: stopping; requests in flight get up to 8 s, then their streams are cut (and recorded)");
+      expect(log).toContain("[tollgate] stopped: records written");
     } finally {
       child.kill("SIGTERM");
     }

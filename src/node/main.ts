@@ -87,14 +87,18 @@ async function start({ config: configFlag }: { config?: string }) {
   // is then cut (and recorded as aborted), and the ledger and telemetry are written out. The
   // exit at 20 s is for an exporter or store that does not answer.
   let stopping = false;
-  const stop = () => {
+  const stop = (signal: NodeJS.Signals) => {
     // A second signal (Ctrl-C, then the supervisor's SIGTERM) must not exit before the first
     // stop has written out the records of the streams it cut.
     if (stopping) return;
     stopping = true;
+    console.error(`[tollgate] ${signal}: stopping; requests in flight get up to 8 s, then their streams are cut (and recorded)`);
     setTimeout(() => process.exit(0), 20_000).unref();
     gateway.close({ drainMs: 8_000 }).then(
-      () => process.exit(0),
+      () => {
+        console.error("[tollgate] stopped: records written");
+        process.exit(0);
+      },
       (error: unknown) => {
         console.error(`[tollgate] error while stopping: ${(error as Error)?.message ?? String(error)}`);
         process.exit(1);
