@@ -66,6 +66,15 @@ describe("errors in the OpenAI dialect", () => {
     expect(rig.mocks.openai.requests).toHaveLength(0);
   });
 
+  it("when every target of a route rate-limits, gives the retry-after that lifts first", async () => {
+    // Was: the last target's, though the first would take a request again sooner.
+    rig.mocks.openai.enqueue({ kind: "http-error", status: 429, retryAfter: 5 });
+    rig.mocks.anthropic.enqueue({ kind: "http-error", status: 429, retryAfter: 30 });
+    const failure = await rig.gateway.openai.chat.completions.create({ model: "gpt-then-claude", messages: [{ role: "user", content: "x" }] }).catch((error) => error);
+    expect(failure).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(failure.headers.get("retry-after")).toBe("5");
+  });
+
   it("passes a provider's 429 through with its retry-after", async () => {
     rig.mocks.openai.enqueue({ kind: "http-error", status: 429, retryAfter: 12 });
     const failure = await rig.gateway.openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "x" }] }).catch((error) => error);

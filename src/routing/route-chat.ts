@@ -170,7 +170,7 @@ async function tryTargets<T>(
     observer.attemptFailed(target, result.failure, signal.aborted);
     // A client that left is not a reason to call the next provider.
     if (!result.failure.retryable || signal.aborted) throw result.failure;
-    failures.upstream = result.failure;
+    failures.failed(result.failure);
   }
   throw failures.final(route, slots, signal);
 }
@@ -182,6 +182,16 @@ async function tryTargets<T>(
  */
 class Failures {
   upstream: GatewayError | undefined;
+
+  /**
+   * The failure the client is told of: the last, except that of several rate limits it is the
+   * one that lifts first (its retry-after is when some target may answer again).
+   */
+  failed(failure: GatewayError): void {
+    const kept = this.upstream;
+    const sooner = kept?.kind === "rate_limit" && failure.kind === "rate_limit" && (kept.retryAfterSeconds ?? Infinity) < (failure.retryAfterSeconds ?? Infinity);
+    if (!sooner) this.upstream = failure;
+  }
   private refusal: GatewayError | undefined;
 
   async adapt(adapt: AdaptToTarget, request: ChatRequest, target: Target): Promise<ChatRequest | undefined> {
