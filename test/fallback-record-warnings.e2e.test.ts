@@ -24,5 +24,7 @@ describe("the record after a fallback", () => {
     expect({ model: answered!.model, stop: answered!.stop, temperature: answered!.temperature }).toEqual({ model: "gpt-4o", stop: ["END"], temperature: 0.2 });
     const record = await waitForRecord(rig.gateway, response.headers.get("x-tollgate-request-id")!);
     expect(record.warnings).toEqual([]);
+    // What the fallback hid from the client is in the record.
+    expect(record.fallbackFrom).toEqual([{ provider: "openai", model: "o3", errorType: "upstream" }]);
   });
 });

@@ -75,6 +75,11 @@ export type CostRecord = {
   policies: string[];
   /** Soft budgets that were already exhausted when this request was served anyway. */
   softBudgetsExceeded?: string[];
+  /**
+   * The route's targets that failed before the one this record bills, in order, and why (the
+   * error's code or kind): what a fallback hid from the client.
+   */
+  fallbackFrom?: { provider: string; model: string; errorType: string }[];
   /** Non-fatal notes (e.g. an unpriced model). */
   warnings: string[];
   /**

@@ -83,6 +83,8 @@ export class MeteredCall implements RouteObserver {
   private readonly settledListeners: ((record: CostRecord | undefined) => void)[] = [];
   /** The last call failed, billed; it gets a record of its own if another target is tried. */
   private billedFailure: { meter: RequestMeter; target: Target; outcome: MeterOutcome } | undefined;
+  /** The last call's failure, for the record's fallbackFrom if another target is tried. */
+  private lastFailure: { target: { providerName: string; model: string }; errorType: string } | undefined;
   /** Billed calls the route moved on from, each with a record of its own. */
   private earlierCalls = 0;
   /** Charges such a call to the request's budgets, if they can take it (see Ticket). */
@@ -98,6 +100,8 @@ export class MeteredCall implements RouteObserver {
   }
 
   attemptStarted(target: Target, request: ChatRequest, startedAt: number): void {
+    if (this.lastFailure) this.meter.fellBackFrom(this.lastFailure.target, this.lastFailure.errorType);
+    this.lastFailure = undefined;
     this.target = target;
     this.attemptStartedAt = startedAt;
     this.firstChunkAt = undefined;
@@ -117,12 +121,17 @@ export class MeteredCall implements RouteObserver {
   }
 
   attemptFailed(target: Target, error: GatewayError, clientLeft: boolean): void {
-    // A call cut off because the client left had the prompt: that is billed, a refusal is not.
-    if (!clientLeft) this.meter.attemptFailed(error.billed);
     this.billedFailure = undefined;
-    if (!clientLeft && error.billed) {
-      const requestId = `${this.start.requestId}.${this.earlierCalls + 1}`;
-      this.billedFailure = { meter: this.meter.detachAttempt(requestId), target, outcome: { status: "error", httpStatus: error.status, errorType: error.code ?? error.kind } };
+    // A call cut off because the client left had the prompt: it is billed as it stands, and the
+    // route ends there. A provider's failure is billed only where it says (BilledCall).
+    if (!clientLeft) {
+      const why = error.code ?? error.kind;
+      this.meter.attemptFailed(error.billed);
+      this.lastFailure = { target: { providerName: target.model.providerName, model: target.modelName }, errorType: why };
+      if (error.billed) {
+        const requestId = `${this.start.requestId}.${this.earlierCalls + 1}`;
+        this.billedFailure = { meter: this.meter.detachAttempt(requestId), target, outcome: { status: "error", httpStatus: error.status, errorType: why } };
+      }
     }
     // Cancelled by our client, not failed by the provider: kept apart in error.type.
     const errorType = clientLeft ? "cancelled" : error.code ?? error.kind;

@@ -54,6 +54,7 @@ export class RequestMeter {
   /** The per-target policies' warnings for the call that answered (a fallback replaces them). */
   private targetWarnings: string[] = [];
   private softBudgets: string[] = [];
+  private readonly fallbackFrom: NonNullable<CostRecord["fallbackFrom"]> = [];
 
   /** The wall-clock time of arrival (the meter starts after the body read, policies and admission). */
   private readonly arrivedAtWall: number;
@@ -85,6 +86,11 @@ export class RequestMeter {
     if (billed?.usage) this.usage = billed.usage;
   }
 
+  /** A call failed and the route moved on to another target: the record says so. */
+  fellBackFrom(failed: MeteredTarget, errorType: string): void {
+    this.fallbackFrom.push({ provider: failed.providerName, model: failed.model, errorType });
+  }
+
   /** The failed call just made has a record of its own now: this one no longer bills it. */
   attemptRecordedApart(): void {
     this.lastAttempt = "refused";
@@ -104,6 +110,7 @@ export class RequestMeter {
     attempt.routeNotes = this.routeNotes;
     attempt.targetNotes = this.targetNotes;
     attempt.targetWarnings = this.targetWarnings;
+    attempt.fallbackFrom.push(...this.fallbackFrom);
     return attempt;
   }
 
@@ -232,6 +239,7 @@ export class RequestMeter {
     if (outcome.errorType) record.errorType = outcome.errorType;
     if (this.finishReason) record.finishReason = this.finishReason;
     if (this.softBudgets.length > 0) record.softBudgetsExceeded = this.softBudgets;
+    if (this.fallbackFrom.length > 0) record.fallbackFrom = [...this.fallbackFrom];
     return record;
   }
 
