@@ -55,19 +55,24 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
   // Runs from a write until the client asks for the next one: backpressure is fine, for ever is not.
   const stalled = options.sendTimeoutMs ? new QuietTimer({ quiet: () => void cutStalledClient() }) : undefined;
   let streamController: ReadableStreamDefaultController<Uint8Array> | undefined;
-  const cutStalledClient = async () => {
+  /** The client is gone (it cancelled the body) or given up on (`beforehand` cuts it off): stop the upstream, close once. */
+  const endCancelled = async (beforehand?: () => void) => {
     if (closed) return;
     closed = true;
     keepAlive?.stop();
     stalled?.stop();
-    // Where the host can close the connection it does (the body's reader is then cancelled);
-    // otherwise the errored body ends the response as cut off, never as a complete answer.
-    if (options.dropClient) options.dropClient();
-    else streamController?.error(new Error(`the client took no bytes for ${options.sendTimeoutMs} ms`));
+    beforehand?.();
     options.abortUpstream();
     await options.rest.return(undefined).catch(() => undefined);
     options.onClose("cancelled");
   };
+  // Where the host can close the connection it does (the body's reader is then cancelled);
+  // otherwise the errored body ends the response as cut off, never as a complete answer.
+  const cutStalledClient = () =>
+    endCancelled(() => {
+      if (options.dropClient) options.dropClient();
+      else streamController?.error(new Error(`the client took no bytes for ${options.sendTimeoutMs} ms`));
+    });
 
   const next = (): Promise<IteratorResult<StreamPart>> => {
     if (heldAt < options.held.length) return Promise.resolve({ done: false, value: options.held[heldAt++]! });
@@ -150,15 +155,7 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
           options.onClose(outcome);
         } else stalled?.wait(options.sendTimeoutMs!);
       },
-      async cancel() {
-        if (closed) return;
-        closed = true;
-        keepAlive?.stop();
-        stalled?.stop();
-        options.abortUpstream();
-        await options.rest.return(undefined).catch(() => undefined);
-        options.onClose("cancelled");
-      },
+      cancel: () => endCancelled(),
     },
     // One chunk of read-ahead at most: the upstream is read at the pace the client reads.
     new CountQueuingStrategy({ highWaterMark: 1 }),
