@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
+import { completion, sendJson, startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 import { APP_KEY, ledgerRecords, postJson, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
 
@@ -20,19 +20,8 @@ let gateway: TestGateway;
 
 beforeAll(async () => {
   decoder = await startFakeDecoder();
-  decoder.handle = (_body, response) => {
-    response.writeHead(200, { "content-type": "application/json" });
-    response.end(
-      JSON.stringify({
-        id: "cmpl-1",
-        object: "chat.completion",
-        created: 1,
-        model: "fake-model",
-        choices: [{ index: 0, message: { role: "assistant", content: "The first part of a long answer" }, finish_reason: "abort" }],
-        usage: { prompt_tokens: 10, completion_tokens: 90, total_tokens: 100 },
-      }),
-    );
-  };
+  decoder.handle = (_body, response) =>
+    sendJson(response, completion("cmpl-1", { content: "The first part of a long answer" }, "abort", { usage: { prompt_tokens: 10, completion_tokens: 90, total_tokens: 100 } }));
   mocks = startMockProviders();
   const base = testConfig(decoder.baseUrl);
   const targets = [{ provider: "local", model: "fake-model" }, { provider: "openai", model: "gpt-4o" }];

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
+import { completion, sendJson, startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 import { postJson, startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
 
@@ -18,10 +18,7 @@ let gateway: TestGateway;
 
 beforeAll(async () => {
   decoder = await startFakeDecoder();
-  decoder.handle = (_body, response) => {
-    response.writeHead(200, { "content-type": "application/json" });
-    response.end(JSON.stringify({ id: "c", object: "chat.completion", created: 1, model: "fake-model", choices: [{ index: 0, message: { role: "assistant", content: "seen" }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } }));
-  };
+  decoder.handle = (_body, response) => sendJson(response, completion("c", { content: "seen" }, "stop", { usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } }));
   mocks = startMockProviders();
   const base = testConfig(decoder.baseUrl);
   gateway = await startTestGateway({

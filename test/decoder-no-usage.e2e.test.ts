@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
-import { chunk, startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
+import { chunk, completion, sendJson, startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
 
 // A decoder that reports no usage (a server that ignores stream_options.include_usage, or answers
 // without `usage`). tollgate counts the tokens itself and bills that (record `estimated`,
@@ -46,10 +46,7 @@ describe("a local decoder that reports no usage", () => {
   });
 
   it("not streamed: the answer's usage is not a fabricated zero", async () => {
-    decoder.handle = (_body, response) => {
-      response.writeHead(200, { "content-type": "application/json" });
-      response.end(JSON.stringify({ id: "c", object: "chat.completion", created: 1, model: "fake-model", choices: [{ index: 0, message: { role: "assistant", content: "Hello there, friend." }, finish_reason: "stop" }] }));
-    };
+    decoder.handle = (_body, response) => sendJson(response, completion("c", { content: "Hello there, friend." }, "stop"));
     const { data, response } = await gateway.openai.chat.completions.create({ model: "quiet", messages }).withResponse();
     expect(response.headers.get("x-tollgate-input-tokens")).toBe(String(COUNTED_INPUT));
     expect(response.headers.get("x-tollgate-output-tokens")).toBe(String(COUNTED_SHORT_ANSWER));
@@ -71,10 +68,7 @@ describe("a local decoder that reports no usage", () => {
   });
 
   it("Anthropic client, not streamed: the message's usage is what tollgate bills", async () => {
-    decoder.handle = (_body, response) => {
-      response.writeHead(200, { "content-type": "application/json" });
-      response.end(JSON.stringify({ id: "c", object: "chat.completion", created: 1, model: "fake-model", choices: [{ index: 0, message: { role: "assistant", content: "Hello there, friend." }, finish_reason: "stop" }] }));
-    };
+    decoder.handle = (_body, response) => sendJson(response, completion("c", { content: "Hello there, friend." }, "stop"));
     const { data, response } = await gateway.anthropic.messages.create({ model: "quiet", max_tokens: 64, messages }).withResponse();
     expect([response.headers.get("x-tollgate-input-tokens"), response.headers.get("x-tollgate-output-tokens")]).toEqual([String(COUNTED_INPUT), String(COUNTED_SHORT_ANSWER)]);
     expect(data.usage).toMatchObject({ input_tokens: COUNTED_INPUT, output_tokens: COUNTED_SHORT_ANSWER });

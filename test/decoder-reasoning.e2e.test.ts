@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { APP_KEY, ledgerRecords, startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
-import { chunk, startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
+import { chunk, completion, sendJson, startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
 
 // Reasoning models on local decoders stream their thinking as its own delta field before any
 // content: llama-server `delta.reasoning_content` (its default --reasoning-format), vLLM
@@ -112,18 +112,7 @@ describe("a local reasoning model that streams its thinking", () => {
 });
 
 describe("what the clients get of a local model's thinking", () => {
-  const thought = (response: ServerResponse) => {
-    response.writeHead(200, { "content-type": "application/json" });
-    response.end(
-      JSON.stringify({
-        id: "cmpl-n",
-        object: "chat.completion",
-        created: 1,
-        model: "fake-model",
-        choices: [{ index: 0, message: { role: "assistant", reasoning_content: THOUGHT, content: "42." }, finish_reason: "stop" }],
-      }),
-    );
-  };
+  const thought = (response: ServerResponse) => sendJson(response, completion("cmpl-n", { reasoning_content: THOUGHT, content: "42." }, "stop"));
 
   it("an OpenAI client gets it as llama-server sends it, streamed and not", async () => {
     decoder.handle = thinkThenAnswer("reasoning", 2, 5);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chunk, startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
+import { chunk, completion, sendJson, startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
 import { startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
 
 // vLLM's choices carry `stop_reason`: the stop string (or a stop token's id) that ended the
@@ -38,22 +38,10 @@ describe("a local decoder's stop_reason", () => {
   });
 
   it("not streamed: the same, and an OpenAI client sees finish_reason stop", async () => {
-    decoder.handle = (_body, response) => {
-      response.writeHead(200, { "content-type": "application/json" });
-      response.end(
-        JSON.stringify({
-          id: "c2",
-          object: "chat.completion",
-          created: 1,
-          model: "fake-model",
-          choices: [{ index: 0, message: { role: "assistant", content: "abc" }, finish_reason: "stop", stop_reason: "END" }],
-          usage,
-        }),
-      );
-    };
+    decoder.handle = (_body, response) => sendJson(response, completion("c2", { content: "abc" }, "stop", { usage }, { stop_reason: "END" }));
     const message = await gateway.anthropic.messages.create({ model: "local", max_tokens: 10, stop_sequences: ["END"], messages: [{ role: "user", content: "x" }] });
     expect({ stop_reason: message.stop_reason, stop_sequence: message.stop_sequence }).toEqual({ stop_reason: "stop_sequence", stop_sequence: "END" });
-    const completion = await gateway.openai.chat.completions.create({ model: "local", stop: ["END"], messages: [{ role: "user", content: "x" }] });
-    expect(completion.choices[0]!.finish_reason).toBe("stop");
+    const answer = await gateway.openai.chat.completions.create({ model: "local", stop: ["END"], messages: [{ role: "user", content: "x" }] });
+    expect(answer.choices[0]!.finish_reason).toBe("stop");
   });
 });

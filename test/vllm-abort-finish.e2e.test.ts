@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postJson, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
-import { chunk, startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
+import { chunk, completion, sendJson, startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
 
 // A vLLM stream its engine aborted (scale-down, shutdown, sleep, an abort request): HTTP 200, a
 // last chunk with finish_reason "abort", the usage chunk and [DONE] (vllm-project/vllm#57082).
@@ -64,19 +64,8 @@ describe("a vLLM stream its engine aborted (finish_reason \"abort\")", () => {
   });
 
   it("not streamed: an error to the client, and the usage the engine reported is billed (it did the work)", async () => {
-    decoder.handle = (_body, response) => {
-      response.writeHead(200, { "content-type": "application/json" });
-      response.end(
-        JSON.stringify({
-          id: "cmpl-3",
-          object: "chat.completion",
-          created: 1,
-          model: "fake-model",
-          choices: [{ index: 0, message: { role: "assistant", content: "The first half of a long ans" }, finish_reason: "abort" }],
-          usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
-        }),
-      );
-    };
+    decoder.handle = (_body, response) =>
+      sendJson(response, completion("cmpl-3", { content: "The first half of a long ans" }, "abort", { usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 } }));
     const response = await postJson(gateway, "/v1/chat/completions", { model: "vllm", messages: [{ role: "user", content: "write a long answer" }] });
     expect(response.status).toBe(502);
     const record = await waitForRecord(gateway, response.headers.get("x-tollgate-request-id")!);

@@ -47,3 +47,17 @@ export function chunk(id: string, delta: Record<string, unknown> | null, finish:
   const choices = delta === null ? [] : [{ index: 0, delta, finish_reason: finish }];
   return `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model: "fake-model", choices, ...extra })}\n\n`;
 }
+
+/**
+ * A whole chat.completion as llama-server and vLLM send it. `extra` adds top-level fields (usage),
+ * `choiceExtra` fields of the choice (vLLM's stop_reason).
+ */
+export function completion(id: string, message: Record<string, unknown>, finish: string, extra: Record<string, unknown> = {}, choiceExtra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ id, object: "chat.completion", created: 1, model: "fake-model", choices: [{ index: 0, message: { role: "assistant", ...message }, finish_reason: finish, ...choiceExtra }], ...extra });
+}
+
+/** Answers 200 with a JSON body (a completion). */
+export function sendJson(response: ServerResponse, body: string): void {
+  response.writeHead(200, { "content-type": "application/json" });
+  response.end(body);
+}
