@@ -1,11 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { resolveConfig } from "../config/resolve-config.ts";
-import { PriceBook } from "../metering/price-book.ts";
-import { Admission } from "./admission.ts";
-import { MemoryAdmissionStore } from "./memory-admission-store.ts";
+import { admissionFor, budgetedConfig, hiRequest } from "../../test/support/admission-rig.ts";
 import { makeCostRecord } from "../../test/support/cost-records.ts";
 import { windowOf } from "./budget-window.ts";
-import type { ChatRequest } from "../model/chat-request.ts";
 
 // A window's end is the local midnight of the day after its last, asked for as day + 1 (or + 7,
 // or month + 1). Was: that date was not made a real one (day 32, month 13) before it was
@@ -37,25 +33,17 @@ describe("windows that end at a month boundary", () => {
 
 // The money consequence: $0.003/day on gpt-4o; one request's worst case is 1,045,000 nano
 // (18 input bytes x 2,500 + 100 x 10,000). Jan 31 23:00Z: two requests settle at 1,000,000 nano
-// each (2,000,000 spent on Jan 31). Feb 1 00:30Z is a new day with 3,000,000 nano left, but the
-// gateway still charges Jan 31 (1,000,000 left < 1,045,000 worst case) and answers 402.
+// each (2,000,000 spent on Jan 31). Feb 1 00:30Z is a new day with 3,000,000 nano left. Was: the
+// gateway still charged Jan 31 (1,000,000 left < 1,045,000 worst case) and answered 402.
 describe("admission across a month-end midnight", () => {
   it("admits the first request of Feb 1 at 00:30Z", async () => {
-    const config = resolveConfig(
-      {
-        providers: { openai: { type: "openai", apiKey: { env: "K" } } },
-        routes: { daily: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 0.003, window: "day", timeZone: "America/Sao_Paulo" } } },
-        keys: [{ id: "app", team: "search", hash: `sha256:${"a".repeat(64)}` }],
-      },
-      { K: "sk" },
-    );
+    const config = budgetedConfig({ daily: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 0.003, window: "day", timeZone: "America/Sao_Paulo" } } });
     const clock = { now: Date.parse("2026-02-01T02:00:00Z") }; // 23:00 on Jan 31 in São Paulo (UTC-3)
-    const admission = new Admission({ config, store: new MemoryAdmissionStore(), prices: new PriceBook(config.providers), now: () => clock.now });
-    const request: ChatRequest = { route: "daily", stream: false, streamUsage: false, maxTokens: 100, messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] };
-    const admit = (id: string) => admission.admit({ requestId: id, caller: { kind: "key", key: config.keys[0]! }, routeName: "daily", route: config.routes.daily!, request });
+    const { admit } = admissionFor(config, { now: () => clock.now });
+    const request = hiRequest("daily", { maxTokens: 100 });
     const cost = { inputNano: 0, cacheReadNano: 0, cacheWriteNano: 0, outputNano: 1_000_000, totalNano: 1_000_000, cacheSavingsNano: 0 };
-    for (const id of ["a", "b"]) await (await admit(id)).settle(makeCostRecord({ cost }));
+    for (let settled = 0; settled < 2; settled++) await (await admit(request)).settle(makeCostRecord({ cost }));
     clock.now = Date.parse("2026-02-01T03:30:00Z"); // 00:30 on Feb 1 in São Paulo
-    await expect(admit("c")).resolves.toBeDefined();
+    await expect(admit(request)).resolves.toBeDefined();
   });
 });

@@ -1,8 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Admission } from "./admission.ts";
-import { MemoryAdmissionStore } from "./memory-admission-store.ts";
-import { resolveConfig } from "../config/resolve-config.ts";
-import { PriceBook } from "../metering/price-book.ts";
+import { admissionFor, budgetedConfig, hiRequest } from "../../test/support/admission-rig.ts";
 
 // maxCostPerRequestUsd "answers 400 with the largest max_tokens that would fit" (docs/budgets.md).
 // A target whose model maximum fits under the cap whatever max_tokens is sent does not limit it:
@@ -14,34 +11,15 @@ import { PriceBook } from "../metering/price-book.ts";
 //   gpt-4.1: 18 x 2,000 + n x 8,000 <= 100,000,000  =>  n <= 12,495 (99,996,000; 12,496 -> 100,004,000)
 // The largest that fits is 12,495. Was: 6,660, the 4o-05-13 bound it never reaches.
 
-const config = resolveConfig(
-  {
-    providers: { openai: { type: "openai", apiKey: { env: "K" } } },
-    routes: {
-      capped: {
-        targets: [{ provider: "openai", model: "gpt-4o-2024-05-13" }, { provider: "openai", model: "gpt-4.1" }],
-        maxCostPerRequestUsd: 0.1,
-      },
-    },
-    keys: [{ id: "app", team: "search", hash: `sha256:${"a".repeat(64)}` }],
-  },
-  { K: "sk" },
+const { admit } = admissionFor(
+  budgetedConfig({ capped: { targets: [{ provider: "openai", model: "gpt-4o-2024-05-13" }, { provider: "openai", model: "gpt-4.1" }], maxCostPerRequestUsd: 0.1 } }),
 );
-const admission = new Admission({ config, store: new MemoryAdmissionStore(), prices: new PriceBook(config.providers) });
-const admit = (maxTokens: number) =>
-  admission.admit({
-    requestId: `req_${maxTokens}`,
-    caller: { kind: "key", key: config.keys[0]! },
-    routeName: "capped",
-    route: config.routes.capped!,
-    request: { route: "capped", stream: false, streamUsage: false, maxTokens, messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] },
-  });
 
 describe("maxCostPerRequestUsd on a route whose targets have different maximum outputs", () => {
   it("names the largest max_tokens that fits, and that one is admitted", async () => {
-    await expect(admit(32_768)).rejects.toMatchObject({ status: 400, message: expect.stringContaining("send max_tokens of at most 12495") });
-    await expect(admit(12_495)).resolves.toBeDefined();
-    await expect(admit(12_496)).rejects.toMatchObject({ status: 400 });
+    await expect(admit(hiRequest("capped", { maxTokens: 32_768 }))).rejects.toMatchObject({ status: 400, message: expect.stringContaining("send max_tokens of at most 12495") });
+    await expect(admit(hiRequest("capped", { maxTokens: 12_495 }))).resolves.toBeDefined();
+    await expect(admit(hiRequest("capped", { maxTokens: 12_496 }))).rejects.toMatchObject({ status: 400 });
   });
 });
 
@@ -52,27 +30,13 @@ describe("maxCostPerRequestUsd on a request that names no max_tokens", () => {
   //   claude: (100,000,000 − 18 × 3,000) / 15,000 = 6,663.07 → 6,663
   //   gpt-4o: (100,000,000 − 18 × 2,500) / 10,000 = 9,995.5  → 9,995
   // Was: 9,995, which the next request then sent and was refused for ("at most 6663").
-  const defaults = resolveConfig(
-    {
-      providers: { anthropic: { type: "anthropic", apiKey: { env: "K" } }, openai: { type: "openai", apiKey: { env: "K" } } },
-      routes: { capped: { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }], maxCostPerRequestUsd: 0.1 } },
-      keys: [{ id: "app", team: "search", hash: `sha256:${"a".repeat(64)}` }],
-    },
-    { K: "sk" },
+  const { admit: ask } = admissionFor(
+    budgetedConfig({ capped: { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }], maxCostPerRequestUsd: 0.1 } }),
   );
-  const gate = new Admission({ config: defaults, store: new MemoryAdmissionStore(), prices: new PriceBook(defaults.providers) });
-  const ask = (maxTokens: number | undefined) =>
-    gate.admit({
-      requestId: `req_default_${maxTokens}`,
-      caller: { kind: "key", key: defaults.keys[0]! },
-      routeName: "capped",
-      route: defaults.routes.capped!,
-      request: { route: "capped", stream: false, streamUsage: false, ...(maxTokens !== undefined ? { maxTokens } : {}), messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] },
-    });
 
   it("names the max_tokens that fits on every target, and that one is admitted", async () => {
-    await expect(ask(undefined)).rejects.toMatchObject({ status: 400, message: expect.stringContaining("send max_tokens of at most 6663") });
-    await expect(ask(6_663)).resolves.toBeDefined();
-    await expect(ask(6_664)).rejects.toMatchObject({ status: 400 });
+    await expect(ask(hiRequest("capped"))).rejects.toMatchObject({ status: 400, message: expect.stringContaining("send max_tokens of at most 6663") });
+    await expect(ask(hiRequest("capped", { maxTokens: 6_663 }))).resolves.toBeDefined();
+    await expect(ask(hiRequest("capped", { maxTokens: 6_664 }))).rejects.toMatchObject({ status: 400 });
   });
 });

@@ -1,21 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { makeCostRecord } from "../../test/support/cost-records.ts";
-import { resolveConfig } from "../config/resolve-config.ts";
+import { budgetedConfig } from "../../test/support/admission-rig.ts";
 import { SpendTally } from "./spend-tally.ts";
 
 // The spend a restarted gateway rebuilds from its ledger file, per budget scope and window.
 
-const config = resolveConfig(
-  {
-    providers: { openai: { type: "openai", apiKey: { env: "OPENAI_API_KEY" } } },
-    routes: {
-      daily: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 5, window: "day" } },
-      forever: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 5, window: "total" } },
-    },
-    keys: [{ id: "app", team: "search", hash: `sha256:${"0".repeat(64)}` }],
-  },
-  { OPENAI_API_KEY: "sk-test" },
-);
+const config = budgetedConfig({
+  daily: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 5, window: "day" } },
+  forever: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 5, window: "total" } },
+});
 
 describe("SpendTally", () => {
   it("keeps the windows still running when the gateway starts, and every `total`; ended days are left out", () => {

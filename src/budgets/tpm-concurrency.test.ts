@@ -1,10 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { Admission } from "./admission.ts";
 import { MemoryAdmissionStore } from "./memory-admission-store.ts";
 import { RedisAdmissionStore } from "./redis-admission-store.ts";
 import type { AdmissionStore } from "./admission-store.ts";
-import { resolveConfig } from "../config/resolve-config.ts";
-import { PriceBook } from "../metering/price-book.ts";
+import { admissionFor, budgetedConfig, hiRequest } from "../../test/support/admission-rig.ts";
 import { makeCostRecord } from "../../test/support/cost-records.ts";
 import { useRedis } from "../../test/support/use-redis.ts";
 
@@ -14,14 +12,7 @@ import { useRedis } from "../../test/support/use-redis.ts";
 // request's token bound at once, and the settle replaces it with the tokens used.
 
 const rig = useRedis("review-tpm");
-const config = resolveConfig(
-  {
-    providers: { openai: { type: "openai", apiKey: { env: "K" } } },
-    routes: { tokens: { targets: [{ provider: "openai", model: "gpt-4o" }], rateLimit: { tpm: 1000 } } },
-    keys: [{ id: "app", team: "search", hash: `sha256:${"a".repeat(64)}` }],
-  },
-  { K: "sk" },
-);
+const config = budgetedConfig({ tokens: { targets: [{ provider: "openai", model: "gpt-4o" }], rateLimit: { tpm: 1000 } } });
 
 describe.each([
   { name: "memory", make: (): AdmissionStore => new MemoryAdmissionStore() },
@@ -29,11 +20,8 @@ describe.each([
 ])("tpm under concurrency on the $name store", ({ make }) => {
   it("does not let a minute's tokens run far past the limit", async () => {
     const now = Date.parse("2026-11-22T12:00:10Z");
-    const admission = new Admission({ config, store: make(), prices: new PriceBook(config.providers), now: () => now });
-    const request = { route: "tokens", stream: false, streamUsage: false, maxTokens: 480, messages: [{ role: "user" as const, content: [{ type: "text" as const, text: "hi" }] }] };
-    const outcomes = await Promise.allSettled(
-      Array.from({ length: 20 }, (_, i) => admission.admit({ requestId: `req_t${i}`, caller: { kind: "key", key: config.keys[0]! }, routeName: "tokens", route: config.routes.tokens!, request })),
-    );
+    const { admit } = admissionFor(config, { store: make(), now: () => now });
+    const outcomes = await Promise.allSettled(Array.from({ length: 20 }, () => admit(hiRequest("tokens", { maxTokens: 480 }))));
     const tickets = outcomes.flatMap((outcome) => (outcome.status === "fulfilled" ? [outcome.value] : []));
     // Each admitted request uses 20 input + 480 output tokens, well within what it asked for.
     await Promise.all(tickets.map((ticket) => ticket.settle(makeCostRecord({ usage: { inputTokens: 20, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 480, reasoningTokens: 0 } }))));
@@ -44,20 +32,12 @@ describe.each([
 
   it("counts the tokens used once the request settles, not its bound", async () => {
     const now = Date.parse("2026-11-22T12:00:10Z");
-    const admission = new Admission({ config, store: make(), prices: new PriceBook(config.providers), now: () => now });
-    const admit = (id: string, maxTokens: number) =>
-      admission.admit({
-        requestId: id,
-        caller: { kind: "key", key: config.keys[0]! },
-        routeName: "tokens",
-        route: config.routes.tokens!,
-        request: { route: "tokens", stream: false, streamUsage: false, maxTokens, messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] },
-      });
+    const { admit } = admissionFor(config, { store: make(), now: () => now });
     // A bound of 18 + 4000 tokens is over the limit while the request runs: the next is refused.
-    const big = await admit("req_big", 4000);
-    await expect(admit("req_while", 10)).rejects.toMatchObject({ status: 429, message: expect.stringContaining("1000 tokens per minute") });
+    const big = await admit(hiRequest("tokens", { maxTokens: 4000 }));
+    await expect(admit(hiRequest("tokens", { maxTokens: 10 }))).rejects.toMatchObject({ status: 429, message: expect.stringContaining("1000 tokens per minute") });
     // It used 100: once settled, that is what the minute holds, and the next request fits.
     await big.settle(makeCostRecord({ usage: { inputTokens: 20, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 80, reasoningTokens: 0 } }));
-    await admit("req_after", 10);
+    await admit(hiRequest("tokens", { maxTokens: 10 }));
   });
 });

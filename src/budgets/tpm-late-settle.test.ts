@@ -1,10 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { Admission } from "./admission.ts";
 import { MemoryAdmissionStore } from "./memory-admission-store.ts";
 import { RedisAdmissionStore } from "./redis-admission-store.ts";
 import type { AdmissionStore } from "./admission-store.ts";
-import { resolveConfig } from "../config/resolve-config.ts";
-import { PriceBook } from "../metering/price-book.ts";
+import { admissionFor, budgetedConfig, hiRequest } from "../../test/support/admission-rig.ts";
 import { makeCostRecord } from "../../test/support/cost-records.ts";
 import { useRedis } from "../../test/support/use-redis.ts";
 
@@ -20,14 +18,7 @@ import { useRedis } from "../../test/support/use-redis.ts";
 // the next request is admitted.
 
 const rig = useRedis("tpm-late-settle");
-const config = resolveConfig(
-  {
-    providers: { openai: { type: "openai", apiKey: { env: "K" } } },
-    routes: { tokens: { targets: [{ provider: "openai", model: "gpt-4o" }], rateLimit: { tpm: 500 } } },
-    keys: [{ id: "app", team: "search", hash: `sha256:${"a".repeat(64)}` }],
-  },
-  { K: "sk" },
-);
+const config = budgetedConfig({ tokens: { targets: [{ provider: "openai", model: "gpt-4o" }], rateLimit: { tpm: 500 } } });
 
 describe.each([
   { name: "memory", make: (): AdmissionStore => new MemoryAdmissionStore() },
@@ -35,18 +26,10 @@ describe.each([
 ])("tpm of a request settled two minutes after admission ($name store)", ({ make }) => {
   it("counts its tokens in the minute it settles", async () => {
     const clock = { now: Date.parse("2026-11-22T12:00:10Z") };
-    const admission = new Admission({ config, store: make(), prices: new PriceBook(config.providers), now: () => clock.now });
-    const admit = (id: string, maxTokens: number) =>
-      admission.admit({
-        requestId: id,
-        caller: { kind: "key", key: config.keys[0]! },
-        routeName: "tokens",
-        route: config.routes.tokens!,
-        request: { route: "tokens", stream: true, streamUsage: false, maxTokens, messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] },
-      });
-    const long = await admit("req_long", 982);
+    const { admit } = admissionFor(config, { store: make(), now: () => clock.now });
+    const long = await admit(hiRequest("tokens", { stream: true, maxTokens: 982 }));
     clock.now = Date.parse("2026-11-22T12:02:30Z");
     await long.settle(makeCostRecord({ usage: { inputTokens: 100, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 500, reasoningTokens: 0 } }));
-    await expect(admit("req_next", 10)).rejects.toMatchObject({ status: 429 });
+    await expect(admit(hiRequest("tokens", { stream: true, maxTokens: 10 }))).rejects.toMatchObject({ status: 429 });
   });
 });
