@@ -3,7 +3,7 @@ import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sha256 } from "./support/gateway.ts";
 import { until } from "./support/until.ts";
-import { bundleWorker, DRIP_TOKENS, startEdgeUpstream, type EdgeUpstream, type WorkerBundle } from "./support/workers.ts";
+import { bundleWorker, costRecordsInLog, DRIP_TOKENS, startEdgeUpstream, type EdgeUpstream, type WorkerBundle } from "./support/workers.ts";
 
 // A client that leaves half-way through a stream, on workerd with wrangler.toml's flags. workerd
 // fires the request's signal and then ends the request at once unless work is still pending, so
@@ -43,15 +43,7 @@ afterAll(async () => {
   bundle?.remove();
 });
 
-type LoggedRecord = { requestId: string; status: string; usage: { outputTokens: number }; cost: { totalNano: number } };
-
-function recordOf(requestId: string): LoggedRecord | undefined {
-  return workerLog
-    .split("\n")
-    .filter((line) => line.startsWith("{"))
-    .map((line) => JSON.parse(line) as { type?: string; record?: LoggedRecord })
-    .find((entry) => entry.type === "tollgate.cost_record" && entry.record?.requestId === requestId)?.record;
-}
+const recordOf = (requestId: string) => costRecordsInLog(workerLog).find((record) => record.requestId === requestId);
 
 async function routeBudget(): Promise<{ spentUsd: number; reservedUsd: number }> {
   const response = await miniflare.dispatchFetch("http://gateway/v1/budgets", { headers: { authorization: `Bearer ${EDGE_KEY}` } });

@@ -3,7 +3,7 @@ import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readSseEvents, sha256 } from "./support/gateway.ts";
 import { until } from "./support/until.ts";
-import { bundleWorker, startEdgeUpstream, type EdgeUpstream, type WorkerBundle } from "./support/workers.ts";
+import { bundleWorker, costRecordsInLog, startEdgeUpstream, type EdgeUpstream, type WorkerBundle } from "./support/workers.ts";
 
 // The Workers entry in Cloudflare's real runtime (workerd, through Miniflare): the same gateway,
 // bundled the way a Worker is, answering both dialects from an OpenAI-compatible upstream.
@@ -51,16 +51,6 @@ afterAll(async () => {
   bundle?.remove();
 });
 
-type LoggedRecord = { requestId: string; [field: string]: unknown };
-
-function costRecordsInLog(): LoggedRecord[] {
-  return workerLog
-    .split("\n")
-    .filter((line) => line.startsWith("{"))
-    .map((line) => JSON.parse(line) as { type?: string; record?: LoggedRecord })
-    .filter((entry) => entry.type === "tollgate.cost_record")
-    .map((entry) => entry.record!);
-}
 
 describe("the Workers entry on workerd", () => {
   it("serves healthz and refuses a bad key in the client's dialect", async () => {
@@ -88,7 +78,7 @@ describe("the Workers entry on workerd", () => {
     // Its cost record is one JSON line in the Worker's log, the same figures as the headers.
     const requestId = response.headers.get("x-tollgate-request-id")!;
     const record = await until(
-      () => costRecordsInLog().find((line) => line.requestId === requestId),
+      () => costRecordsInLog(workerLog).find((line) => line.requestId === requestId),
       () => `its cost record in the Worker's log, which said:\n${workerLog.slice(-2_000)}`,
     );
     expect(record).toMatchObject({

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import type { CostRecord } from "../../src/metering/cost-record.ts";
 
 export type EdgeUpstream = { url: string; drips: { sent: number; closedEarly: boolean }[]; close(): void };
 
@@ -108,4 +109,13 @@ function deployedCompatibility(): { compatibilityDate: string; compatibilityFlag
   const flags = /^compatibility_flags\s*=\s*\[([^\]]*)\]/m.exec(toml)?.[1];
   if (!date || flags === undefined) throw new Error("wrangler.toml has no compatibility_date or compatibility_flags");
   return { compatibilityDate: date, compatibilityFlags: [...flags.matchAll(/"([^"]+)"/g)].map((match) => match[1]!) };
+}
+
+/** The cost records a Worker wrote to its log: one `{"type":"tollgate.cost_record","record":…}` line each. */
+export function costRecordsInLog(log: string): CostRecord[] {
+  return log
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as { type?: string; record?: CostRecord })
+    .flatMap((entry) => (entry.type === "tollgate.cost_record" && entry.record ? [entry.record] : []));
 }
