@@ -16,9 +16,11 @@ export type ChatCompletionsCall = {
   /**
    * The longest wait for the response headers, as the official SDKs' `timeout` bounds it. The
    * whole answer and a stream's silences are bounded for every adapter alike by the router
-   * (src/routing/call-deadlines.ts).
+   * (src/routing/call-deadlines.ts). Undefined: no timer here, the caller's signal is the only
+   * bound (the router's deadline starts earlier with the same limit, so this one could never
+   * fire first).
    */
-  timeoutMs: number;
+  timeoutMs: number | undefined;
   transport: TransportOptions;
 };
 
@@ -40,23 +42,26 @@ export type ChatCompletionsResponse = { json(): Promise<unknown>; body: AsyncIte
 export async function postChatCompletions(call: ChatCompletionsCall): Promise<ChatCompletionsResponse> {
   const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json, text/event-stream" };
   if (call.apiKey) headers.authorization = `Bearer ${call.apiKey}`;
-  const deadline = new HeadersDeadline(call.signal, call.timeoutMs);
-  const signal = deadline.signal;
+  const deadline = call.timeoutMs === undefined ? undefined : new HeadersDeadline(call.signal, call.timeoutMs);
+  const signal = deadline?.signal ?? call.signal;
   const body = JSON.stringify(call.body);
   try {
     if (call.transport.post) {
       const response = await call.transport.post(call.url, { headers, body, signal });
-      if (response.status < 400) return deadline.endsWith(response);
+      if (response.status < 400) return deadline ? deadline.endsWith(response) : response;
       throw new ProviderHttpError(response.status, new Headers(flatHeaders(response.headers)), errorBody(await response.text().catch(() => "")));
     }
     const doFetch = call.transport.fetch ?? fetch;
     const response = await doFetch(call.url, { method: "POST", headers, body, signal, ...(call.transport.fetchOptions ?? {}) } as RequestInit);
-    if (response.ok) return deadline.endsWith({ json: () => response.json(), body: response.body! });
+    if (response.ok) {
+      const answer = { json: () => response.json(), body: response.body! };
+      return deadline ? deadline.endsWith(answer) : answer;
+    }
     throw new ProviderHttpError(response.status, response.headers, errorBody(await response.text().catch(() => "")));
   } catch (error) {
-    deadline.end();
+    deadline?.end();
     // Either transport reports a fired signal as an abort; say which signal it was.
-    if (deadline.timedOut && !call.signal.aborted) throw Object.assign(new Error(`no response headers within ${call.timeoutMs} ms`), { name: "TimeoutError" });
+    if (deadline?.timedOut && !call.signal.aborted) throw Object.assign(new Error(`no response headers within ${call.timeoutMs} ms`), { name: "TimeoutError" });
     throw error;
   }
 }

@@ -182,5 +182,9 @@ describe("formatUsd", () => {
     expect(formatUsd(2_000_000_000)).toBe("2");
     expect(formatUsd(1_234_567_891_234)).toBe("1234.567891234");
     expect(formatUsd(-5)).toBe("-0.000000005");
+    // One nano-dollar short of a whole dollar, and the largest exact integer: no rounding up.
+    expect(formatUsd(8_999_999_999_999_999)).toBe("8999999.999999999");
+    expect(formatUsd(Number.MAX_SAFE_INTEGER)).toBe("9007199.254740991");
+    expect(formatUsd(-1_500_000_000)).toBe("-1.5");
   });
 });

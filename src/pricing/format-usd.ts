@@ -1,10 +1,16 @@
 /** Nano-dollars as an exact decimal USD string: 12_500 → "0.0000125", 2_000_000_000 → "2". */
 export function formatUsd(nanoDollars: number): string {
-  const negative = nanoDollars < 0;
-  const digits = String(Math.abs(nanoDollars)).padStart(10, "0");
-  const whole = digits.slice(0, -9).replace(/^0+(?=\d)/, "");
-  const fraction = digits.slice(-9).replace(/0+$/, "");
-  return `${negative ? "-" : ""}${whole}${fraction ? `.${fraction}` : ""}`;
+  const sign = nanoDollars < 0 ? "-" : "";
+  const nano = Math.abs(nanoDollars);
+  // Integer arithmetic only (exact below 2^53 nano-dollars, $9M): `%` of integers is exact, and so
+  // is dividing a multiple of 1e9 by 1e9. No regular expressions: this runs for every answer.
+  const fraction = nano % 1e9;
+  const whole = (nano - fraction) / 1e9;
+  if (fraction === 0) return `${sign}${whole}`;
+  const digits = String(fraction).padStart(9, "0");
+  let end = 9;
+  while (digits.charCodeAt(end - 1) === 48 /* "0" */) end--;
+  return `${sign}${whole}.${digits.slice(0, end)}`;
 }
 
 /** USD as a number, for readers that want one (reports, metrics); never summed back into money. */

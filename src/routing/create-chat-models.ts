@@ -37,6 +37,7 @@ function createAdapter(provider: ResolvedProvider, common: Parameters<typeof cre
     case "anthropic":
       return createAnthropicAdapter({ ...common, apiKey: provider.apiKeyValue ?? "" });
     case "openai-compatible":
-      return createOpenAICompatibleAdapter({ ...common, baseUrl: provider.baseUrl ?? "", ...(provider.imageUrls ? { imageUrls: provider.imageUrls } : {}) });
+      // withDeadlines (below) holds each call to timeoutMs: the adapter needs no timer of its own.
+      return createOpenAICompatibleAdapter({ ...common, baseUrl: provider.baseUrl ?? "", boundedByCaller: true, ...(provider.imageUrls ? { imageUrls: provider.imageUrls } : {}) });
   }
 }
