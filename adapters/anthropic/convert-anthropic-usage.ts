@@ -6,6 +6,8 @@ type AnthropicUsage = {
   cache_read_input_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
   cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
+  /** The thinking part of output_tokens (inside it, as OpenAI's reasoning_tokens are). */
+  output_tokens_details?: { thinking_tokens?: number | null } | null;
 };
 
 /**
@@ -17,6 +19,7 @@ export function convertAnthropicUsage(usage: AnthropicUsage): Usage {
   const converted: Usage = {};
   if (usage.input_tokens != null) converted.inputTokens = usage.input_tokens;
   if (usage.output_tokens != null) converted.outputTokens = usage.output_tokens;
+  if (usage.output_tokens_details?.thinking_tokens != null) converted.reasoningTokens = usage.output_tokens_details.thinking_tokens;
   if (usage.cache_read_input_tokens != null) converted.cacheReadTokens = usage.cache_read_input_tokens;
   if (usage.cache_creation) {
     converted.cacheWrite5mTokens = usage.cache_creation.ephemeral_5m_input_tokens ?? 0;

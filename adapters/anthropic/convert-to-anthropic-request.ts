@@ -1,6 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { CacheMark, ChatMessage, ChatRequest, ImageContent, ToolChoice } from "../../src/model/chat-request.ts";
 import { parseToolArguments } from "../../src/dialects/anthropic/render-anthropic-response.ts";
+import { GatewayError } from "../../src/errors/gateway-error.ts";
 
 // Neutral request → Messages body. Anthropic differs from the neutral model in three ways that
 // matter here: system text is top-level, roles must alternate (consecutive turns of one role
@@ -116,6 +117,29 @@ function imageBlock(image: ImageContent): Anthropic.Messages.ImageBlockParam {
 }
 
 /** Anthropic refuses text blocks and stop sequences of whitespace alone. */
+/**
+ * Turns of whitespace alone are dropped (Anthropic refuses blank text). When that leaves the
+ * conversation ending with an assistant turn, Anthropic would read that turn as a prefill to
+ * continue (models from 4.6 on refuse prefills outright) instead of answering the user: refused
+ * here, so the route tries its next target or the client is told what to send.
+ */
+export function refuseBlankLastTurn(request: ChatRequest, providerName: string): GatewayError | undefined {
+  let droppedUserTurn = false;
+  for (let index = request.messages.length - 1; index >= 0; index--) {
+    const message = request.messages[index]!;
+    if (message.role === "system") continue;
+    if (message.role === "assistant") break;
+    if (convertContent(message).length > 0) return undefined;
+    droppedUserTurn = true;
+  }
+  if (!droppedUserTurn) return undefined;
+  return new GatewayError(
+    "invalid_request",
+    `the last user message holds only whitespace, which provider "${providerName}" refuses (dropped, the turn before it would be continued instead of answered): send some text in it`,
+    { param: "messages" },
+  );
+}
+
 function hasText(text: string): boolean {
   return text.trim().length > 0;
 }

@@ -4,7 +4,7 @@ import type { StreamPart } from "../../src/model/stream-part.ts";
 import { mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
 import { FinishCheck } from "../shared/finish-check.ts";
-import { convertToAnthropicRequest } from "./convert-to-anthropic-request.ts";
+import { convertToAnthropicRequest, refuseBlankLastTurn } from "./convert-to-anthropic-request.ts";
 import { mapAnthropicResponse } from "./map-anthropic-response.ts";
 import { streamWithPrefill, withPrefill } from "./prefill.ts";
 import { mapAnthropicStream } from "./map-anthropic-stream.ts";
@@ -36,6 +36,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
     providerName: options.name,
     providerType: "anthropic",
     baseUrl,
+    refuse: (request) => refuseBlankLastTurn(request, options.name),
 
     async generate(request, model, signal) {
       const body = convertToAnthropicRequest(request, model);

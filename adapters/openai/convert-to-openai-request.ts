@@ -99,7 +99,9 @@ function convertMessage(message: ChatMessage): MessageParam {
       const toolCalls = message.content.flatMap((part) =>
         part.type === "tool-call" ? [{ id: part.id, type: "function" as const, function: { name: part.name, arguments: part.arguments } }] : [],
       );
-      return { role: "assistant", content: text.length > 0 ? text : null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
+      // null only beside tool calls: OpenAI refuses an assistant turn of `content: null` alone
+      // ("expected a string, got null"), which an empty answer replayed as "" would become.
+      return { role: "assistant", content: text.length > 0 || toolCalls.length === 0 ? text : null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
     }
     case "tool":
       return { role: "tool", tool_call_id: message.toolCallId, content: message.content };

@@ -35,10 +35,12 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
   }
   // The provider account's money, not the client's request or its pace: Anthropic's 402
   // billing_error, OpenAI's 429 insufficient_quota (REFERENCE.md: not to be retried as a rate
-  // limit). Another target, on another account, may still answer.
-  if (status === 402 || (status === 429 && upstreamCodeAndParam(sdkError).code === "insufficient_quota") || errorType(sdkError) === "insufficient_quota") {
+  // limit), and Anthropic's 400s for an account out of credit or past its own spend limit, which
+  // it sends as invalid_request_error. Another target, on another account, may still answer.
+  const outOfCredit = status === 400 && ANTHROPIC_ACCOUNT_LIMIT.test(upstreamMessage);
+  if (status === 402 || outOfCredit || (status === 429 && upstreamCodeAndParam(sdkError).code === "insufficient_quota") || errorType(sdkError) === "insufficient_quota") {
     return new GatewayError("upstream", `${where} refused tollgate's account for billing or quota (HTTP ${status}): ${upstreamMessage}; check the provider account's plan and billing`, {
-      code: status === 402 ? "provider_billing_error" : "insufficient_quota",
+      code: status === 402 || outOfCredit ? "provider_billing_error" : "insufficient_quota",
       retryable: true,
       cause: error,
     });
@@ -71,13 +73,21 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
 }
 
 /**
- * A prompt longer than the model's context, as local decoders say it (their `code` is the HTTP
+ * Anthropic's words for an account that cannot pay, sent as a 400 invalid_request_error:
+ * "Your credit balance is too low to access the Anthropic API. …" and "You have reached your
+ * specified API usage limits. You will regain access on … UTC."
+ */
+const ANTHROPIC_ACCOUNT_LIMIT = /credit balance is too low|reached your specified API usage limits/i;
+
+/**
+ * A prompt longer than the model's context, as Anthropic says it ("prompt is too long: 208310
+ * tokens > 200000 maximum") and as local decoders say it (their `code` is the HTTP
  * status): llama-server's type `exceed_context_size_error`; vLLM's "This model's maximum context
  * length is … tokens" (the words OpenAI's own message uses) or, from its engine, "The decoder
  * prompt (length …) is longer than the maximum model length of …".
  */
 function exceedsContext(error: SdkError, message: string): boolean {
-  return errorType(error) === "exceed_context_size_error" || /maximum context length|longer than the maximum model length/i.test(message);
+  return errorType(error) === "exceed_context_size_error" || /maximum context length|longer than the maximum model length|prompt is too long: \d+ tokens > \d+ maximum/i.test(message);
 }
 
 function errorType(error: SdkError): string | undefined {

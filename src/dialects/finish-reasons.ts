@@ -5,6 +5,7 @@ import type { FinishReason } from "../model/stream-part.ts";
 export function toOpenAIFinishReason(reason: FinishReason): "stop" | "length" | "tool_calls" | "content_filter" {
   switch (reason) {
     case "length":
+    case "context-window":
       return "length";
     case "tool-calls":
       return "tool_calls";
@@ -41,7 +42,7 @@ export function fromOpenAIFinishReason(reason: string | null | undefined): Finis
   }
 }
 
-export type AnthropicStopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" | "refusal" | "pause_turn";
+export type AnthropicStopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" | "refusal" | "pause_turn" | "model_context_window_exceeded";
 
 export function toAnthropicStopReason(reason: FinishReason): AnthropicStopReason {
   switch (reason) {
@@ -49,6 +50,9 @@ export function toAnthropicStopReason(reason: FinishReason): AnthropicStopReason
       return "stop_sequence";
     case "length":
       return "max_tokens";
+    // Not max_tokens: asking for more tokens would not help, the context is full.
+    case "context-window":
+      return "model_context_window_exceeded";
     case "tool-calls":
       return "tool_use";
     case "content-filter":
@@ -65,8 +69,9 @@ export function fromAnthropicStopReason(reason: string | null | undefined): Fini
     case "stop_sequence":
       return "stop-sequence";
     case "max_tokens":
-    case "model_context_window_exceeded":
       return "length";
+    case "model_context_window_exceeded":
+      return "context-window";
     case "tool_use":
       return "tool-calls";
     case "refusal":

@@ -8,6 +8,8 @@ export type FinishReason =
   | "stop"
   | "stop-sequence"
   | "length"
+  /** The model's context window filled up before its max_tokens did (Anthropic's model_context_window_exceeded). */
+  | "context-window"
   | "tool-calls"
   | "content-filter"
   | "other";

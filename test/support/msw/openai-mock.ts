@@ -144,6 +144,11 @@ export function createOpenAIMock({
 
     const body = record.body;
     if (!body || typeof body !== "object") return jsonError(400, INVALID_JSON_BODY);
+    // The real API refuses an assistant turn whose content is null without tool calls.
+    const nullTurn = Array.isArray(body.messages)
+      ? (body.messages as { role?: unknown; content?: unknown; tool_calls?: unknown }[]).findIndex((m) => m?.role === "assistant" && m.content === null && !m.tool_calls)
+      : -1;
+    if (nullTurn >= 0) return jsonError(400, openAIErrorBody("Invalid value for 'content': expected a string, got null.", "invalid_request_error", null, `messages.[${nullTurn}].content`));
 
     const reply = replies.next();
     const model = ("model" in reply && reply.model) || (typeof body.model === "string" ? body.model : "gpt-4o");
