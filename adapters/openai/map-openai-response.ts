@@ -7,9 +7,14 @@ import { convertOpenAIUsage } from "./convert-openai-usage.ts";
 import { readDecoderReasoning } from "./read-decoder-reasoning.ts";
 import { readDecoderTimings } from "./read-decoder-timings.ts";
 import { finishPart } from "./finish-part.ts";
+import { GatewayError } from "../../src/errors/gateway-error.ts";
 
 /** `providerName`: for the error an answer cut short (vLLM's finish_reason "abort") becomes. */
 export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatCompletion, providerName: string): ChatResponse {
+  // A 200 whose JSON is not a chat completion (a proxy's own answer, a wrong baseUrl path).
+  if (typeof completion !== "object" || completion === null || !Array.isArray(completion.choices)) {
+    throw new GatewayError("upstream", `provider "${providerName}" answered with something that is not a chat completion (no "choices"); check that its baseUrl is a Chat Completions API`, { retryable: true });
+  }
   const choice = completion.choices[0];
   // Cut short, but the engine did the work: its usage bills the call.
   if (isUnfinishedOpenAIReason(choice?.finish_reason)) throw unfinishedAnswer(providerName, completion.usage ? convertOpenAIUsage(completion.usage) : undefined);

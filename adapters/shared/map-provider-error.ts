@@ -22,6 +22,13 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
     const streamedType = errorType(sdkError);
     if (streamedType) return mapStreamedError(streamedType, streamedStatus(sdkError), where, upstreamMessage, error);
     if (isTimeout(sdkError)) return new GatewayError("timeout", didNotAnswer(where, context.timeoutMs), { retryable: true, cause: error });
+    // It answered, with something that is not JSON (an HTML error page, an empty body): not a network problem.
+    if (error instanceof SyntaxError) {
+      return new GatewayError("upstream", `${where} answered with a body that is not JSON (${scrub(error.message, context.apiKey).slice(0, 120)}); check that its baseUrl is a Chat Completions or Messages API`, {
+        retryable: true,
+        cause: error,
+      });
+    }
     return new GatewayError("upstream", `could not reach ${where}: ${scrub(sdkError?.message ?? "connection failed", context.apiKey)}`, {
       retryable: true,
       cause: error,

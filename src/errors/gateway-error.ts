@@ -9,7 +9,9 @@ export type ErrorKind =
   | "budget_exceeded" // 402
   | "permission" // 403: the key may not use this route
   | "not_found" // 404: unknown route or path
+  | "method_not_allowed" // 405: a served path, another method
   | "request_too_large" // 413
+  | "unsupported_media_type" // 415: a compressed request body
   | "rate_limit" // 429
   | "internal" // 500: a bug in tollgate
   | "upstream" // 502: the provider failed or answered something unusable
@@ -22,7 +24,9 @@ const STATUS: Record<ErrorKind, number> = {
   budget_exceeded: 402,
   permission: 403,
   not_found: 404,
+  method_not_allowed: 405,
   request_too_large: 413,
+  unsupported_media_type: 415,
   rate_limit: 429,
   internal: 500,
   upstream: 502,

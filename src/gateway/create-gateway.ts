@@ -56,6 +56,15 @@ export type GatewayOptions = {
   dropClient?: (c: Context<GatewayEnv>) => void;
 };
 
+/** What each endpoint takes: another method on one of these paths is a 405, not a 404. */
+const ENDPOINT_METHODS = new Map([
+  ["/v1/chat/completions", "POST"],
+  ["/v1/messages", "POST"],
+  ["/v1/models", "GET"],
+  ["/v1/budgets", "GET"],
+  ["/healthz", "GET"],
+]);
+
 /** Endpoints named in span names; anything else is named by its method only (bounded cardinality). */
 const SPAN_PATHS = new Set(["/v1/chat/completions", "/v1/messages", "/v1/models", "/v1/budgets", "/healthz"]);
 
@@ -128,6 +137,12 @@ export function buildGateway({
   });
 
   app.notFound(function notFound(c) {
+    // A served path asked with another method: 405 with the method it takes (RFC 9110 §15.5.6).
+    const allow = ENDPOINT_METHODS.get(c.req.path);
+    if (allow) {
+      const error = new GatewayError("method_not_allowed", `${c.req.path} takes ${allow}, not ${c.req.method}: send the request with ${allow}`);
+      return jsonResponse(c.get("dialect").renderError(error), error.status, c.get("requestId"), { allow: allow === "GET" ? "GET, HEAD" : allow });
+    }
     // Not "model_not_found" (the default code of a 404, for an unknown route): this is a path.
     throw new GatewayError("not_found", `no such endpoint: ${c.req.method} ${c.req.path}; tollgate serves POST /v1/chat/completions, POST /v1/messages, GET /v1/models, GET /v1/budgets, GET /healthz`, {
       code: "unknown_endpoint",

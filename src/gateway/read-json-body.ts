@@ -8,6 +8,11 @@ import { GatewayError } from "../errors/gateway-error.ts";
  * A chunked body is counted as it streams in.
  */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
+  // A compressed body would be read as JSON and refused with its bytes quoted back; say why instead.
+  const encoding = request.headers.get("content-encoding");
+  if (encoding !== null && encoding.trim().toLowerCase() !== "identity") {
+    throw new GatewayError("unsupported_media_type", `the request body is sent with Content-Encoding: ${encoding}, which tollgate does not read: send it uncompressed`);
+  }
   const declared = request.headers.get("content-length");
   let text: string;
   if (declared !== null && !request.headers.has("transfer-encoding")) {

@@ -6,7 +6,6 @@ export function sseResponse(body: ReadableStream<Uint8Array>, headers: Record<st
     headers: {
       "content-type": "text/event-stream; charset=utf-8",
       "cache-control": "no-cache",
-      connection: "keep-alive",
       // Tell nginx-style proxies in front of tollgate not to buffer the stream either.
       "x-accel-buffering": "no",
       // Without it @hono/node-server waits for a second chunk, up to a timer turn (~1 ms), to see

@@ -70,7 +70,7 @@ async function start({ config: configFlag }: { config?: string }) {
   // it: unless HOST says otherwise, only this machine can.
   const { keys, admin } = config as { keys?: unknown; admin?: { keyHash?: unknown } };
   const demo = admin?.keyHash === DEMO_KEY_HASH || (Array.isArray(keys) && keys.some((key) => key?.hash === DEMO_KEY_HASH));
-  const port = Number(process.env.PORT ?? 8787);
+  const port = portFrom(process.env.PORT);
   // A blank HOST (a compose file's `HOST:` left empty) is unset, not "every interface" as Node takes "".
   const hostSetting = process.env.HOST?.trim() || undefined;
   const host = hostSetting ?? (demo ? "127.0.0.1" : "0.0.0.0");
@@ -117,4 +117,13 @@ async function createKey({ id, team, admin = false }: { id?: string; team?: stri
   const where = admin ? `Put this in your config as "admin"` : `Add this to "keys" in your config`;
   const entry = admin ? { keyHash: hash } : { id: id ?? "my-app", team: team ?? "my-team", hash };
   process.stdout.write(`key:  ${key}\n` + `hash: ${hash}\n\n` + `The key is shown once; tollgate keeps only the hash. ${where}:\n` + `${JSON.stringify(entry)}\n`);
+}
+
+/** PORT as a port: blank is unset (a compose file's `PORT:` left empty), anything else must be one. */
+function portFrom(setting: string | undefined): number {
+  const text = setting?.trim();
+  if (!text) return 8787;
+  const port = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!(port >= 1 && port <= 65535)) throw new Error(`PORT=${setting} is not a port: set PORT to a whole number from 1 to 65535, or leave it unset for 8787`);
+  return port;
 }

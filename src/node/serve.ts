@@ -1,5 +1,5 @@
 import { serve } from "@hono/node-server";
-import type { ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { Agent } from "undici";
 import { resolveConfig, type Environment } from "../config/resolve-config.ts";
 import { buildGateway } from "../gateway/create-gateway.ts";
@@ -91,9 +91,10 @@ export async function startGateway({
   });
   log(`[tollgate] cost records go to ${describe}${otel ? "; OpenTelemetry export is on" : ""}`);
 
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const started = serve({ fetch: app.fetch, port, hostname: host }, () => resolve(started));
-  });
+  const server = (await listen(app.fetch, port, host)) as Server;
+  const draining = drainOnClose(server);
+  answerBeforeUpload(server, resolved.server.maxBodyBytes);
+  streamsForHttp10(server);
   const address = server.address();
   const actualPort = typeof address === "object" && address ? address.port : port;
 
@@ -104,6 +105,7 @@ export async function startGateway({
     store,
     admissionStore,
     async close({ drainMs = Infinity } = {}) {
+      draining.begin();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       const cut = Number.isFinite(drainMs) && "closeAllConnections" in server ? setTimeout(() => server.closeAllConnections(), drainMs) : undefined;
       await closed;
@@ -115,4 +117,76 @@ export async function startGateway({
       await dispatcher.close();
     },
   };
+}
+
+/** Listens, or fails with what to do: a port in use is a start-up error, not an unhandled 'error' event. */
+function listen(fetch: (request: Request, env: unknown) => Response | Promise<Response>, port: number, host: string): Promise<ReturnType<typeof serve>> {
+  return new Promise((resolve, reject) => {
+    const started = serve({ fetch, port, hostname: host }, () => {
+      started.off("error", failed);
+      resolve(started);
+    });
+    const failed = (error: NodeJS.ErrnoException) => {
+      const fix = error.code === "EADDRINUSE" ? "is already in use: stop the other process or set PORT" : error.code === "EACCES" ? "may not be opened by this user: set PORT above 1023" : `cannot be opened (${error.message})`;
+      reject(new Error(`port ${port} on ${host} ${fix}`));
+    };
+    started.once("error", failed);
+  });
+}
+
+/**
+ * Shutdown behind a load balancer, which keeps connections open: server.close() closes only the
+ * connections idle at that moment. Once it has begun, every answer says `Connection: close` (the
+ * balancer stops sending there), and a connection is closed as soon as its answer in flight ends,
+ * so close() returns when the last answer does, not at the keep-alive timeout.
+ */
+function drainOnClose(server: Server) {
+  let closing = false;
+  const open = new Set<ServerResponse>();
+  const closeWhenIdle = () => setImmediate(() => server.closeIdleConnections());
+  server.on("request", (_incoming: IncomingMessage, outgoing: ServerResponse) => {
+    open.add(outgoing);
+    if (closing) outgoing.shouldKeepAlive = false;
+    outgoing.once("close", () => {
+      open.delete(outgoing);
+      if (closing) closeWhenIdle();
+    });
+  });
+  return {
+    begin(): void {
+      closing = true;
+      // Answers whose headers are still to be written say `Connection: close`; those already
+      // under way end their connection when they finish (closeWhenIdle above).
+      for (const outgoing of open) if (!outgoing.headersSent) outgoing.shouldKeepAlive = false;
+    },
+  };
+}
+
+/**
+ * `Expect: 100-continue` (curl sends it for bodies over 1 MiB): Node would invite the upload at
+ * once. A body declared over the limit is not invited; the request goes on without it, and the
+ * gateway answers 413 from its Content-Length alone, before a byte is sent.
+ */
+function answerBeforeUpload(server: Server, maxBodyBytes: number): void {
+  server.on("checkContinue", (incoming: IncomingMessage, outgoing: ServerResponse) => {
+    if (!(Number(incoming.headers["content-length"]) > maxBodyBytes)) outgoing.writeContinue();
+    server.emit("request", incoming, outgoing);
+  });
+}
+
+/**
+ * A stream's response names chunked encoding (sse-response.ts: so that @hono/node-server sends
+ * its first bytes at once). HTTP/1.0 has no chunked encoding: for such a client the header is
+ * dropped, and the end of the body is the end of the connection.
+ */
+function streamsForHttp10(server: Server): void {
+  server.on("request", (incoming: IncomingMessage, outgoing: ServerResponse) => {
+    if (incoming.httpVersionMinor !== 0 || incoming.httpVersionMajor !== 1) return;
+    const writeHead = outgoing.writeHead;
+    outgoing.writeHead = function (this: ServerResponse, ...args: Parameters<typeof writeHead>) {
+      const headers = args.find((arg) => typeof arg === "object" && arg !== null && !Array.isArray(arg)) as Record<string, unknown> | undefined;
+      if (headers?.["transfer-encoding"] === "chunked") delete headers["transfer-encoding"];
+      return writeHead.apply(this, args);
+    } as typeof writeHead;
+  });
 }

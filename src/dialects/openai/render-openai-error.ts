@@ -6,7 +6,9 @@ const TYPE_BY_KIND: Record<GatewayError["kind"], string> = {
   budget_exceeded: "insufficient_quota",
   permission: "permission_error",
   not_found: "invalid_request_error",
+  method_not_allowed: "invalid_request_error",
   request_too_large: "invalid_request_error",
+  unsupported_media_type: "invalid_request_error",
   rate_limit: "rate_limit_error",
   internal: "server_error",
   upstream: "server_error",
@@ -17,6 +19,7 @@ const TYPE_BY_KIND: Record<GatewayError["kind"], string> = {
 const DEFAULT_CODE: Partial<Record<GatewayError["kind"], string>> = {
   budget_exceeded: "budget_exceeded",
   not_found: "model_not_found",
+  method_not_allowed: "method_not_allowed",
   rate_limit: "rate_limit_exceeded",
   request_too_large: "request_too_large",
 };

@@ -1,0 +1,48 @@
+// A gateway in front of a scripted fake local decoder, and raw HTTP/1.x over TCP for what the
+// clients cannot send (HTTP/1.0, Expect: 100-continue).
+import net from "node:net";
+import { startTestGateway, testConfig, type TestGateway } from "./gateway.ts";
+import { startFakeDecoder, chunk, completion, sendJson, type FakeDecoder } from "./fake-decoder.ts";
+
+export { APP_KEY, ledgerRecords, waitForRecord } from "./gateway.ts";
+export { chunk, completion, sendJson };
+
+export type Rig = { gateway: TestGateway; decoder: FakeDecoder; close(): Promise<void> };
+
+export async function startRig(): Promise<Rig> {
+  const decoder = await startFakeDecoder();
+  decoder.handle = (body, res) => {
+    if (!(body as { stream?: boolean }).stream) return sendJson(res, completion("x", { content: "hi" }, "stop", { usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } }));
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(chunk("c", { role: "assistant", content: "hi" }));
+    res.write(chunk("c", {}, "stop"));
+    res.write(chunk("c", null, null, { usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } }));
+    res.end("data: [DONE]\n\n");
+  };
+  const gateway = await startTestGateway(testConfig(decoder.baseUrl));
+  return { gateway, decoder, close: async () => { await gateway.close({ drainMs: 100 }); await decoder.close(); } };
+}
+
+/** Writes `data` on a fresh TCP connection; resolves with what came back and whether the server closed it within `waitMs`. */
+export function rawHttp(port: number, data: string | Buffer, waitMs = 2000): Promise<{ text: string; closedByServer: boolean; ms: number }> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const socket = net.connect(port, "127.0.0.1");
+    let text = "";
+    let settled = false;
+    const finish = (closedByServer: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ text, closedByServer, ms: Date.now() - started });
+    };
+    socket.on("data", (d) => (text += d.toString("latin1")));
+    socket.on("error", () => finish(true));
+    socket.on("close", () => finish(true));
+    socket.write(data);
+    const timer = setTimeout(() => finish(false), waitMs);
+  });
+}
+
+export const head = (text: string) => text.split("\r\n\r\n")[0]!.toLowerCase();
