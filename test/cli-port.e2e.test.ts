@@ -1,4 +1,4 @@
-// PORT is read as a port: blank means unset (8787), anything else must be 1–65535, and a port in use is a one-line start-up error.
+// PORT is read as a port: blank means unset (8787), anything else must be 0–65535 (0: any free port), and a port in use is a one-line start-up error.
 // Used to be wrong:
 //   main.ts reads PORT with Number(process.env.PORT ?? 8787): a blank PORT (a compose file's
 //   `PORT:` left empty, as HOST's comment in main.ts says happens) is Number("") = 0, and the

@@ -124,6 +124,6 @@ function portFrom(setting: string | undefined): number {
   const text = setting?.trim();
   if (!text) return 8787;
   const port = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!(port >= 1 && port <= 65535)) throw new Error(`PORT=${setting} is not a port: set PORT to a whole number from 1 to 65535, or leave it unset for 8787`);
+  if (!(port >= 0 && port <= 65535)) throw new Error(`PORT=${setting} is not a port: set PORT to a whole number from 1 to 65535 (0: any free port), or leave it unset for 8787`);
   return port;
 }
