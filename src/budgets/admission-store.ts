@@ -101,5 +101,18 @@ export function secondsUntilRoom(previous: number, current: number, now: number,
     waitMs = (1 - elapsed) * MINUTE_MS + into * MINUTE_MS;
   }
   // Whole seconds, rounded up (and past the edge itself where the limit is strict).
-  return Math.max(1, Math.ceil((waitMs + (strict ? 1 : 0)) / 1000));
+  let seconds = Math.max(1, Math.ceil((waitMs + (strict ? 1 : 0)) / 1000));
+  // Floating point can put the estimate a hair over the room at that very second (51 × (1 − 20/60)
+  // is 34.000000000000004, not 34): weighed as admission will weigh it, a second more where needed.
+  // Two minutes on, nothing weighs in any more, so this ends.
+  while (seconds < 120 && !fits(estimateAt(previous, current, now, now + seconds * 1000))) seconds++;
+  return seconds;
+}
+
+/** The sliding estimate at a later time `at`, from the counts of `now`'s minute and the one before. */
+function estimateAt(previous: number, current: number, now: number, at: number): number {
+  const minutes = Math.floor(at / MINUTE_MS) - Math.floor(now / MINUTE_MS);
+  if (minutes === 0) return slidingEstimate(previous, current, at);
+  if (minutes === 1) return slidingEstimate(current, 0, at);
+  return 0;
 }

@@ -175,9 +175,10 @@ describe.each([
     // Not at the next minute (12:01:00), where the 3 still weigh in whole: once they weigh 2 or
     // less, 20 s into it, 3 × (1 − 20/60) = 2, and 2 + 1 ≤ 3. From 12:00:10 that is 70 s.
     await expect(admit("limited")).rejects.toMatchObject({ status: 429, code: "rate_limit_exceeded", retryAfterSeconds: 70 });
-    // Half-way through the next minute the previous minute's 3 count as 1.5: one more fits.
-    clock.now = Date.parse("2026-11-22T12:01:30Z");
+    clock.now = Date.parse("2026-11-22T12:01:20Z");
     await admit("limited");
+    // Half-way through the next minute the previous minute's 3 count as 1.5, plus the one above: full.
+    clock.now = Date.parse("2026-11-22T12:01:30Z");
     await expect(admit("limited")).rejects.toMatchObject({ status: 429 });
   });
 

@@ -1,4 +1,5 @@
 import { mayUseRoute, type Caller } from "../auth/authenticate.ts";
+import { GatewayError } from "../errors/gateway-error.ts";
 import type { Admission, BudgetScope } from "../budgets/admission.ts";
 import type { AdmissionStore } from "../budgets/admission-store.ts";
 import { windowKey, windowOf } from "../budgets/budget-window.ts";
@@ -25,7 +26,10 @@ export async function renderBudgets(config: ResolvedConfig, admission: Admission
   }
   const listed = [...scopes.values()].sort((a, b) => a.scope.localeCompare(b.scope));
   const windows = listed.map(({ budget }) => windowOf(budget, now));
-  const levels = await store.levels(listed.map(({ scope }, index) => windowKey(scope, windows[index]!)), now);
+  const levels = await store.levels(listed.map(({ scope }, index) => windowKey(scope, windows[index]!)), now).catch((error: Error) => {
+    // The store's outage, as admission reports it: not a tollgate bug (500).
+    throw new GatewayError("unavailable", "the budget store is unreachable; budgets cannot be read until it is back", { code: "budget_store_unavailable", retryAfterSeconds: 1, cause: error });
+  });
   return {
     scopes: listed.map(({ scope, budget }, index) => {
       const level = levels[index]!;

@@ -25,11 +25,16 @@ export type OpenedStores = { ledger: Ledger; ledgerStore: LedgerStore; keyValues
  */
 export async function openStores(config: ResolvedConfig, log: (line: string) => void): Promise<OpenedStores> {
   if (config.redisUrl) {
-    // Commands wait in ioredis's offline queue while Redis is away; the ledger retries what fails.
-    // Auto-pipelining sends the commands issued in one event-loop turn (admissions, settlements)
-    // in one write: fewer syscalls under load, no added wait when idle.
-    const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3, enableAutoPipelining: true });
+    // While Redis is away a command fails at once (no offline queue), and one it does not answer
+    // fails after REDIS_COMMAND_TIMEOUT_MS: a budgeted request gets its 503 in seconds, never a
+    // hang, and a refused admission is never sent later from a queue. The ledger and the settles
+    // retry what fails. Auto-pipelining sends the commands issued in one event-loop turn
+    // (admissions, settlements) in one write: fewer syscalls under load, no added wait when idle.
+    const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3, enableAutoPipelining: true, enableOfflineQueue: false, commandTimeout: REDIS_COMMAND_TIMEOUT_MS });
     redis.on("error", (error: Error) => log(`[tollgate] redis: ${error.message}`));
+    // Without an offline queue, commands sent before the connection is up would fail: wait for it
+    // (a Redis that is down at start-up is an outage like any other, answered with 503s meanwhile).
+    await readyWithin(redis, REDIS_CONNECT_WAIT_MS, log);
     const prefix = config.store?.keyPrefix ?? "";
     const ledgerStore = new RedisLedgerStore(redis, prefix);
     return {
@@ -48,4 +53,20 @@ export async function openStores(config: ResolvedConfig, log: (line: string) => 
   const admissionStore = new MemoryAdmissionStore();
   for (const [scopeKey, nano] of spend?.totals ?? []) admissionStore.addSpent(scopeKey, nano);
   return { ledger: new Ledger({ store: ledgerStore, log }), ledgerStore, keyValues: new MemoryKeyValueStore(), admissionStore, describe: path };
+}
+
+/** The longest wait for a Redis reply before the command fails (admission then answers 503). */
+const REDIS_COMMAND_TIMEOUT_MS = 2_000;
+/** How long start-up waits for Redis before serving anyway. */
+const REDIS_CONNECT_WAIT_MS = 5_000;
+
+async function readyWithin(redis: Redis, waitMs: number, log: (line: string) => void): Promise<void> {
+  if (redis.status === "ready") return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const ready = await Promise.race([
+    new Promise<boolean>((resolve) => redis.once("ready", () => resolve(true))),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), waitMs))),
+  ]);
+  clearTimeout(timer);
+  if (!ready) log(`[tollgate] warning: Redis is not reachable after ${waitMs} ms; budgeted routes answer 503 until it is`);
 }
