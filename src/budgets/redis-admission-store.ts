@@ -140,10 +140,12 @@ local function settle(k, id, actual, tokens, n, m, reserved)
   end
   for i = 1, n do redis.call('HINCRBY', KEYS[k + i], 'spent', actual) end
   for j = 1, m do
-    -- The admission's count gives way to the tokens used, in its minute while that still counts;
-    -- otherwise the tokens count in this one.
+    -- The admission's count gives way to the tokens used, in its minute while that still counts
+    -- and this Redis still holds the admission (its reservation entry: after Redis lost its data,
+    -- the minute's counter holds only later admissions, not this one's bound); otherwise the
+    -- tokens count in this one.
     local admitted_key = KEYS[k + n + m + j]
-    if reserved ~= '0' and redis.call('EXISTS', admitted_key) == 1 then
+    if reserved ~= '0' and held and redis.call('EXISTS', admitted_key) == 1 then
       redis.call('INCRBY', admitted_key, tonumber(tokens) - tonumber(reserved))
     else
       redis.call('INCRBY', KEYS[k + n + j], tokens)
