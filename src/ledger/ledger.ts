@@ -21,6 +21,12 @@ export type LedgerOptions = {
    * later turn may not run once a Worker's response is done.
    */
   schedule?: (flush: () => void) => void;
+  /**
+   * Where records go that `close()` could not write by its deadline (the Node entry: a file that
+   * the next start writes to Redis). Returns where they were kept. Without it they are lost, and
+   * the log says how many.
+   */
+  keepUnwritten?: (records: readonly CostRecord[]) => Promise<string>;
 };
 
 export class Ledger {
@@ -35,9 +41,11 @@ export class Ledger {
   private readonly retryDelayMs: number;
   private readonly maxRetryDelayMs: number;
   private readonly scheduleFlush: (flush: () => void) => void;
+  private readonly keepUnwritten: LedgerOptions["keepUnwritten"];
 
-  constructor({ store, log = console.error, maxBatch = 256, retryDelayMs = 100, maxRetryDelayMs = 30_000, schedule = nextTurn }: LedgerOptions) {
+  constructor({ store, log = console.error, maxBatch = 256, retryDelayMs = 100, maxRetryDelayMs = 30_000, schedule = nextTurn, keepUnwritten }: LedgerOptions) {
     this.store = store;
+    this.keepUnwritten = keepUnwritten;
     this.scheduleFlush = schedule;
     this.log = log;
     this.maxBatch = maxBatch;
@@ -86,8 +94,19 @@ export class Ledger {
       if (this.queue.length > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(this.retryDelayMs, giveUpAt - Date.now())));
     }
     clearTimeout(this.retryTimer);
-    if (this.queue.length > 0) this.log(`[tollgate] error: ${this.queue.length} cost records could not be written before shutdown`);
+    if (this.queue.length > 0) await this.keepQueue();
     await this.store.close();
+  }
+
+  private async keepQueue(): Promise<void> {
+    const count = this.queue.length;
+    try {
+      if (!this.keepUnwritten) throw new Error("nowhere to keep them");
+      const where = await this.keepUnwritten(this.queue.splice(0));
+      this.log(`[tollgate] error: ${count} cost records could not be written before shutdown; kept in ${where}, written at the next start`);
+    } catch (error) {
+      this.log(`[tollgate] error: ${count} cost records could not be written before shutdown, nor kept (${(error as Error).message})`);
+    }
   }
 
   private async drain(): Promise<void> {

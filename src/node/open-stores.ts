@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { Redis } from "ioredis";
 import type { ResolvedConfig } from "../config/resolve-config.ts";
 import { FileLedgerStore } from "../ledger/file-ledger-store.ts";
@@ -13,6 +13,7 @@ import { SpendTally } from "../budgets/spend-tally.ts";
 import type { KeyValueStore } from "../store/key-value-store.ts";
 import { MemoryKeyValueStore } from "../store/memory-key-value-store.ts";
 import { RedisKeyValueStore } from "../store/redis-key-value-store.ts";
+import { keepUnwritten, replayUnwritten } from "./unwritten-records.ts";
 
 /** Where the embedded store keeps records when the config names no path. */
 export const DEFAULT_LEDGER_PATH = ".tollgate/ledger.jsonl";
@@ -37,8 +38,11 @@ export async function openStores(config: ResolvedConfig, log: (line: string) => 
     await readyWithin(redis, REDIS_CONNECT_WAIT_MS, log);
     const prefix = config.store?.keyPrefix ?? "";
     const ledgerStore = new RedisLedgerStore(redis, prefix);
+    // Records a gateway stopped during an outage could not write wait beside the embedded ledger's file.
+    const unwritten = dirname(resolve(config.store?.path ?? DEFAULT_LEDGER_PATH));
+    await replayUnwritten(unwritten, ledgerStore, log);
     return {
-      ledger: new Ledger({ store: ledgerStore, log }),
+      ledger: new Ledger({ store: ledgerStore, log, keepUnwritten: keepUnwritten(unwritten) }),
       ledgerStore,
       keyValues: new RedisKeyValueStore(redis, prefix),
       admissionStore: new RedisAdmissionStore(redis, prefix),
