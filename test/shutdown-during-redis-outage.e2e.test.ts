@@ -12,11 +12,10 @@ import { RedisLedgerStore } from "../src/ledger/redis-ledger-store.ts";
 
 // Redis is away (a restart, a failover) while a gateway instance is stopped (a deploy, a scale-in).
 // The cost records it could not write in its 5 s are kept in a file beside the embedded ledger's,
-// and the next gateway to start writes them to Redis before it serves.
+// and the next gateway to start writes them to Redis, and charges them, before it serves.
 // Used to be wrong: Ledger.close() logged "N cost records could not be written before shutdown"
 // and dropped them; a request that was served and billed had no record.
-// Still missing (docs/budgets.md): the kept record's cost is not charged to the budgets; the
-// reservation expires.
+// Its cost is charged to the budgets then too (the old process's settle died with it).
 
 let port = 0;
 let dir = "";
@@ -104,7 +103,7 @@ describe("a gateway stopped while Redis is away", () => {
     await first.close({ drainMs: 1000 });
     // Redis is back with its data; the new instance starts.
     await spawnRedis();
-    await start();
+    const second = await start();
     const reader = new Redis(port, "127.0.0.1");
     const ledger = new RedisLedgerStore(reader, prefix);
     const day = new Date().toISOString().slice(0, 10);
@@ -113,8 +112,11 @@ describe("a gateway stopped while Redis is away", () => {
       found = (await ledger.records(day)).some((record) => record.requestId === requestId);
       if (!found) await new Promise((r) => setTimeout(r, 250));
     }
+    const [level] = await second.admissionStore.levels(["route:budgeted|total"], Date.now());
     reader.disconnect();
     expect(found).toBe(true);
+    // Charged to the budget too, once: gpt-4o, 1000 in × $2.50/M + 1000 out × $10/M = $0.0125.
+    expect(level).toEqual({ spentNano: 12_500_000, reservedNano: 0 });
     expect(logs.some((line) => line.includes("could not be written before shutdown; kept in"))).toBe(true);
     expect(logs.some((line) => line.includes("cost records an earlier gateway could not write"))).toBe(true);
     // Written once: the kept file is gone.

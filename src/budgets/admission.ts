@@ -84,6 +84,27 @@ export class Admission {
     return scopes;
   }
 
+  /**
+   * Charges a request that an earlier gateway served but could not settle (its cost record was
+   * kept through a store outage, unwritten-records.ts): its cost is added to every budget of its
+   * route, key and team, in the windows of its time. Settling is idempotent by request id (for an
+   * hour), so a record whose settle did go through before is not counted twice.
+   */
+  async chargeKept(record: CostRecord): Promise<void> {
+    const config = this.deps.config;
+    const key = record.admin ? undefined : config.keys.find((each) => each.id === record.keyId);
+    const scopes: BudgetScope[] = [];
+    const routeBudget = Object.hasOwn(config.routes, record.route) ? config.routes[record.route]!.budget : undefined;
+    if (routeBudget) scopes.push({ scope: `route:${record.route}`, budget: routeBudget });
+    if (key?.budget) scopes.push({ scope: `key:${key.id}`, budget: key.budget });
+    const teamBudget = !record.admin && config.teams && Object.hasOwn(config.teams, record.team) ? config.teams[record.team]!.budget : undefined;
+    if (teamBudget) scopes.push({ scope: `team:${record.team}`, budget: teamBudget });
+    if (scopes.length === 0) return;
+    const at = Date.parse(record.time);
+    const scopeKeys = scopes.map(({ scope, budget }) => windowKey(scope, windowOf(budget, at)));
+    await this.deps.store.settle({ requestId: record.requestId, now: this.now(), scopeKeys, actualNano: record.cost.totalNano, tokens: 0, rateScopes: [] });
+  }
+
   async admit({ requestId, caller, routeName, route, request }: AdmitInput): Promise<Ticket> {
     const now = this.now();
     let unknownMaximum = false;

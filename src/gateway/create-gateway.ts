@@ -21,6 +21,7 @@ import type { Context } from "hono";
 import type { GatewayEnv } from "./gateway-context.ts";
 import { createChatHandler } from "./handle-chat.ts";
 import { newRequestId } from "./request-id.ts";
+import type { CostRecord } from "../metering/cost-record.ts";
 import { jsonResponse } from "./json-response.ts";
 import { renderModelList } from "./render-model-list.ts";
 
@@ -173,7 +174,12 @@ export function buildGateway({
   app.post("/v1/chat/completions", handleChat);
   app.post("/v1/messages", handleChat);
 
-  return { app, recorded: (timeoutMs: number): Promise<boolean> => metering.recorded(timeoutMs) };
+  return {
+    app,
+    recorded: (timeoutMs: number): Promise<boolean> => metering.recorded(timeoutMs),
+    /** Charges a request an earlier gateway served but could not settle (see Admission.chargeKept). */
+    chargeKept: (record: CostRecord): Promise<void> => admission.chargeKept(record),
+  };
 }
 
 /**

@@ -13,12 +13,20 @@ import { SpendTally } from "../budgets/spend-tally.ts";
 import type { KeyValueStore } from "../store/key-value-store.ts";
 import { MemoryKeyValueStore } from "../store/memory-key-value-store.ts";
 import { RedisKeyValueStore } from "../store/redis-key-value-store.ts";
-import { keepUnwritten, replayUnwritten } from "./unwritten-records.ts";
+import { keepUnwritten } from "./unwritten-records.ts";
 
 /** Where the embedded store keeps records when the config names no path. */
 export const DEFAULT_LEDGER_PATH = ".tollgate/ledger.jsonl";
 
-export type OpenedStores = { ledger: Ledger; ledgerStore: LedgerStore; keyValues: KeyValueStore; admissionStore: AdmissionStore; describe: string };
+export type OpenedStores = {
+  ledger: Ledger;
+  ledgerStore: LedgerStore;
+  keyValues: KeyValueStore;
+  admissionStore: AdmissionStore;
+  describe: string;
+  /** Where a gateway stopped during a Redis outage keeps the records it could not write (Redis only). */
+  keptRecordsIn?: string;
+};
 
 /**
  * Redis when the config's store names a set variable (one connection for the ledger and the
@@ -38,11 +46,12 @@ export async function openStores(config: ResolvedConfig, log: (line: string) => 
     await readyWithin(redis, REDIS_CONNECT_WAIT_MS, log);
     const prefix = config.store?.keyPrefix ?? "";
     const ledgerStore = new RedisLedgerStore(redis, prefix);
-    // Records a gateway stopped during an outage could not write wait beside the embedded ledger's file.
-    const unwritten = dirname(resolve(config.store?.path ?? DEFAULT_LEDGER_PATH));
-    await replayUnwritten(unwritten, ledgerStore, log);
+    // Records a gateway stopped during an outage could not write wait beside the embedded ledger's
+    // file; the Node entry writes them (and charges them) at the next start.
+    const keptRecordsIn = dirname(resolve(config.store?.path ?? DEFAULT_LEDGER_PATH));
     return {
-      ledger: new Ledger({ store: ledgerStore, log, keepUnwritten: keepUnwritten(unwritten) }),
+      keptRecordsIn,
+      ledger: new Ledger({ store: ledgerStore, log, keepUnwritten: keepUnwritten(keptRecordsIn) }),
       ledgerStore,
       keyValues: new RedisKeyValueStore(redis, prefix),
       admissionStore: new RedisAdmissionStore(redis, prefix),

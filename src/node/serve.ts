@@ -11,6 +11,7 @@ import type { TokenCounter } from "../metering/token-counter.ts";
 import { createGatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
 import { openStores } from "./open-stores.ts";
 import { setupTelemetry } from "./setup-telemetry.ts";
+import { replayUnwritten } from "./unwritten-records.ts";
 import { createUndiciFetch, createUndiciPost } from "./undici-fetch.ts";
 
 export type StartGatewayOptions = {
@@ -73,11 +74,11 @@ export async function startGateway({
   const dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 300_000 });
   const transport =
     upstreamTransport === "undici" ? { fetch: createUndiciFetch(dispatcher), post: createUndiciPost(dispatcher) } : { fetchOptions: { dispatcher } };
-  const { ledger, ledgerStore: store, keyValues, admissionStore, describe } = await openStores(resolved, log);
+  const { ledger, ledgerStore: store, keyValues, admissionStore, describe, keptRecordsIn } = await openStores(resolved, log);
   // The SDK first: telemetry takes its tracer and meter when it is created.
   const otel = await setupTelemetry(env);
   const telemetry = createGatewayTelemetry({ captureContent: resolved.telemetry?.captureContent ?? false, enabled: otel !== undefined });
-  const { app, recorded } = buildGateway({
+  const { app, recorded, chargeKept } = buildGateway({
     config: resolved,
     transport,
     log,
@@ -90,6 +91,8 @@ export async function startGateway({
     dropClient: (c) => (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing?.destroy(),
   });
   log(`[tollgate] cost records go to ${describe}${otel ? "; OpenTelemetry export is on" : ""}`);
+  // What a gateway stopped during a Redis outage kept: recorded and charged before serving.
+  if (keptRecordsIn) await replayUnwritten(keptRecordsIn, store, chargeKept, log);
 
   const server = (await listen(app.fetch, port, host)) as Server;
   const draining = drainOnClose(server);

@@ -7,8 +7,8 @@ import type { CostRecord } from "../metering/cost-record.ts";
 // A gateway stopped while Redis is away would drop the cost records it could not write: billed
 // requests with no record. They are kept in a file of their own beside the embedded ledger's
 // (`unwritten-<uuid>.jsonl`), and the next gateway to start on that directory writes them to
-// Redis before it serves. Redis writes are idempotent by request id, so a file written twice
-// (two gateways replaying it at once) counts once.
+// Redis and charges to the budgets before it serves (their settles died with the old process).
+// Both are idempotent by request id, so a file replayed twice (two gateways at once) counts once.
 
 const PREFIX = "unwritten-";
 
@@ -22,8 +22,11 @@ export function keepUnwritten(directory: string): (records: readonly CostRecord[
   };
 }
 
-/** Writes the records earlier gateways kept, then removes their files. A file that fails stays for the next start. */
-export async function replayUnwritten(directory: string, store: LedgerStore, log: (line: string) => void): Promise<void> {
+/**
+ * Writes the records earlier gateways kept and charges them to the budgets (`charge`: both are
+ * idempotent by request id), then removes their files. A file that fails stays for the next start.
+ */
+export async function replayUnwritten(directory: string, store: LedgerStore, charge: (record: CostRecord) => Promise<void>, log: (line: string) => void): Promise<void> {
   const names = await readdir(directory).catch(() => [] as string[]);
   for (const name of names.filter((each) => each.startsWith(PREFIX) && each.endsWith(".jsonl"))) {
     const path = join(directory, name);
@@ -33,6 +36,7 @@ export async function replayUnwritten(directory: string, store: LedgerStore, log
         .filter((line) => line.trim() !== "")
         .map((line) => JSON.parse(line) as CostRecord);
       await store.write(records);
+      for (const record of records) await charge(record);
       await rm(path, { force: true });
       log(`[tollgate] wrote ${records.length} cost records an earlier gateway could not write before it stopped (${path})`);
     } catch (error) {
