@@ -6,7 +6,9 @@ import { convertAnthropicUsage } from "./convert-anthropic-usage.ts";
 
 export function mapAnthropicResponse(message: Anthropic.Messages.Message): ChatResponse {
   const content: AssistantContent[] = [];
+  let reasoning = "";
   for (const block of message.content) {
+    if (block.type === "thinking") reasoning += block.thinking;
     if (block.type === "text") content.push({ type: "text", text: block.text });
     if (block.type === "tool_use") content.push({ type: "tool-call", id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) });
   }
@@ -15,6 +17,7 @@ export function mapAnthropicResponse(message: Anthropic.Messages.Message): ChatR
     model: message.model,
     content,
     finishReason: fromAnthropicStopReason(message.stop_reason),
+    ...(reasoning ? { reasoning } : {}),
     ...(message.stop_sequence ? { stopSequence: message.stop_sequence } : {}),
     usage: convertAnthropicUsage(message.usage),
   };

@@ -29,7 +29,12 @@ export async function* mapAnthropicStream(events: AsyncIterable<Anthropic.Messag
         break;
       case "content_block_delta":
         if (event.delta.type === "text_delta") yield { type: "text-delta", text: event.delta.text };
-        else if (event.delta.type === "input_json_delta") {
+        // A model that thinks (by default, or adaptively): output it generated and bills, and a
+        // sign of life for the stream's deadlines through minutes of thinking. Counted when a cut
+        // stream reports no usage; rendered as local decoders' thinking is (see the renderers).
+        else if (event.delta.type === "thinking_delta") {
+          if (event.delta.thinking) yield { type: "reasoning-delta", text: event.delta.thinking };
+        } else if (event.delta.type === "input_json_delta") {
           const index = toolIndexByBlock.get(event.index);
           // Each tool_use stream opens with an empty partial_json; it carries nothing.
           if (index !== undefined && event.delta.partial_json) {

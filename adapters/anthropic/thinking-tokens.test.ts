@@ -1,6 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { convertAnthropicUsage } from "./convert-anthropic-usage.ts";
+import { mapAnthropicResponse } from "./map-anthropic-response.ts";
 import { mapAnthropicStream } from "./map-anthropic-stream.ts";
 import { mergeUsage, type Usage } from "../../src/model/usage.ts";
 
@@ -32,5 +33,49 @@ describe("Anthropic thinking tokens", () => {
     let usage: Usage | undefined;
     for await (const part of mapAnthropicStream(events() as AsyncIterable<Anthropic.Messages.RawMessageStreamEvent>)) if (part.type === "usage") usage = mergeUsage(usage, part.usage);
     expect(usage).toMatchObject({ outputTokens: 900, reasoningTokens: 750 });
+  });
+});
+
+// Claude's thinking text is output it generated: the stream carries it as reasoning-delta (a sign
+// of life for the stream's idle deadline, and counted when a cut stream reports no usage), and a
+// whole answer as `reasoning`, as a local decoder's thinking is.
+// Used to be wrong: thinking_delta events and thinking blocks were dropped.
+describe("Claude's thinking text", () => {
+  const thinkingStream = async function* () {
+    yield { type: "message_start", message: { id: "msg_01T", type: "message", role: "assistant", model: "claude-opus-4-7", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 20, output_tokens: 1 } } };
+    yield { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } };
+    yield { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "Six times seven" } };
+    yield { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: " is 42." } };
+    yield { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "EqQBCkYIBxgCKkA" } };
+    yield { type: "content_block_stop", index: 0 };
+    yield { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } };
+    yield { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: "42" } };
+  };
+
+  it("streams as reasoning-delta parts before the answer's text", async () => {
+    const parts = [];
+    for await (const part of mapAnthropicStream(thinkingStream() as AsyncIterable<Anthropic.Messages.RawMessageStreamEvent>)) parts.push(part);
+    expect(parts.filter((part) => part.type === "reasoning-delta" || part.type === "text-delta")).toEqual([
+      { type: "reasoning-delta", text: "Six times seven" },
+      { type: "reasoning-delta", text: " is 42." },
+      { type: "text-delta", text: "42" },
+    ]);
+  });
+
+  it("is a whole answer's reasoning", () => {
+    const message = {
+      id: "msg_01T",
+      type: "message",
+      role: "assistant",
+      model: "claude-opus-4-7",
+      content: [
+        { type: "thinking", thinking: "Six times seven is 42.", signature: "EqQBCkYIBxgCKkA" },
+        { type: "text", text: "42" },
+      ],
+      stop_reason: "end_turn",
+      stop_sequence: null,
+      usage: { input_tokens: 20, output_tokens: 30 },
+    } as unknown as Anthropic.Messages.Message;
+    expect(mapAnthropicResponse(message)).toMatchObject({ reasoning: "Six times seven is 42.", content: [{ type: "text", text: "42" }] });
   });
 });
