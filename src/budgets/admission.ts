@@ -174,8 +174,9 @@ export class Admission {
       this.deps.log?.(`[tollgate] warning: soft budget ${scope} is exhausted; request ${requestId} served anyway`);
       this.deps.onSoftExceeded?.(scope);
     }
-    // Only budget scopes reserve; rate limits alone hold nothing.
-    if (scopes.length > 0) this.keeper.hold(requestId);
+    // Budget scopes reserve; a tpm count is held the same way (its entry tells the settle which
+    // minute to correct, so it must outlive a long request as a reservation does).
+    if (scopes.length > 0 || tokens > 0) this.keeper.hold(requestId);
     const keeper = this.keeper;
     const store = this.deps.store;
     const clock = this.now;

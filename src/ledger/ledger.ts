@@ -35,6 +35,7 @@ export class Ledger {
   private scheduled = false;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private failures = 0;
+  private closing = false;
   private readonly store: LedgerStore;
   private readonly log: (line: string) => void;
   private readonly maxBatch: number;
@@ -86,6 +87,7 @@ export class Ledger {
 
   /** Flushes, retrying until `deadlineMs` has passed, then closes the store. */
   async close(deadlineMs = 5000): Promise<void> {
+    this.closing = true;
     const giveUpAt = Date.now() + deadlineMs;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
@@ -118,6 +120,8 @@ export class Ledger {
         this.failures += 1;
         const delay = Math.min(this.retryDelayMs * 2 ** (this.failures - 1), this.maxRetryDelayMs);
         this.log(`[tollgate] error: writing ${batch.length} cost records failed (${(error as Error).message}); retrying in ${delay} ms, ${this.queue.length} queued`);
+        clearTimeout(this.retryTimer);
+        if (this.closing) return; // close() retries on its own clock
         this.retryTimer = setTimeout(() => {
           this.retryTimer = undefined;
           void this.flush();

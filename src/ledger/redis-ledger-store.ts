@@ -89,7 +89,10 @@ export class RedisLedgerStore {
   }
 
   async close(): Promise<void> {
+    // QUIT cannot be sent while Redis is away (no offline queue): the client would go on
+    // reconnecting for ever, holding the process open. Cut it instead.
     await this.redis.quit().catch(() => undefined);
+    if (this.redis.status !== "end") this.redis.disconnect();
   }
 }
 

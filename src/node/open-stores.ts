@@ -76,10 +76,12 @@ const REDIS_CONNECT_WAIT_MS = 5_000;
 async function readyWithin(redis: Redis, waitMs: number, log: (line: string) => void): Promise<void> {
   if (redis.status === "ready") return;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let onReady: (() => void) | undefined;
   const ready = await Promise.race([
-    new Promise<boolean>((resolve) => redis.once("ready", () => resolve(true))),
+    new Promise<boolean>((resolve) => redis.once("ready", (onReady = () => resolve(true)))),
     new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), waitMs))),
   ]);
   clearTimeout(timer);
+  redis.off("ready", onReady!);
   if (!ready) log(`[tollgate] warning: Redis is not reachable after ${waitMs} ms; budgeted routes answer 503 until it is`);
 }

@@ -94,7 +94,16 @@ export async function startGateway({
   // What a gateway stopped during a Redis outage kept: recorded and charged before serving.
   if (keptRecordsIn) await replayUnwritten(keptRecordsIn, store, chargeKept, log);
 
-  const server = (await listen(app.fetch, port, host)) as Server;
+  let server: Server;
+  try {
+    server = (await listen(app.fetch, port, host)) as Server;
+  } catch (error) {
+    // Nothing may hold the process open after a failed start (a supervisor restarts it).
+    await ledger.close(0);
+    await otel?.shutdown();
+    await dispatcher.close();
+    throw error;
+  }
   const draining = drainOnClose(server);
   answerBeforeUpload(server, resolved.server.maxBodyBytes);
   streamsForHttp10(server);

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { LedgerStore } from "../ledger/ledger-store.ts";
 import type { CostRecord } from "../metering/cost-record.ts";
@@ -17,7 +17,17 @@ export function keepUnwritten(directory: string): (records: readonly CostRecord[
   return async (records) => {
     await mkdir(directory, { recursive: true });
     const path = join(directory, `${PREFIX}${randomUUID()}.jsonl`);
-    await writeFile(path, records.map((record) => JSON.stringify(record)).join("\n") + "\n");
+    // Written whole under another name, then renamed: a gateway starting meanwhile never reads
+    // (and removes) a file half-written.
+    const partial = `${path}.partial`;
+    const file = await open(partial, "w");
+    try {
+      await file.writeFile(records.map((record) => JSON.stringify(record)).join("\n") + "\n");
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(partial, path);
     return path;
   };
 }
@@ -31,12 +41,24 @@ export async function replayUnwritten(directory: string, store: LedgerStore, cha
   for (const name of names.filter((each) => each.startsWith(PREFIX) && each.endsWith(".jsonl"))) {
     const path = join(directory, name);
     try {
-      const records = (await readFile(path, "utf8"))
-        .split("\n")
-        .filter((line) => line.trim() !== "")
-        .map((line) => JSON.parse(line) as CostRecord);
+      const records: CostRecord[] = [];
+      const unreadable: string[] = [];
+      for (const line of (await readFile(path, "utf8")).split("\n")) {
+        if (line.trim() === "") continue;
+        try {
+          records.push(JSON.parse(line) as CostRecord);
+        } catch {
+          unreadable.push(line);
+        }
+      }
       await store.write(records);
       for (const record of records) await charge(record);
+      // A torn line (a disk that filled up) must not hold back the whole file for ever: it is set
+      // aside for a person to read, and the rest is written.
+      if (unreadable.length > 0) {
+        await writeFile(`${path}.unreadable`, unreadable.join("\n") + "\n");
+        log(`[tollgate] error: ${unreadable.length} lines of ${path} are not records; set aside in ${path}.unreadable`);
+      }
       await rm(path, { force: true });
       log(`[tollgate] wrote ${records.length} cost records an earlier gateway could not write before it stopped (${path})`);
     } catch (error) {
