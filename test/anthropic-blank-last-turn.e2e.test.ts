@@ -47,4 +47,14 @@ describe("an OpenAI client's last user turn of whitespace only", () => {
     const sent = rig.mocks.anthropic.requests.at(-1)!.body.messages as { role: string }[];
     expect(sent.map((message) => message.role)).toEqual(["user", "assistant", "user"]);
   });
+
+  it("is not refused when the assistant turn before it is blank too, and the user's turn before that ends the conversation", async () => {
+    rig.mocks.anthropic.enqueue({ kind: "text", text: "Hello." });
+    const response = await postJson(rig.gateway, "/v1/chat/completions", {
+      model: "claude",
+      messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "" }, { role: "user", content: " " }],
+    });
+    expect(response.status).toBe(200);
+    expect((rig.mocks.anthropic.requests.at(-1)!.body.messages as { role: string }[]).map((message) => message.role)).toEqual(["user"]);
+  });
 });

@@ -128,8 +128,13 @@ export function refuseBlankLastTurn(request: ChatRequest, providerName: string):
   for (let index = request.messages.length - 1; index >= 0; index--) {
     const message = request.messages[index]!;
     if (message.role === "system") continue;
-    if (message.role === "assistant") break;
-    if (convertContent(message).length > 0) return undefined;
+    const kept = convertContent(message).length > 0;
+    // A blank assistant turn is dropped too: the conversation then ends with the turn before it.
+    if (message.role === "assistant") {
+      if (kept) break;
+      continue;
+    }
+    if (kept) return undefined;
     droppedUserTurn = true;
   }
   if (!droppedUserTurn) return undefined;
