@@ -64,6 +64,9 @@ export class Admission {
   private readonly reservationTtlMs: number;
   /** Renews the reservations of requests in flight, so only a dead gateway's expire. */
   readonly keeper: ReservationKeeper;
+  /** Settlements not yet through (the store is away): finished or handed over at shutdown. */
+  private readonly settling = new Map<string, SettlePlan>();
+  private closed = false;
 
   constructor(private readonly deps: AdmissionDeps) {
     this.now = deps.now ?? Date.now;
@@ -103,6 +106,25 @@ export class Admission {
     const at = Date.parse(record.time);
     const scopeKeys = scopes.map(({ scope, budget }) => windowKey(scope, windowOf(budget, at)));
     await this.deps.store.settle({ requestId: record.requestId, now: this.now(), scopeKeys, actualNano: record.cost.totalNano, tokens: 0, rateScopes: [] });
+  }
+
+  /**
+   * At shutdown: tries each settlement still retrying once more, now (the store may be back since
+   * its last attempt, which may be 30 s away), and returns those that still failed, for the host
+   * to keep (unwritten-records.ts). Retrying stops: the process is going away.
+   */
+  async finishSettling(): Promise<SettlePlan[]> {
+    this.closed = true;
+    const left: SettlePlan[] = [];
+    for (const plan of this.settling.values()) {
+      try {
+        await this.deps.store.settle(plan);
+      } catch {
+        left.push(plan);
+      }
+    }
+    this.settling.clear();
+    return left;
   }
 
   async admit({ requestId, caller, routeName, route, request }: AdmitInput): Promise<Ticket> {
@@ -191,14 +213,22 @@ export class Admission {
     // giving up would leave real spend off the budget (the reservation expires on its own, and
     // later requests would spend the same money again). So it retries until the store is back,
     // as the ledger does: 100 ms doubling, then every 30 s.
+    const settling = this.settling;
+    const closed = () => this.closed;
     const settleUntilDone = async (plan: SettlePlan) => {
       for (let attempt = 0; ; attempt++) {
         try {
-          return await store.settle(plan);
+          await store.settle(plan);
+          settling.delete(plan.requestId);
+          return;
         } catch (error) {
+          settling.set(plan.requestId, plan);
+          // Shutting down: finishSettling hands what is left to the host, which keeps it.
+          if (closed()) return;
           if (attempt === SETTLE_RETRIES_BEFORE_WARNING) log?.(`[tollgate] error: settling ${plan.requestId} keeps failing (${(error as Error).message}); retrying until the budget store is back`);
           // Unref'd: a gateway shutting down during an outage does not wait for it.
           await new Promise((resolve) => unrefTimer(setTimeout(resolve, Math.min(100 * 2 ** attempt, MAX_SETTLE_RETRY_DELAY_MS))));
+          if (closed()) return;
         }
       }
     };

@@ -179,6 +179,8 @@ export function buildGateway({
     recorded: (timeoutMs: number): Promise<boolean> => metering.recorded(timeoutMs),
     /** Charges a request an earlier gateway served but could not settle (see Admission.chargeKept). */
     chargeKept: (record: CostRecord): Promise<void> => admission.chargeKept(record),
+    /** At shutdown: the budget settlements still retrying, tried once more; those left over (see Admission.finishSettling). */
+    finishSettling: () => admission.finishSettling(),
   };
 }
 

@@ -11,7 +11,7 @@ import type { TokenCounter } from "../metering/token-counter.ts";
 import { createGatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
 import { openStores } from "./open-stores.ts";
 import { setupTelemetry } from "./setup-telemetry.ts";
-import { replayUnwritten } from "./unwritten-records.ts";
+import { keepUnsettled, replayUnwritten } from "./unwritten-records.ts";
 import { createUndiciFetch, createUndiciPost } from "./undici-fetch.ts";
 
 export type StartGatewayOptions = {
@@ -78,7 +78,7 @@ export async function startGateway({
   // The SDK first: telemetry takes its tracer and meter when it is created.
   const otel = await setupTelemetry(env);
   const telemetry = createGatewayTelemetry({ captureContent: resolved.telemetry?.captureContent ?? false, enabled: otel !== undefined });
-  const { app, recorded, chargeKept } = buildGateway({
+  const { app, recorded, chargeKept, finishSettling } = buildGateway({
     config: resolved,
     transport,
     log,
@@ -92,7 +92,7 @@ export async function startGateway({
   });
   log(`[tollgate] cost records go to ${describe}${otel ? "; OpenTelemetry export is on" : ""}`);
   // What a gateway stopped during a Redis outage kept: recorded and charged before serving.
-  if (keptRecordsIn) await replayUnwritten(keptRecordsIn, store, chargeKept, log);
+  if (keptRecordsIn) await replayUnwritten(keptRecordsIn, store, chargeKept, log, (plan) => admissionStore.settle(plan));
 
   let server: Server;
   try {
@@ -124,6 +124,12 @@ export async function startGateway({
       clearTimeout(cut);
       // A stream cut off above is recorded once its body sees the cancel: wait for those records.
       await recorded(2_000);
+      // Settlements still retrying go now (the store may be back), or are kept for the next start.
+      const unsettled = await finishSettling();
+      if (unsettled.length > 0) {
+        const kept = keptRecordsIn ? await keepUnsettled(keptRecordsIn)(unsettled).catch(() => undefined) : undefined;
+        log(`[tollgate] error: ${unsettled.length} budget settlements could not be made before shutdown${kept ? `; kept in ${kept}, applied at the next start` : ""}`);
+      }
       await ledger.close();
       await otel?.shutdown();
       await dispatcher.close();

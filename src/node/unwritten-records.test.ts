@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { makeCostRecord } from "../../test/support/cost-records.ts";
 import type { CostRecord } from "../metering/cost-record.ts";
-import { keepUnwritten, replayUnwritten } from "./unwritten-records.ts";
+import type { SettlePlan } from "../budgets/admission-store.ts";
+import { keepUnsettled, keepUnwritten, replayUnwritten } from "./unwritten-records.ts";
 
 // The records a gateway stopped during a Redis outage could not write, kept on disk and written
 // (and charged) by the next start.
@@ -51,5 +52,17 @@ describe("kept cost records", () => {
     expect(readdirSync(dir)).toEqual([`${name}.unreadable`]);
     expect(readFileSync(join(dir, `${name}.unreadable`), "utf8")).toContain(records[2]!.requestId.slice(0, 4));
     expect(logs.some((line) => line.includes("set aside"))).toBe(true);
+  });
+
+  it("kept settlements are applied before the records are charged, and their file is removed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tollgate-kept-"));
+    const plan: SettlePlan = { requestId: "req_kept", now: 1, scopeKeys: ["route:a|total"], actualNano: 12_500_000, tokens: 2000, rateScopes: [] };
+    await keepUnsettled(dir)([plan]);
+    await keepUnwritten(dir)([makeCostRecord({ requestId: "req_kept" })]);
+    const { store } = fakeStore();
+    const order: string[] = [];
+    await replayUnwritten(dir, store, async (record) => void order.push(`charge ${record.requestId}`), () => {}, async (kept) => void order.push(`settle ${kept.requestId} ${kept.actualNano}`));
+    expect(order).toEqual(["settle req_kept 12500000", "charge req_kept"]);
+    expect(readdirSync(dir)).toEqual([]);
   });
 });

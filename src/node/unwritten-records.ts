@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { SettlePlan } from "../budgets/admission-store.ts";
 import type { LedgerStore } from "../ledger/ledger-store.ts";
 import type { CostRecord } from "../metering/cost-record.ts";
 
@@ -11,12 +12,14 @@ import type { CostRecord } from "../metering/cost-record.ts";
 // Both are idempotent by request id, so a file replayed twice (two gateways at once) counts once.
 
 const PREFIX = "unwritten-";
+/** Budget settlements a stopped gateway could not make: applied at the next start too. */
+const SETTLE_PREFIX = "unsettled-";
 
 /** Keeps the records `Ledger.close()` could not write, for the next start. */
-export function keepUnwritten(directory: string): (records: readonly CostRecord[]) => Promise<string> {
+export function keepUnwritten(directory: string, prefix = PREFIX): (records: readonly object[]) => Promise<string> {
   return async (records) => {
     await mkdir(directory, { recursive: true });
-    const path = join(directory, `${PREFIX}${randomUUID()}.jsonl`);
+    const path = join(directory, `${prefix}${randomUUID()}.jsonl`);
     // Written whole under another name, then renamed: a gateway starting meanwhile never reads
     // (and removes) a file half-written.
     const partial = `${path}.partial`;
@@ -32,12 +35,25 @@ export function keepUnwritten(directory: string): (records: readonly CostRecord[
   };
 }
 
+/** Keeps the settlements `Admission.finishSettling()` could not make, for the next start. */
+export function keepUnsettled(directory: string): (plans: readonly SettlePlan[]) => Promise<string> {
+  return keepUnwritten(directory, SETTLE_PREFIX);
+}
+
 /**
  * Writes the records earlier gateways kept and charges them to the budgets (`charge`: both are
  * idempotent by request id), then removes their files. A file that fails stays for the next start.
  */
-export async function replayUnwritten(directory: string, store: LedgerStore, charge: (record: CostRecord) => Promise<void>, log: (line: string) => void): Promise<void> {
+export async function replayUnwritten(
+  directory: string,
+  store: LedgerStore,
+  charge: (record: CostRecord) => Promise<void>,
+  log: (line: string) => void,
+  settle?: (plan: SettlePlan) => Promise<void>,
+): Promise<void> {
   const names = await readdir(directory).catch(() => [] as string[]);
+  // Settlements first: a record kept too is then charged as a no-op (settling is idempotent).
+  if (settle) for (const name of names.filter((each) => each.startsWith(SETTLE_PREFIX) && each.endsWith(".jsonl"))) await replayFile(join(directory, name), settle, log);
   for (const name of names.filter((each) => each.startsWith(PREFIX) && each.endsWith(".jsonl"))) {
     const path = join(directory, name);
     try {
@@ -64,5 +80,25 @@ export async function replayUnwritten(directory: string, store: LedgerStore, cha
     } catch (error) {
       log(`[tollgate] error: could not write the cost records kept in ${path} (${(error as Error).message}); trying again at the next start`);
     }
+  }
+}
+
+/** Applies each kept settlement of one file, then removes it; a failure leaves it for the next start. */
+async function replayFile(path: string, settle: (plan: SettlePlan) => Promise<void>, log: (line: string) => void): Promise<void> {
+  try {
+    const plans = (await readFile(path, "utf8"))
+      .split("\n")
+      .flatMap((line) => {
+        try {
+          return line.trim() === "" ? [] : [JSON.parse(line) as SettlePlan];
+        } catch {
+          return []; // a torn last line: its settlement is lost, the reservation expires on its own
+        }
+      });
+    for (const plan of plans) await settle(plan);
+    await rm(path, { force: true });
+    log(`[tollgate] applied ${plans.length} budget settlements an earlier gateway could not make before it stopped (${path})`);
+  } catch (error) {
+    log(`[tollgate] error: could not apply the budget settlements kept in ${path} (${(error as Error).message}); trying again at the next start`);
   }
 }

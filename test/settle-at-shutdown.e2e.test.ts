@@ -1,0 +1,103 @@
+// A request finishes during a Redis outage: its settle waits in its retry backoff. Redis comes
+// back and the gateway is stopped before the next attempt: close() makes the settle then (or, if
+// Redis is still away, keeps it for the next start), so the budget is charged.
+// Used to be wrong: close() wrote the ledger but never the pending settles; the budget was never
+// charged, the reservation was swept at its TTL, and the money spent was spendable again.
+
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { Redis } from "ioredis";
+import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
+import { startRedis, uniquePrefix } from "./support/redis-server.ts";
+import { startGateway } from "../src/node/serve.ts";
+import { RedisAdmissionStore } from "../src/budgets/redis-admission-store.ts";
+import { RedisLedgerStore } from "../src/ledger/redis-ledger-store.ts";
+import { APP_KEY, ANTHROPIC_KEY, OPENAI_KEY, testConfig } from "./support/gateway.ts";
+
+let port = 0;
+let dir = "";
+let child: ChildProcess | undefined;
+let mocks: MockProviders;
+const prefix = uniquePrefix("review-settle-lost");
+
+async function spawnRedis() {
+  child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", dir], { stdio: "ignore" });
+  const probe = new Redis(port, "127.0.0.1", { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on("error", () => {});
+  for (let i = 0; i < 100; i++) {
+    try {
+      await probe.connect();
+      await probe.ping();
+      probe.disconnect();
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error("redis did not start");
+}
+async function killRedis() {
+  const c = child!;
+  await new Promise<void>((resolve) => {
+    c.once("exit", () => resolve());
+    c.kill("SIGKILL");
+  });
+}
+
+beforeAll(async () => {
+  const probe = await startRedis({ privateServer: true });
+  port = Number(new URL(probe.url).port);
+  await probe.stop();
+  dir = mkdtempSync(join(tmpdir(), "review-diff-aof-"));
+  await spawnRedis();
+  mocks = startMockProviders();
+});
+afterAll(async () => {
+  mocks?.close();
+  child?.kill("SIGKILL");
+});
+
+it("a request settled nowhere before shutdown is still charged to its budget", async () => {
+  const base = testConfig();
+  const gateway = await startGateway({
+    config: {
+      ...base,
+      routes: { ...base.routes, budgeted: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 10, window: "total" } } },
+      store: { redisUrl: { env: "REDIS_URL" }, keyPrefix: prefix, path: join(dir, "ledger.jsonl") },
+    },
+    port: 0,
+    upstreamTransport: "fetch",
+    env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY, REDIS_URL: `redis://127.0.0.1:${port}` },
+    log: () => {},
+  });
+  const client = (gateway.admissionStore as unknown as { redis: Redis }).redis;
+  mocks.openai.enqueue({ kind: "text", chunks: ["a", " b", " c", " d"], delayMsBetweenChunks: 300, usage: { prompt_tokens: 1000, completion_tokens: 1000 } });
+  const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: "budgeted", stream: true, max_tokens: 1000, messages: [{ role: "user", content: "hi" }] }),
+  });
+  expect(response.status).toBe(200);
+  const requestId = response.headers.get("x-tollgate-request-id")!;
+  await killRedis();
+  await response.text();
+  // The settle fails and backs off (100, 200, 400, 800 ms…); Redis is back, with its data.
+  await new Promise((r) => setTimeout(r, 1000));
+  await spawnRedis();
+  for (let i = 0; i < 100 && client.status !== "ready"; i++) await new Promise((r) => setTimeout(r, 50));
+  expect(client.status).toBe("ready");
+  await gateway.close({ drainMs: 100 });
+
+  const reader = new Redis(port, "127.0.0.1");
+  const day = new Date().toISOString().slice(0, 10);
+  const recorded = (await new RedisLedgerStore(reader, prefix).records(day)).some((record) => record.requestId === requestId);
+  // Long after the old process is gone (its reservation swept), what does the budget hold?
+  const [level] = await new RedisAdmissionStore(reader, prefix).levels(["route:budgeted|total"], Date.now() + 10 * 60_000);
+  reader.disconnect();
+  expect(recorded).toBe(true);
+  // gpt-4o, 1000 in × $2.50/M + 1000 out × $10/M = $0.0125, spent.
+  expect(level).toEqual({ spentNano: 12_500_000, reservedNano: 0 });
+}, 60_000);
