@@ -1,9 +1,6 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Redis } from "ioredis";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { startRedis, uniquePrefix } from "./support/redis-server.ts";
+import { startRestartableRedis, uniquePrefix, type RestartableRedis } from "./support/redis-server.ts";
 import { startGateway, type RunningGateway } from "../src/node/serve.ts";
 import { APP_KEY, ANTHROPIC_KEY, OPENAI_KEY, testConfig } from "./support/gateway.ts";
 
@@ -11,40 +8,13 @@ import { APP_KEY, ANTHROPIC_KEY, OPENAI_KEY, testConfig } from "./support/gatewa
 // in their dialect within seconds (Used to be wrong: 7 to 40 s, in ioredis's reconnect cycle), GET
 // /v1/budgets says the store is unavailable (it was a 500), and requests are served once it is back.
 
-let port = 0;
-let child: ChildProcess | undefined;
+let redis: RestartableRedis;
 let mocks: MockProviders;
 let gateway: RunningGateway;
 const logs: string[] = [];
 
-async function spawnOn(p: number) {
-  child = spawn("redis-server", ["--port", String(p), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmpdir()], { stdio: "ignore" });
-  const probe = new Redis(p, "127.0.0.1", { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  for (let i = 0; i < 100; i++) {
-    try {
-      await probe.connect();
-      await probe.ping();
-      probe.disconnect();
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  throw new Error("redis did not start");
-}
-async function stopRedis() {
-  const c = child!;
-  await new Promise<void>((resolve) => {
-    c.once("exit", () => resolve());
-    c.kill("SIGKILL");
-  });
-}
-
 beforeAll(async () => {
-  const first = await startRedis({ privateServer: true });
-  port = Number(new URL(first.url).port);
-  await first.stop();
-  await spawnOn(port);
+  redis = await startRestartableRedis();
   mocks = startMockProviders();
   const base = testConfig();
   gateway = await startGateway({
@@ -59,7 +29,7 @@ beforeAll(async () => {
     },
     port: 0,
     upstreamTransport: "fetch",
-    env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY, REDIS_URL: `redis://127.0.0.1:${port}` },
+    env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY, REDIS_URL: redis.url },
     log: (line) => logs.push(line),
   });
 });
@@ -67,7 +37,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gateway?.close({ drainMs: 100 }).catch(() => undefined);
   mocks?.close();
-  child?.kill("SIGKILL");
+  await redis?.stop();
 });
 
 function post(path: string, body: unknown, timeoutMs = 60_000) {
@@ -85,7 +55,7 @@ describe("Redis down (connection refused), then back empty", () => {
   it("while it is down, every client gets its 503 in its dialect within 3 s, not after ioredis's reconnect cycle (observed 7 to 40 s)", async () => {
     expect((await openai()).status).toBe(200);
     expect((await anthropic()).status).toBe(200);
-    await stopRedis();
+    await redis.crash();
     // Observed: 7 s, 40 s, 40 s (ioredis's offline queue is flushed only every 4th failed reconnect,
     // and its reconnect delay grows to ~5 s with jitter).
     const seen: { status: number; type?: string }[] = [];
@@ -112,7 +82,7 @@ describe("Redis down (connection refused), then back empty", () => {
   }, 120_000);
 
   it("once it is back (empty), requests are served again", async () => {
-    await spawnOn(port);
+    await redis.restart();
     const t = Date.now();
     let status = 0;
     while (Date.now() - t < 30_000) {

@@ -4,60 +4,32 @@
 // Used to be wrong: close() wrote the ledger but never the pending settles; the budget was never
 // charged, the reservation was swept at its TTL, and the money spent was spendable again.
 
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { startRedis, uniquePrefix } from "./support/redis-server.ts";
+import { startRestartableRedis, uniquePrefix, type RestartableRedis } from "./support/redis-server.ts";
 import { startGateway } from "../src/node/serve.ts";
 import { RedisAdmissionStore } from "../src/budgets/redis-admission-store.ts";
 import { RedisLedgerStore } from "../src/ledger/redis-ledger-store.ts";
 import { APP_KEY, ANTHROPIC_KEY, OPENAI_KEY, testConfig } from "./support/gateway.ts";
 
-let port = 0;
+let redis: RestartableRedis;
 let dir = "";
-let child: ChildProcess | undefined;
 let mocks: MockProviders;
 const prefix = uniquePrefix("review-settle-lost");
 
-async function spawnRedis() {
-  child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", dir], { stdio: "ignore" });
-  const probe = new Redis(port, "127.0.0.1", { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on("error", () => {});
-  for (let i = 0; i < 100; i++) {
-    try {
-      await probe.connect();
-      await probe.ping();
-      probe.disconnect();
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  throw new Error("redis did not start");
-}
-async function killRedis() {
-  const c = child!;
-  await new Promise<void>((resolve) => {
-    c.once("exit", () => resolve());
-    c.kill("SIGKILL");
-  });
-}
 
 beforeAll(async () => {
-  const probe = await startRedis({ privateServer: true });
-  port = Number(new URL(probe.url).port);
-  await probe.stop();
-  dir = mkdtempSync(join(tmpdir(), "review-diff-aof-"));
-  await spawnRedis();
+  redis = await startRestartableRedis({ persist: true });
+  dir = mkdtempSync(join(tmpdir(), "tollgate-kept-"));
   mocks = startMockProviders();
 });
 afterAll(async () => {
   mocks?.close();
-  child?.kill("SIGKILL");
+  await redis?.stop();
 });
 
 it("a request settled nowhere before shutdown is still charged to its budget", async () => {
@@ -70,7 +42,7 @@ it("a request settled nowhere before shutdown is still charged to its budget", a
     },
     port: 0,
     upstreamTransport: "fetch",
-    env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY, REDIS_URL: `redis://127.0.0.1:${port}` },
+    env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY, REDIS_URL: redis.url },
     log: () => {},
   });
   const client = (gateway.admissionStore as unknown as { redis: Redis }).redis;
@@ -82,16 +54,16 @@ it("a request settled nowhere before shutdown is still charged to its budget", a
   });
   expect(response.status).toBe(200);
   const requestId = response.headers.get("x-tollgate-request-id")!;
-  await killRedis();
+  await redis.crash();
   await response.text();
   // The settle fails and backs off (100, 200, 400, 800 ms…); Redis is back, with its data.
   await new Promise((r) => setTimeout(r, 1000));
-  await spawnRedis();
+  await redis.restart();
   for (let i = 0; i < 100 && client.status !== "ready"; i++) await new Promise((r) => setTimeout(r, 50));
   expect(client.status).toBe("ready");
   await gateway.close({ drainMs: 100 });
 
-  const reader = new Redis(port, "127.0.0.1");
+  const reader = new Redis(redis.url);
   const day = new Date().toISOString().slice(0, 10);
   const recorded = (await new RedisLedgerStore(reader, prefix).records(day)).some((record) => record.requestId === requestId);
   // Long after the old process is gone (its reservation swept), what does the budget hold?

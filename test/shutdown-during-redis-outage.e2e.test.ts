@@ -1,11 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { startRedis, uniquePrefix } from "./support/redis-server.ts";
+import { startRestartableRedis, uniquePrefix, type RestartableRedis } from "./support/redis-server.ts";
 import { startGateway, type RunningGateway } from "../src/node/serve.ts";
 import { APP_KEY, ANTHROPIC_KEY, OPENAI_KEY, testConfig } from "./support/gateway.ts";
 import { RedisLedgerStore } from "../src/ledger/redis-ledger-store.ts";
@@ -17,37 +16,13 @@ import { RedisLedgerStore } from "../src/ledger/redis-ledger-store.ts";
 // and dropped them; a request that was served and billed had no record.
 // Its cost is charged to the budgets then too (the old process's settle died with it).
 
-let port = 0;
+let redis: RestartableRedis;
 let dir = "";
-let child: ChildProcess | undefined;
 let mocks: MockProviders;
 const gateways: RunningGateway[] = [];
 const prefix = uniquePrefix("review-shutdown");
 const logs: string[] = [];
 
-async function spawnRedis() {
-  child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", dir], { stdio: "ignore" });
-  const probe = new Redis(port, "127.0.0.1", { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on("error", () => {});
-  for (let i = 0; i < 100; i++) {
-    try {
-      await probe.connect();
-      await probe.ping();
-      probe.disconnect();
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  throw new Error("redis did not start");
-}
-async function killRedis() {
-  const c = child!;
-  await new Promise<void>((resolve) => {
-    c.once("exit", () => resolve());
-    c.kill("SIGKILL");
-  });
-}
 
 const config = () => {
   const base = testConfig();
@@ -63,7 +38,7 @@ const start = async () => {
     config: config(),
     port: 0,
     upstreamTransport: "fetch",
-    env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY, REDIS_URL: `redis://127.0.0.1:${port}` },
+    env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY, REDIS_URL: redis.url },
     log: (line) => logs.push(line),
   });
   gateways.push(gateway);
@@ -71,18 +46,15 @@ const start = async () => {
 };
 
 beforeAll(async () => {
-  const probe = await startRedis({ privateServer: true });
-  port = Number(new URL(probe.url).port);
-  await probe.stop();
-  dir = mkdtempSync(join(tmpdir(), "review-aof-"));
-  await spawnRedis();
+  redis = await startRestartableRedis({ persist: true });
+  dir = mkdtempSync(join(tmpdir(), "tollgate-kept-"));
   mocks = startMockProviders();
 });
 
 afterAll(async () => {
   for (const gateway of gateways) await gateway.close({ drainMs: 100 }).catch(() => undefined);
   mocks?.close();
-  child?.kill("SIGKILL");
+  await redis?.stop();
 });
 
 describe("a gateway stopped while Redis is away", () => {
@@ -97,14 +69,14 @@ describe("a gateway stopped while Redis is away", () => {
     });
     expect(response.status).toBe(200);
     const requestId = response.headers.get("x-tollgate-request-id")!;
-    await killRedis();
+    await redis.crash();
     await response.text();
     // The deploy: this instance stops (with its usual 5 s for the ledger).
     await first.close({ drainMs: 1000 });
     // Redis is back with its data; the new instance starts.
-    await spawnRedis();
+    await redis.restart();
     const second = await start();
-    const reader = new Redis(port, "127.0.0.1");
+    const reader = new Redis(redis.url);
     const ledger = new RedisLedgerStore(reader, prefix);
     const day = new Date().toISOString().slice(0, 10);
     let found = false;

@@ -3,6 +3,8 @@
 // spawned on a free local port and shut down by stop(). No vitest here: the benchmark uses it too
 // (useRedis in use-redis.ts is the test files' helper).
 import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -12,6 +14,16 @@ export interface RedisHandle {
   url: string;
   /** The spawned server's process id (absent when REDIS_URL's server is used). */
   pid?: number;
+  stop(): Promise<void>;
+}
+
+/** A private server that can crash and come back on the same port: a Redis outage. */
+export interface RestartableRedis {
+  url: string;
+  /** SIGKILL, as a crash: nothing is saved on the way out. Resolves once the process is gone. */
+  crash(): Promise<void>;
+  /** Starts it again on the same port (with its data, where it persists). */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -29,13 +41,31 @@ export async function startRedis({ privateServer = false } = {}): Promise<RedisH
   for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
     const port = await findFreePort();
     try {
-      return await spawnRedis(port);
+      return await startRedisOn(port);
     } catch (error) {
       if (!(error instanceof PortTakenError)) throw error;
       lastError = error;
     }
   }
   throw new Error(`could not start redis-server after ${PORT_ATTEMPTS} ports`, { cause: lastError });
+}
+
+/**
+ * A private redis-server for outage tests. `persist`: its data survives a crash (AOF written on
+ * every command, as a failed-over replica would have it); otherwise it comes back empty.
+ */
+export async function startRestartableRedis({ persist = false } = {}): Promise<RestartableRedis> {
+  const dir = persist ? mkdtempSync(join(tmpdir(), "tollgate-redis-")) : tmpdir();
+  let handle = await startRedisOn(await findFreePort(), { dir, persist });
+  const port = Number(new URL(handle.url).port);
+  return {
+    url: handle.url,
+    crash: () => handle.crash(),
+    async restart() {
+      handle = await startRedisOn(port, { dir, persist });
+    },
+    stop: () => handle.stop(),
+  };
 }
 
 // A random key prefix like "tollgate-test:3f9a0c1d2b4e:", so tests never see each other's keys.
@@ -57,11 +87,11 @@ function findFreePort(): Promise<number> {
   });
 }
 
-async function spawnRedis(port: number): Promise<RedisHandle> {
+async function startRedisOn(port: number, { dir = tmpdir(), persist = false } = {}): Promise<RedisHandle & { crash(): Promise<void> }> {
   const child = spawn(
     "redis-server",
-    // Memory only: no RDB snapshots, no AOF, and any stray file goes to the temp dir, not the repo.
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmpdir()],
+    // Memory only unless persisting: no RDB snapshots, and any stray file goes to a temp dir, not the repo.
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", ...(persist ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"]), "--dir", dir],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   let log = "";
@@ -95,7 +125,11 @@ async function spawnRedis(port: number): Promise<RedisHandle> {
     // Wait for OUR server's own ready line first: a PING alone could reach another process that
     // grabbed the port in the meantime.
     if (/ready to accept connections/i.test(log) && (await answersPing(port))) {
-      return { url: `redis://127.0.0.1:${port}`, ...(child.pid ? { pid: child.pid } : {}), stop };
+      const crash = async () => {
+        child.kill("SIGKILL");
+        await exited;
+      };
+      return { url: `redis://127.0.0.1:${port}`, ...(child.pid ? { pid: child.pid } : {}), stop, crash };
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
