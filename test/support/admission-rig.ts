@@ -9,9 +9,9 @@ import type { ChatRequest } from "../../src/model/chat-request.ts";
 
 const PROVIDERS = { openai: { type: "openai", apiKey: { env: "K" } }, anthropic: { type: "anthropic", apiKey: { env: "K" } } };
 
-/** `routes` on an OpenAI and an Anthropic provider, and one key: "app" of team "search". */
-export function budgetedConfig(routes: Record<string, unknown>): ResolvedConfig {
-  return resolveConfig({ providers: PROVIDERS, routes, keys: [{ id: "app", team: "search", hash: `sha256:${"a".repeat(64)}` }] }, { K: "sk" });
+/** `routes` on an OpenAI and an Anthropic provider, and one key: "app" of team "search"; `server` settings where given. */
+export function budgetedConfig(routes: Record<string, unknown>, server?: Record<string, unknown>): ResolvedConfig {
+  return resolveConfig({ providers: PROVIDERS, routes, keys: [{ id: "app", team: "search", hash: `sha256:${"a".repeat(64)}` }], ...(server ? { server } : {}) }, { K: "sk" });
 }
 
 /** "hi" on `route` (18 tokens by the byte bound: 2 bytes, 8 for the message, 8 for the request). */
