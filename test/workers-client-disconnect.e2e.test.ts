@@ -1,9 +1,8 @@
-import type { Readable } from "node:stream";
 import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sha256 } from "./support/gateway.ts";
 import { until } from "./support/until.ts";
-import { bundleWorker, costRecordsInLog, DRIP_TOKENS, startEdgeUpstream, type EdgeUpstream, type WorkerBundle } from "./support/workers.ts";
+import { bundleWorker, costRecordsInLog, DRIP_TOKENS, startEdgeUpstream, type EdgeUpstream, type WorkerBundle, workerLog } from "./support/workers.ts";
 
 // A client that leaves half-way through a stream, on workerd with wrangler.toml's flags. workerd
 // fires the request's signal and then ends the request at once unless work is still pending, so
@@ -15,7 +14,7 @@ const EDGE_KEY = "tg_edge_key_0123456789";
 let upstream: EdgeUpstream;
 let miniflare: Miniflare;
 let bundle: WorkerBundle;
-let workerLog = "";
+const log = workerLog({ stderr: "drop" });
 
 beforeAll(async () => {
   upstream = await startEdgeUpstream();
@@ -30,10 +29,7 @@ beforeAll(async () => {
     ...bundle.options,
     bindings: { TOLLGATE_CONFIG: JSON.stringify(config) },
     durableObjects: { TOLLGATE_BUDGETS: "TollgateBudgets" },
-    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
-      stdout.on("data", (chunk: Buffer) => (workerLog += chunk.toString("utf8")));
-      stderr.resume();
-    },
+    handleRuntimeStdio: log.handleRuntimeStdio,
   });
 });
 
@@ -43,7 +39,7 @@ afterAll(async () => {
   bundle?.remove();
 });
 
-const recordOf = (requestId: string) => costRecordsInLog(workerLog).find((record) => record.requestId === requestId);
+const recordOf = (requestId: string) => costRecordsInLog(log.text()).find((record) => record.requestId === requestId);
 
 async function routeBudget(): Promise<{ spentUsd: number; reservedUsd: number }> {
   const response = await miniflare.dispatchFetch("http://gateway/v1/budgets", { headers: { authorization: `Bearer ${EDGE_KEY}` } });

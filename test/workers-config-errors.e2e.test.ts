@@ -1,8 +1,7 @@
-import type { Readable } from "node:stream";
 import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sha256 } from "./support/gateway.ts";
-import { bundleWorker, type WorkerBundle } from "./support/workers.ts";
+import { bundleWorker, type WorkerBundle, workerLog } from "./support/workers.ts";
 
 // A Worker whose config cannot be used: where the Node server refuses to start, the Worker
 // answers every request with a 503 in the client's dialect and says why in its log, once.
@@ -20,14 +19,11 @@ afterAll(() => bundle?.remove());
 
 /** Two requests to a Worker with these bindings (OpenAI's dialect, then Anthropic's), and its log. */
 async function askTwice(bindings: Record<string, string>) {
-  let log = "";
+  const log = workerLog({ stderr: "collect" });
   const miniflare = new Miniflare({
     ...bundle.options,
     bindings,
-    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
-      stdout.on("data", (chunk: Buffer) => (log += chunk.toString("utf8")));
-      stderr.on("data", (chunk: Buffer) => (log += chunk.toString("utf8")));
-    },
+    handleRuntimeStdio: log.handleRuntimeStdio,
   });
   try {
     const post = (path: string, headers: Record<string, string>) =>
@@ -39,7 +35,7 @@ async function askTwice(bindings: Record<string, string>) {
     const openai = await post("/v1/chat/completions", {});
     const anthropic = await post("/v1/messages", { "anthropic-version": "2023-06-01" });
     const answer = async (response: Awaited<ReturnType<Miniflare["dispatchFetch"]>>) => ({ status: response.status, requestId: response.headers.get("x-tollgate-request-id"), body: await response.json() });
-    return { openai: await answer(openai), anthropic: await answer(anthropic), log: () => log };
+    return { openai: await answer(openai), anthropic: await answer(anthropic), log: log.text };
   } finally {
     await miniflare.dispose();
   }

@@ -1,9 +1,8 @@
-import type { Readable } from "node:stream";
 import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readSseEvents, sha256 } from "./support/gateway.ts";
 import { until } from "./support/until.ts";
-import { bundleWorker, costRecordsInLog, startEdgeUpstream, type EdgeUpstream, type WorkerBundle } from "./support/workers.ts";
+import { bundleWorker, costRecordsInLog, startEdgeUpstream, type EdgeUpstream, type WorkerBundle, workerLog } from "./support/workers.ts";
 
 // The Workers entry in Cloudflare's real runtime (workerd, through Miniflare): the same gateway,
 // bundled the way a Worker is, answering both dialects from an OpenAI-compatible upstream.
@@ -15,7 +14,7 @@ let upstream: EdgeUpstream;
 let miniflare: Miniflare;
 let bundle: WorkerBundle;
 /** What the Worker wrote to its log (workerd's stdout): cost records are lines there. */
-let workerLog = "";
+const log = workerLog();
 
 beforeAll(async () => {
   upstream = await startEdgeUpstream();
@@ -38,10 +37,7 @@ beforeAll(async () => {
   miniflare = new Miniflare({
     ...bundle.options,
     bindings: { TOLLGATE_CONFIG: JSON.stringify(config) },
-    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
-      stdout.on("data", (chunk: Buffer) => (workerLog += chunk.toString("utf8")));
-      stderr.on("data", (chunk: Buffer) => process.stderr.write(chunk));
-    },
+    handleRuntimeStdio: log.handleRuntimeStdio,
   });
 });
 
@@ -78,8 +74,8 @@ describe("the Workers entry on workerd", () => {
     // Its cost record is one JSON line in the Worker's log, the same figures as the headers.
     const requestId = response.headers.get("x-tollgate-request-id")!;
     const record = await until(
-      () => costRecordsInLog(workerLog).find((line) => line.requestId === requestId),
-      () => `its cost record in the Worker's log, which said:\n${workerLog.slice(-2_000)}`,
+      () => costRecordsInLog(log.text()).find((line) => line.requestId === requestId),
+      () => `its cost record in the Worker's log, which said:\n${log.text().slice(-2_000)}`,
     );
     expect(record).toMatchObject({
       keyId: "edge",

@@ -7,6 +7,7 @@
 // `DRIP_EVERY_MS` apart (a long answer a client can leave half-way); `drips` says how each ended.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Readable } from "node:stream";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -118,4 +119,21 @@ export function costRecordsInLog(log: string): CostRecord[] {
     .filter((line) => line.startsWith("{"))
     .map((line) => JSON.parse(line) as { type?: string; record?: CostRecord })
     .flatMap((entry) => (entry.type === "tollgate.cost_record" && entry.record ? [entry.record] : []));
+}
+
+/**
+ * What a Worker writes to its log (workerd's stdout: cost records are lines there), for Miniflare's
+ * `handleRuntimeStdio`. Its stderr is passed on to the test's own, or collected too.
+ */
+export function workerLog({ stderr = "pass" }: { stderr?: "pass" | "collect" | "drop" } = {}) {
+  let text = "";
+  return {
+    handleRuntimeStdio(stdout: Readable, errors: Readable) {
+      stdout.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+      if (stderr === "collect") errors.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+      else if (stderr === "pass") errors.on("data", (chunk: Buffer) => process.stderr.write(chunk));
+      else errors.resume();
+    },
+    text: () => text,
+  };
 }
