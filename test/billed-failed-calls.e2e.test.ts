@@ -1,6 +1,5 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { APP_KEY, ledgerRecords, postJson, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
+import { describe, expect, it } from "vitest";
+import { APP_KEY, ledgerRecords, postJson, useMockedGateway, waitForRecord } from "./support/gateway.ts";
 
 // A call the provider had taken before it failed is billed by the provider, so it is billed here:
 // Anthropic's stream that sent message_start (which states the input it bills) and then nothing
@@ -12,38 +11,20 @@ import { APP_KEY, ledgerRecords, postJson, startTestGateway, testConfig, waitFor
 // Prices (bundled): claude-sonnet-4-6 $3 / $15 per 1M tokens = 3,000 / 15,000 nano-dollars a
 // token; gpt-4o $2.50 / $10 = 2,500 / 10,000.
 
-let mocks: MockProviders;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mocks = startMockProviders();
-  const base = testConfig();
-  gateway = await startTestGateway({
-    ...base,
-    providers: { ...base.providers, anthropic: { ...base.providers.anthropic, timeoutMs: 500 } },
-    routes: {
-      ...base.routes,
-      "claude-then-gpt": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }], budget: { usd: 1, window: "total" } },
-    },
-  });
-});
-afterEach(() => {
-  mocks.openai.reset();
-  mocks.anthropic.reset();
-});
-afterAll(async () => {
-  await gateway.close();
-  mocks.close();
-});
+const rig = useMockedGateway(
+  { "claude-then-gpt": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }], budget: { usd: 1, window: "total" } } },
+  [],
+  { anthropic: { timeoutMs: 500 } },
+);
 
 const PROMPT = "one two three four five six seven eight nine ten"; // the mock bills a token a word
 
 describe("a call the provider took, then cut by tollgate's deadline", () => {
   it("alone on its route: the request's record bills the input message_start reported", async () => {
-    mocks.anthropic.enqueue({ kind: "stall", afterChunks: 0 });
-    const response = await postJson(gateway, "/v1/messages", { model: "claude", max_tokens: 50, stream: true, messages: [{ role: "user", content: PROMPT }] });
+    rig.mocks.anthropic.enqueue({ kind: "stall", afterChunks: 0 });
+    const response = await postJson(rig.gateway, "/v1/messages", { model: "claude", max_tokens: 50, stream: true, messages: [{ role: "user", content: PROMPT }] });
     await response.text();
-    const record = await waitForRecord(gateway, response.headers.get("x-tollgate-request-id")!);
+    const record = await waitForRecord(rig.gateway, response.headers.get("x-tollgate-request-id")!);
     expect(record).toMatchObject({ status: "error", errorType: "timeout", provider: "anthropic" });
     // 10 input tokens and message_start's placeholder of 1 output token: 30,000 + 15,000.
     expect(record.usage).toMatchObject({ inputTokens: 10, outputTokens: 1 });
@@ -51,30 +32,30 @@ describe("a call the provider took, then cut by tollgate's deadline", () => {
   });
 
   it("before a fallback: a record of its own, and the budget charged for both calls", async () => {
-    mocks.anthropic.enqueue({ kind: "stall", afterChunks: 0 });
-    mocks.openai.enqueue({ kind: "text", text: "rescued", usage: { prompt_tokens: 3, completion_tokens: 1 } });
-    const response = await postJson(gateway, "/v1/chat/completions", { model: "claude-then-gpt", stream: true, messages: [{ role: "user", content: PROMPT }] });
+    rig.mocks.anthropic.enqueue({ kind: "stall", afterChunks: 0 });
+    rig.mocks.openai.enqueue({ kind: "text", text: "rescued", usage: { prompt_tokens: 3, completion_tokens: 1 } });
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "claude-then-gpt", stream: true, messages: [{ role: "user", content: PROMPT }] });
     expect(await response.text()).toContain("rescued");
     const id = response.headers.get("x-tollgate-request-id")!;
-    const answered = await waitForRecord(gateway, id);
+    const answered = await waitForRecord(rig.gateway, id);
     expect(answered).toMatchObject({ status: "ok", provider: "openai" });
     expect(answered.cost.totalNano).toBe(17_500); // 3 × 2,500 + 1 × 10,000
-    const earlier = (await ledgerRecords(gateway)).find((record) => record.requestId === `${id}.1`);
+    const earlier = (await ledgerRecords(rig.gateway)).find((record) => record.requestId === `${id}.1`);
     expect(earlier).toMatchObject({ attemptOf: id, status: "error", errorType: "timeout", provider: "anthropic", model: "claude-sonnet-4-6", route: "claude-then-gpt" });
     expect(earlier!.cost.totalNano).toBe(45_000);
 
-    const budgets = await fetch(`${gateway.url}/v1/budgets`, { headers: { authorization: `Bearer ${APP_KEY}` } });
+    const budgets = await fetch(`${rig.gateway.url}/v1/budgets`, { headers: { authorization: `Bearer ${APP_KEY}` } });
     const { scopes } = (await budgets.json()) as { scopes: { scope: string; spentUsd: number; reservedUsd: number }[] };
     expect(scopes.find((scope) => scope.scope === "route:claude-then-gpt")).toMatchObject({ spentUsd: 0.0000625, reservedUsd: 0 }); // 62,500 nano
   });
 
   it("a refusal before a fallback (a 529 overloaded) is not billed and has no record of its own", async () => {
-    mocks.anthropic.enqueue({ kind: "http-error", status: 529, type: "overloaded_error" });
-    mocks.openai.enqueue({ kind: "text", text: "rescued", usage: { prompt_tokens: 3, completion_tokens: 1 } });
-    const response = await postJson(gateway, "/v1/chat/completions", { model: "claude-then-gpt", messages: [{ role: "user", content: PROMPT }] });
+    rig.mocks.anthropic.enqueue({ kind: "http-error", status: 529, type: "overloaded_error" });
+    rig.mocks.openai.enqueue({ kind: "text", text: "rescued", usage: { prompt_tokens: 3, completion_tokens: 1 } });
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "claude-then-gpt", messages: [{ role: "user", content: PROMPT }] });
     expect(response.status).toBe(200);
     const id = response.headers.get("x-tollgate-request-id")!;
-    expect((await waitForRecord(gateway, id)).cost.totalNano).toBe(17_500);
-    expect((await ledgerRecords(gateway)).filter((record) => record.attemptOf === id)).toEqual([]);
+    expect((await waitForRecord(rig.gateway, id)).cost.totalNano).toBe(17_500);
+    expect((await ledgerRecords(rig.gateway)).filter((record) => record.attemptOf === id)).toEqual([]);
   });
 });

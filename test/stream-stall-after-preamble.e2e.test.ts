@@ -1,57 +1,32 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { postJson, startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
+import { describe, expect, it } from "vitest";
+import { postJson, useMockedGateway } from "./support/gateway.ts";
 
 // A provider that answers 200 with its preamble (OpenAI's role chunk, Anthropic's message_start)
 // and then goes silent. Nothing has reached the client, so the route's next target answers once
 // the first target's `timeoutMs` (counted from the call's start) has passed.
 // Was: the preamble started the 200 ms idle clock instead, and its timeout was final: a 504.
 
-let mocks: MockProviders;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mocks = startMockProviders();
-  const base = testConfig();
-  const deadlines = { timeoutMs: 800, streamIdleTimeoutMs: 200 };
-  gateway = await startTestGateway({
-    ...base,
-    providers: { openai: { ...base.providers.openai, ...deadlines }, anthropic: { ...base.providers.anthropic, ...deadlines } },
-    routes: { ...base.routes, "claude-then-gpt": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }] } },
-  });
-});
-afterEach(() => {
-  mocks.openai.reset();
-  mocks.anthropic.reset();
-});
-afterAll(async () => {
-  await gateway.close();
-  mocks.close();
-});
+// Deadlines short enough for a test: an answer must begin within 800 ms, and may go quiet for 200 ms.
+const deadlines = { timeoutMs: 800, streamIdleTimeoutMs: 200 };
+const rig = useMockedGateway(
+  { "claude-then-gpt": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }] } },
+  [],
+  { openai: deadlines, anthropic: deadlines },
+);
 
 describe("a stream that stalls after its preamble, before any answer part", () => {
-  it("OpenAI role chunk, then silence: the route's next target answers", async () => {
-    mocks.openai.enqueue({ kind: "stall", afterChunks: 0 });
-    mocks.anthropic.enqueue({ kind: "text", text: "rescued" });
-    const response = await postJson(gateway, "/v1/chat/completions", { model: "gpt-then-claude", stream: true, messages: [{ role: "user", content: "hi" }] });
+  it.each([
+    { preamble: "OpenAI role chunk", stalls: "openai", rescues: "anthropic", route: "gpt-then-claude" },
+    { preamble: "Anthropic message_start", stalls: "anthropic", rescues: "openai", route: "claude-then-gpt" },
+  ] as const)("$preamble, then silence: the route's next target answers", async ({ stalls, rescues, route }) => {
+    rig.mocks[stalls].enqueue({ kind: "stall", afterChunks: 0 });
+    rig.mocks[rescues].enqueue({ kind: "text", text: "rescued" });
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: route, stream: true, messages: [{ role: "user", content: "hi" }] });
     const text = await response.text();
-    expect({ status: response.status, provider: response.headers.get("x-tollgate-provider"), anthropicCalls: mocks.anthropic.requests.length }).toEqual({
+    expect({ status: response.status, provider: response.headers.get("x-tollgate-provider"), rescuerCalls: rig.mocks[rescues].requests.length }).toEqual({
       status: 200,
-      provider: "anthropic",
-      anthropicCalls: 1,
-    });
-    expect(text).toContain("rescued");
-  });
-
-  it("Anthropic message_start, then silence: the route's next target answers", async () => {
-    mocks.anthropic.enqueue({ kind: "stall", afterChunks: 0 });
-    mocks.openai.enqueue({ kind: "text", text: "rescued" });
-    const response = await postJson(gateway, "/v1/chat/completions", { model: "claude-then-gpt", stream: true, messages: [{ role: "user", content: "hi" }] });
-    const text = await response.text();
-    expect({ status: response.status, provider: response.headers.get("x-tollgate-provider"), openaiCalls: mocks.openai.requests.length }).toEqual({
-      status: 200,
-      provider: "openai",
-      openaiCalls: 1,
+      provider: rescues,
+      rescuerCalls: 1,
     });
     expect(text).toContain("rescued");
   });

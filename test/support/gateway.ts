@@ -110,12 +110,17 @@ export type MockedGateway = { mocks: MockProviders; gateway: TestGateway };
  * of them (the test config, plus `routes` and `keys` of the file's own), reset between tests and
  * closed after the file. Fields are filled in by beforeAll.
  */
-export function useMockedGateway(routes: Record<string, unknown> = {}, keys: unknown[] = []): MockedGateway {
+export function useMockedGateway(routes: Record<string, unknown> = {}, keys: unknown[] = [], providerSettings: { openai?: object; anthropic?: object } = {}): MockedGateway {
   const rig = {} as MockedGateway;
   beforeAll(async () => {
     rig.mocks = startMockProviders();
     const base = testConfig();
-    rig.gateway = await startTestGateway({ ...base, routes: { ...base.routes, ...routes }, keys: [...base.keys, ...keys] });
+    const providers = {
+      ...base.providers,
+      openai: { ...base.providers.openai, ...providerSettings.openai },
+      anthropic: { ...base.providers.anthropic, ...providerSettings.anthropic },
+    };
+    rig.gateway = await startTestGateway({ ...base, providers, routes: { ...base.routes, ...routes }, keys: [...base.keys, ...keys] });
   });
   afterEach(() => {
     rig.mocks.openai.reset();
