@@ -1,29 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chunk, completion, sendJson, startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
-import { startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
+import { describe, expect, it } from "vitest";
+import { chunk, completion, sendJson } from "./support/fake-decoder.ts";
+import { useDecoderRig } from "./support/decoder-rig.ts";
 
 // vLLM's choices carry `stop_reason`: the stop string (or a stop token's id) that ended the
 // answer. An Anthropic client that sent stop_sequences expects stop_reason "stop_sequence" and the
 // sequence in `stop_sequence` (REFERENCE.md); an OpenAI client still sees finish_reason "stop".
 // Was: only finish_reason was read, and Anthropic clients got "end_turn" and null.
 
-let decoder: FakeDecoder;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  decoder = await startFakeDecoder();
-  gateway = await startTestGateway(testConfig(decoder.baseUrl), "undici");
-});
-afterAll(async () => {
-  await gateway?.close();
-  await decoder?.close();
-});
+const rig = useDecoderRig();
 
 const usage = { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 };
 
 describe("a local decoder's stop_reason", () => {
   it("streamed: an Anthropic client gets stop_reason stop_sequence, naming it", async () => {
-    decoder.handle = (_body, response) => {
+    rig.decoder.handle = (_body, response) => {
       response.writeHead(200, { "content-type": "text/event-stream" });
       response.end(
         chunk("c1", { role: "assistant", content: "" }) +
@@ -33,15 +23,15 @@ describe("a local decoder's stop_reason", () => {
           "data: [DONE]\n\n",
       );
     };
-    const message = await gateway.anthropic.messages.stream({ model: "local", max_tokens: 10, stop_sequences: ["END"], messages: [{ role: "user", content: "x" }] }).finalMessage();
+    const message = await rig.gateway.anthropic.messages.stream({ model: "local", max_tokens: 10, stop_sequences: ["END"], messages: [{ role: "user", content: "x" }] }).finalMessage();
     expect({ stop_reason: message.stop_reason, stop_sequence: message.stop_sequence }).toEqual({ stop_reason: "stop_sequence", stop_sequence: "END" });
   });
 
   it("not streamed: the same, and an OpenAI client sees finish_reason stop", async () => {
-    decoder.handle = (_body, response) => sendJson(response, completion("c2", { content: "abc" }, "stop", { usage }, { stop_reason: "END" }));
-    const message = await gateway.anthropic.messages.create({ model: "local", max_tokens: 10, stop_sequences: ["END"], messages: [{ role: "user", content: "x" }] });
+    rig.decoder.handle = (_body, response) => sendJson(response, completion("c2", { content: "abc" }, "stop", { usage }, { stop_reason: "END" }));
+    const message = await rig.gateway.anthropic.messages.create({ model: "local", max_tokens: 10, stop_sequences: ["END"], messages: [{ role: "user", content: "x" }] });
     expect({ stop_reason: message.stop_reason, stop_sequence: message.stop_sequence }).toEqual({ stop_reason: "stop_sequence", stop_sequence: "END" });
-    const answer = await gateway.openai.chat.completions.create({ model: "local", stop: ["END"], messages: [{ role: "user", content: "x" }] });
+    const answer = await rig.gateway.openai.chat.completions.create({ model: "local", stop: ["END"], messages: [{ role: "user", content: "x" }] });
     expect(answer.choices[0]!.finish_reason).toBe("stop");
   });
 });

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { postJson, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
-import { chunk, completion, sendJson, startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
+import { describe, expect, it } from "vitest";
+import { postJson, waitForRecord } from "./support/gateway.ts";
+import { chunk, completion, sendJson } from "./support/fake-decoder.ts";
+import { useDecoderRig } from "./support/decoder-rig.ts";
 
 // A vLLM stream its engine aborted (scale-down, shutdown, sleep, an abort request): HTTP 200, a
 // last chunk with finish_reason "abort", the usage chunk and [DONE] (vllm-project/vllm#57082).
@@ -8,22 +9,11 @@ import { chunk, completion, sendJson, startFakeDecoder, type FakeDecoder } from 
 // as failed, never as a complete answer.
 // Used to be wrong: "abort" was read as a normal finish (OpenAI "stop", Anthropic "end_turn").
 
-let decoder: FakeDecoder;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  decoder = await startFakeDecoder();
-  const base = testConfig(decoder.baseUrl);
-  gateway = await startTestGateway({ ...base, routes: { ...base.routes, vllm: { targets: [{ provider: "local", model: "fake-model" }] } } }, "undici");
-});
-afterAll(async () => {
-  await gateway?.close();
-  await decoder?.close();
-});
+const rig = useDecoderRig((base) => ({ ...base, routes: { ...base.routes, vllm: { targets: [{ provider: "local", model: "fake-model" }] } } }));
 
 describe("a vLLM stream its engine aborted (finish_reason \"abort\")", () => {
   it("reaches the OpenAI client as an error, not as an answer that finished with \"stop\"", async () => {
-    decoder.handle = (_body, response) => {
+    rig.decoder.handle = (_body, response) => {
       response.writeHead(200, { "content-type": "text/event-stream" });
       response.end(
         chunk("cmpl-1", { role: "assistant", content: "" }) +
@@ -33,7 +23,7 @@ describe("a vLLM stream its engine aborted (finish_reason \"abort\")", () => {
           "data: [DONE]\n\n",
       );
     };
-    const { data: stream, response } = await gateway.openai.chat.completions
+    const { data: stream, response } = await rig.gateway.openai.chat.completions
       .create({ model: "vllm", messages: [{ role: "user", content: "write a long answer" }], stream: true })
       .withResponse();
     const finishReasons: string[] = [];
@@ -45,12 +35,12 @@ describe("a vLLM stream its engine aborted (finish_reason \"abort\")", () => {
     }
     expect(finishReasons).not.toContain("stop");
     expect(failure).toBeDefined();
-    const record = await waitForRecord(gateway, response.headers.get("x-tollgate-request-id")!);
+    const record = await waitForRecord(rig.gateway, response.headers.get("x-tollgate-request-id")!);
     expect(record.status).not.toBe("ok");
   });
 
   it("reaches the Anthropic client as an error, not as stop_reason end_turn", async () => {
-    decoder.handle = (_body, response) => {
+    rig.decoder.handle = (_body, response) => {
       response.writeHead(200, { "content-type": "text/event-stream" });
       response.end(
         chunk("cmpl-2", { role: "assistant", content: "" }) +
@@ -59,16 +49,16 @@ describe("a vLLM stream its engine aborted (finish_reason \"abort\")", () => {
           "data: [DONE]\n\n",
       );
     };
-    const attempt = gateway.anthropic.messages.stream({ model: "vllm", max_tokens: 256, messages: [{ role: "user", content: "write" }] }).finalMessage();
+    const attempt = rig.gateway.anthropic.messages.stream({ model: "vllm", max_tokens: 256, messages: [{ role: "user", content: "write" }] }).finalMessage();
     await expect(attempt).rejects.toThrow();
   });
 
   it("not streamed: an error to the client, and the usage the engine reported is billed (it did the work)", async () => {
-    decoder.handle = (_body, response) =>
+    rig.decoder.handle = (_body, response) =>
       sendJson(response, completion("cmpl-3", { content: "The first half of a long ans" }, "abort", { usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 } }));
-    const response = await postJson(gateway, "/v1/chat/completions", { model: "vllm", messages: [{ role: "user", content: "write a long answer" }] });
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "vllm", messages: [{ role: "user", content: "write a long answer" }] });
     expect(response.status).toBe(502);
-    const record = await waitForRecord(gateway, response.headers.get("x-tollgate-request-id")!);
+    const record = await waitForRecord(rig.gateway, response.headers.get("x-tollgate-request-id")!);
     expect(record.status).toBe("error");
     expect(record.usage).toMatchObject({ inputTokens: 12, outputTokens: 7 });
     // $2 a GPU hour at 5,000 prompt / 100 generated tokens a second (testConfig):

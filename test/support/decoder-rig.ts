@@ -1,6 +1,7 @@
 // A gateway in front of a scripted fake local decoder, and raw HTTP/1.x over TCP for what the
 // clients cannot send (HTTP/1.0, Expect: 100-continue).
 import net from "node:net";
+import { afterAll, beforeAll } from "vitest";
 import { startTestGateway, testConfig, type TestGateway } from "./gateway.ts";
 import { startFakeDecoder, chunk, completion, sendJson, type FakeDecoder } from "./fake-decoder.ts";
 
@@ -21,6 +22,24 @@ export async function startRig(): Promise<Rig> {
   };
   const gateway = await startTestGateway(testConfig(decoder.baseUrl));
   return { gateway, decoder, close: async () => { await gateway.close({ drainMs: 100 }); await decoder.close(); } };
+}
+
+/**
+ * A test file's gateway in front of a fake decoder whose answers each test scripts (`decoder.handle`),
+ * over undici as in production; `configure` adjusts the config made for the decoder. Fields are
+ * filled in by beforeAll; everything is closed after the file.
+ */
+export function useDecoderRig(configure: (base: ReturnType<typeof testConfig>) => unknown = (base) => base): Omit<Rig, "close"> {
+  const rig = {} as Omit<Rig, "close">;
+  beforeAll(async () => {
+    rig.decoder = await startFakeDecoder();
+    rig.gateway = await startTestGateway(configure(testConfig(rig.decoder.baseUrl)), "undici");
+  });
+  afterAll(async () => {
+    await rig.gateway?.close();
+    await rig.decoder?.close();
+  });
+  return rig;
 }
 
 /** Writes `data` on a fresh TCP connection; resolves with what came back and whether the server closed it within `waitMs`. */
