@@ -11,10 +11,10 @@ import { RedisLedgerStore } from "../src/ledger/redis-ledger-store.ts";
 
 // Redis is away (a restart, a failover) while a gateway instance is stopped (a deploy, a scale-in).
 // The cost records it could not write in its 5 s are kept in a file beside the embedded ledger's,
-// and the next gateway to start writes them to Redis, and charges them, before it serves.
+// and its settle, still retrying, is kept the same way: the next gateway to start makes the settle
+// and writes the records before it serves.
 // Used to be wrong: Ledger.close() logged "N cost records could not be written before shutdown"
 // and dropped them; a request that was served and billed had no record.
-// Its cost is charged to the budgets then too (the old process's settle died with it).
 
 let redis: RestartableRedis;
 let dir = "";

@@ -88,27 +88,6 @@ export class Admission {
   }
 
   /**
-   * Charges a request that an earlier gateway served but could not settle (its cost record was
-   * kept through a store outage, unwritten-records.ts): its cost is added to every budget of its
-   * route, key and team, in the windows of its time. Settling is idempotent by request id (for an
-   * hour), so a record whose settle did go through before is not counted twice.
-   */
-  async chargeKept(record: CostRecord): Promise<void> {
-    const config = this.deps.config;
-    const key = record.admin ? undefined : config.keys.find((each) => each.id === record.keyId);
-    const scopes: BudgetScope[] = [];
-    const routeBudget = Object.hasOwn(config.routes, record.route) ? config.routes[record.route]!.budget : undefined;
-    if (routeBudget) scopes.push({ scope: `route:${record.route}`, budget: routeBudget });
-    if (key?.budget) scopes.push({ scope: `key:${key.id}`, budget: key.budget });
-    const teamBudget = !record.admin && config.teams && Object.hasOwn(config.teams, record.team) ? config.teams[record.team]!.budget : undefined;
-    if (teamBudget) scopes.push({ scope: `team:${record.team}`, budget: teamBudget });
-    if (scopes.length === 0) return;
-    const at = Date.parse(record.time);
-    const scopeKeys = scopes.map(({ scope, budget }) => windowKey(scope, windowOf(budget, at)));
-    await this.deps.store.settle({ requestId: record.requestId, now: this.now(), scopeKeys, actualNano: record.cost.totalNano, tokens: 0, rateScopes: [] });
-  }
-
-  /**
    * At shutdown: tries each settlement still retrying once more, now (the store may be back since
    * its last attempt, which may be 30 s away), and returns those that still failed, for the host
    * to keep (unwritten-records.ts). Retrying stops: the process is going away.
@@ -216,13 +195,15 @@ export class Admission {
     const settling = this.settling;
     const closed = () => this.closed;
     const settleUntilDone = async (plan: SettlePlan) => {
+      // Tracked from its first attempt: one still waiting on the store at shutdown is tried (or
+      // kept) by finishSettling too; settling twice counts once.
+      settling.set(plan.requestId, plan);
       for (let attempt = 0; ; attempt++) {
         try {
           await store.settle(plan);
           settling.delete(plan.requestId);
           return;
         } catch (error) {
-          settling.set(plan.requestId, plan);
           // Shutting down: finishSettling hands what is left to the host, which keeps it.
           if (closed()) return;
           if (attempt === SETTLE_RETRIES_BEFORE_WARNING) log?.(`[tollgate] error: settling ${plan.requestId} keeps failing (${(error as Error).message}); retrying until the budget store is back`);

@@ -21,7 +21,6 @@ import type { Context } from "hono";
 import type { GatewayEnv } from "./gateway-context.ts";
 import { createChatHandler } from "./handle-chat.ts";
 import { newRequestId } from "./request-id.ts";
-import type { CostRecord } from "../metering/cost-record.ts";
 import { jsonResponse } from "./json-response.ts";
 import { renderModelList } from "./render-model-list.ts";
 
@@ -177,8 +176,6 @@ export function buildGateway({
   return {
     app,
     recorded: (timeoutMs: number): Promise<boolean> => metering.recorded(timeoutMs),
-    /** Charges a request an earlier gateway served but could not settle (see Admission.chargeKept). */
-    chargeKept: (record: CostRecord): Promise<void> => admission.chargeKept(record),
     /** At shutdown: the budget settlements still retrying, tried once more; those left over (see Admission.finishSettling). */
     finishSettling: () => admission.finishSettling(),
   };

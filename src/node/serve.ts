@@ -78,7 +78,7 @@ export async function startGateway({
   // The SDK first: telemetry takes its tracer and meter when it is created.
   const otel = await setupTelemetry(env);
   const telemetry = createGatewayTelemetry({ captureContent: resolved.telemetry?.captureContent ?? false, enabled: otel !== undefined });
-  const { app, recorded, chargeKept, finishSettling } = buildGateway({
+  const { app, recorded, finishSettling } = buildGateway({
     config: resolved,
     transport,
     log,
@@ -91,8 +91,8 @@ export async function startGateway({
     dropClient: (c) => (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing?.destroy(),
   });
   log(`[tollgate] cost records go to ${describe}${otel ? "; OpenTelemetry export is on" : ""}`);
-  // What a gateway stopped during a Redis outage kept: recorded and charged before serving.
-  if (keptRecordsIn) await replayUnwritten(keptRecordsIn, store, chargeKept, log, (plan) => admissionStore.settle(plan));
+  // What a gateway stopped during a Redis outage kept: settled and recorded before serving.
+  if (keptRecordsIn) await replayUnwritten(keptRecordsIn, { ledger: store, settle: (plan) => admissionStore.settle(plan) }, log);
 
   let server: Server;
   try {

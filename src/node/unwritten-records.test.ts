@@ -10,21 +10,22 @@ import { keepUnsettled, keepUnwritten, replayUnwritten } from "./unwritten-recor
 // The records a gateway stopped during a Redis outage could not write, kept on disk and written
 // (and charged) by the next start.
 
-function fakeStore() {
+/** A ledger and a budget store that remember what reached them. */
+function fakeStores() {
   const written: CostRecord[] = [];
-  return { written, store: { write: async (records: readonly CostRecord[]) => void written.push(...records), close: async () => {} } };
+  const settled: SettlePlan[] = [];
+  const ledger = { write: async (records: readonly CostRecord[]) => void written.push(...records), close: async () => {} };
+  return { written, settled, stores: { ledger, settle: async (plan: SettlePlan) => void settled.push(plan) } };
 }
 
 describe("kept cost records", () => {
-  it("are written and charged once by the next start, and their file is removed", async () => {
+  it("are written by the next start, and their file is removed", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tollgate-kept-"));
     const records = Array.from({ length: 3 }, () => makeCostRecord());
     await keepUnwritten(dir)(records);
-    const { written, store } = fakeStore();
-    const charged: string[] = [];
-    await replayUnwritten(dir, store, async (record) => void charged.push(record.requestId), () => {});
+    const { written, stores } = fakeStores();
+    await replayUnwritten(dir, stores, () => {});
     expect(written.map((record) => record.requestId)).toEqual(records.map((record) => record.requestId));
-    expect(charged).toEqual(records.map((record) => record.requestId));
     expect(readdirSync(dir)).toEqual([]);
   });
 
@@ -32,8 +33,8 @@ describe("kept cost records", () => {
   it("leave a file still being written alone", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tollgate-kept-"));
     writeFileSync(join(dir, "unwritten-11111111-2222-3333-4444-555555555555.jsonl.partial"), JSON.stringify(makeCostRecord()).slice(0, 30));
-    const { written, store } = fakeStore();
-    await replayUnwritten(dir, store, async () => {}, () => {});
+    const { written, stores } = fakeStores();
+    await replayUnwritten(dir, stores, () => {});
     expect(written).toEqual([]);
     expect(readdirSync(dir)).toHaveLength(1);
   });
@@ -45,24 +46,22 @@ describe("kept cost records", () => {
     const text = records.map((record) => JSON.stringify(record)).join("\n") + "\n";
     const name = "unwritten-aaaaaaaa-2222-3333-4444-555555555555.jsonl";
     writeFileSync(join(dir, name), text.slice(0, text.length - 40));
-    const { written, store } = fakeStore();
+    const { written, stores } = fakeStores();
     const logs: string[] = [];
-    await replayUnwritten(dir, store, async () => {}, (line) => logs.push(line));
+    await replayUnwritten(dir, stores, (line) => logs.push(line));
     expect(written.map((record) => record.requestId)).toEqual(records.slice(0, 2).map((record) => record.requestId));
     expect(readdirSync(dir)).toEqual([`${name}.unreadable`]);
     expect(readFileSync(join(dir, `${name}.unreadable`), "utf8")).toContain(records[2]!.requestId.slice(0, 4));
     expect(logs.some((line) => line.includes("set aside"))).toBe(true);
   });
 
-  it("kept settlements are applied before the records are charged, and their file is removed", async () => {
+  it("kept settlements are made by the next start, and their file is removed", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tollgate-kept-"));
     const plan: SettlePlan = { requestId: "req_kept", now: 1, scopeKeys: ["route:a|total"], actualNano: 12_500_000, tokens: 2000, rateScopes: [] };
     await keepUnsettled(dir)([plan]);
-    await keepUnwritten(dir)([makeCostRecord({ requestId: "req_kept" })]);
-    const { store } = fakeStore();
-    const order: string[] = [];
-    await replayUnwritten(dir, store, async (record) => void order.push(`charge ${record.requestId}`), () => {}, async (kept) => void order.push(`settle ${kept.requestId} ${kept.actualNano}`));
-    expect(order).toEqual(["settle req_kept 12500000", "charge req_kept"]);
+    const { settled, stores } = fakeStores();
+    await replayUnwritten(dir, stores, () => {});
+    expect(settled).toEqual([plan]);
     expect(readdirSync(dir)).toEqual([]);
   });
 });

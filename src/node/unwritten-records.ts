@@ -8,7 +8,7 @@ import type { CostRecord } from "../metering/cost-record.ts";
 // A gateway stopped while Redis is away would drop the cost records it could not write: billed
 // requests with no record. They are kept in a file of their own beside the embedded ledger's
 // (`unwritten-<uuid>.jsonl`), and the next gateway to start on that directory writes them to
-// Redis and charges to the budgets before it serves (their settles died with the old process).
+// Redis before it serves; the budget settlements it could not make are kept and made the same way.
 // Both are idempotent by request id, so a file replayed twice (two gateways at once) counts once.
 
 const PREFIX = "unwritten-";
@@ -41,19 +41,16 @@ export function keepUnsettled(directory: string): (plans: readonly SettlePlan[])
 }
 
 /**
- * Writes the records earlier gateways kept and charges them to the budgets (`charge`: both are
- * idempotent by request id), then removes their files. A file that fails stays for the next start.
+ * Makes the settlements and writes the records earlier gateways kept, then removes their files.
+ * A file that fails stays for the next start.
  */
 export async function replayUnwritten(
   directory: string,
-  store: LedgerStore,
-  charge: (record: CostRecord) => Promise<void>,
+  stores: { ledger: LedgerStore; settle: (plan: SettlePlan) => Promise<void> },
   log: (line: string) => void,
-  settle?: (plan: SettlePlan) => Promise<void>,
 ): Promise<void> {
   const names = await readdir(directory).catch(() => [] as string[]);
-  // Settlements first: a record kept too is then charged as a no-op (settling is idempotent).
-  if (settle) for (const name of names.filter((each) => each.startsWith(SETTLE_PREFIX) && each.endsWith(".jsonl"))) await replayFile(join(directory, name), settle, log);
+  for (const name of names.filter((each) => each.startsWith(SETTLE_PREFIX) && each.endsWith(".jsonl"))) await replayFile(join(directory, name), stores.settle, log);
   for (const name of names.filter((each) => each.startsWith(PREFIX) && each.endsWith(".jsonl"))) {
     const path = join(directory, name);
     try {
@@ -67,8 +64,7 @@ export async function replayUnwritten(
           unreadable.push(line);
         }
       }
-      await store.write(records);
-      for (const record of records) await charge(record);
+      await stores.ledger.write(records);
       // A torn line (a disk that filled up) must not hold back the whole file for ever: it is set
       // aside for a person to read, and the rest is written.
       if (unreadable.length > 0) {
