@@ -14,6 +14,7 @@ export type ErrorKind =
   | "unsupported_media_type" // 415: a compressed request body
   | "rate_limit" // 429
   | "internal" // 500: a bug in tollgate
+  | "not_implemented" // 501: this runtime does not offer the endpoint (reports on Workers)
   | "upstream" // 502: the provider failed or answered something unusable
   | "unavailable" // 503: the provider is not configured (missing key) or overloaded
   | "timeout"; // 504
@@ -29,6 +30,7 @@ const STATUS: Record<ErrorKind, number> = {
   unsupported_media_type: 415,
   rate_limit: 429,
   internal: 500,
+  not_implemented: 501,
   upstream: 502,
   unavailable: 503,
   timeout: 504,

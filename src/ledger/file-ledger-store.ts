@@ -3,8 +3,9 @@ import { dirname } from "node:path";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import type { CostRecord } from "../metering/cost-record.ts";
-import type { LedgerStore } from "./ledger-store.ts";
+import type { AggregateEntry, LedgerStore } from "./ledger-store.ts";
 import { RecentIds } from "../runtime/recent-ids.ts";
+import { DailyTotals } from "./daily-totals.ts";
 
 // The embedded store: one JSON record per line, appended, never rewritten, so records survive a
 // restart and a crash loses at most the line being written. Ids already in the file are read at
@@ -12,12 +13,14 @@ import { RecentIds } from "../runtime/recent-ids.ts";
 //
 // The file is read line by line, never as one string: a day at 10 requests/s writes about 600 MB,
 // and V8 refuses a string over 512 MB (2^29 − 24 characters), so reading it whole stopped the
-// gateway from starting again. Start-up still reads every record once (about 1 s per 100 MB here).
+// gateway from starting again. Start-up still reads every record once (about 1 s per 100 MB here),
+// and keeps the daily aggregates cost reports read, so a report never reads the file again.
 
 export class FileLedgerStore implements LedgerStore {
   private constructor(
     readonly path: string,
     private readonly written: RecentIds,
+    private readonly aggregates: DailyTotals,
     /** The file ends in the middle of a line (a crash mid-append): start the next write on a new one. */
     private needsNewline: boolean,
   ) {}
@@ -26,9 +29,17 @@ export class FileLedgerStore implements LedgerStore {
   static async open(path: string, visit?: (record: CostRecord) => void): Promise<FileLedgerStore> {
     await mkdir(dirname(path), { recursive: true });
     const written = new RecentIds();
+    const aggregates = new DailyTotals();
     // readLedger fills `written` with the ids it reads.
-    const endsMidLine = await readLedger(path, (record) => visit?.(record), written);
-    return new FileLedgerStore(path, written, endsMidLine);
+    const endsMidLine = await readLedger(
+      path,
+      (record) => {
+        aggregates.add(record);
+        visit?.(record);
+      },
+      written,
+    );
+    return new FileLedgerStore(path, written, aggregates, endsMidLine);
   }
 
   async write(records: readonly CostRecord[]): Promise<void> {
@@ -43,7 +54,14 @@ export class FileLedgerStore implements LedgerStore {
       throw error;
     }
     this.needsNewline = false;
-    for (const record of fresh) this.written.add(record.requestId);
+    for (const record of fresh) {
+      this.written.add(record.requestId);
+      this.aggregates.add(record);
+    }
+  }
+
+  async totals(day: string): Promise<AggregateEntry[]> {
+    return this.aggregates.totals(day);
   }
 
   async close(): Promise<void> {}
@@ -80,6 +98,9 @@ export async function readLedger(path: string, visit: (record: CostRecord) => vo
       } catch {
         return; // a partial line from an interrupted append; its record was retried or lost with the process
       }
+      // A line of JSON that is no record (`{}` from a hand edit) has nothing to count: skip it
+      // rather than stop the gateway from starting.
+      if (!isRecordShaped(record)) return;
       if (seen.has(record.requestId)) return; // written again by the retry of a torn append
       seen.add(record.requestId);
       try {
@@ -100,6 +121,11 @@ export async function readLedger(path: string, visit: (record: CostRecord) => vo
   } finally {
     await file.close();
   }
+}
+
+function isRecordShaped(value: unknown): value is CostRecord {
+  const record = value as Partial<CostRecord> | null;
+  return typeof record?.requestId === "string" && typeof record.time === "string" && typeof record.usage === "object" && typeof record.cost === "object";
 }
 
 /** Every whole record of a ledger file (for reports and tests; a gateway opens it with FileLedgerStore.open). */

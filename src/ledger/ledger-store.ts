@@ -6,8 +6,16 @@ import type { CostRecord } from "../metering/cost-record.ts";
  */
 export interface LedgerStore {
   write(records: readonly CostRecord[]): Promise<void>;
+  /**
+   * A UTC day's aggregates (what cost reports read). Absent where the store keeps none: the
+   * Workers entry's records go to its logs.
+   */
+  totals?(day: string): Promise<AggregateEntry[]>;
   close(): Promise<void>;
 }
+
+/** One aggregate of a day: a metric's sum over the records with these dimensions. */
+export type AggregateEntry = { dimensions: AggregateDimensions; metric: AggregateMetric; value: number };
 
 /** The UTC day a record belongs to, `YYYY-MM-DD`: the unit of aggregation and of Redis hash tags. */
 export function recordDay(record: CostRecord): string {

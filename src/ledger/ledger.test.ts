@@ -116,9 +116,10 @@ describe("file ledger (the embedded store)", () => {
 
   it("rejects, and lets go of the file, when reading a record fails (instead of an uncaught exception)", async () => {
     const path = join(dir, "odd.jsonl");
-    await writeFile(path, JSON.stringify(makeCostRecord({ requestId: "req_ok" })) + "\n{}\n");
+    // `{}` is no record and is skipped; the visitor's own failure on a record must reject.
+    await writeFile(path, [makeCostRecord({ requestId: "req_ok" }), {}, makeCostRecord({ requestId: "req_odd" })].map((line) => JSON.stringify(line) + "\n").join(""));
     const visit = (record: { requestId?: string }) => {
-      if (!record.requestId) throw new Error("not a cost record");
+      if (record.requestId === "req_odd") throw new Error("not a cost record");
     };
     await expect(FileLedgerStore.open(path, visit)).rejects.toThrow("not a cost record");
   });

@@ -1,5 +1,5 @@
 import type { CostRecord } from "../metering/cost-record.ts";
-import type { LedgerStore } from "./ledger-store.ts";
+import type { AggregateEntry, LedgerStore } from "./ledger-store.ts";
 import { nextTurn } from "../runtime/next-turn.ts";
 
 // Records leave the request path here. `record()` only queues: the write happens on a later turn
@@ -68,6 +68,12 @@ export class Ledger {
       this.scheduled = false;
       void this.flush();
     });
+  }
+
+  /** A day's aggregates, for cost reports; undefined where the store keeps none (Workers). */
+  get totals(): ((day: string) => Promise<AggregateEntry[]>) | undefined {
+    const store = this.store;
+    return store.totals && ((day) => store.totals!(day));
   }
 
   /** Records waiting to be written (for health checks and tests). */

@@ -1,6 +1,7 @@
 import { LRUCache } from "lru-cache";
 import type { CostRecord } from "../metering/cost-record.ts";
-import type { LedgerStore } from "./ledger-store.ts";
+import type { AggregateEntry, LedgerStore } from "./ledger-store.ts";
+import { DailyTotals } from "./daily-totals.ts";
 
 /**
  * Keeps the latest records in this process only: the default of createGateway when it is given no
@@ -8,13 +9,24 @@ import type { LedgerStore } from "./ledger-store.ts";
  */
 export class MemoryLedgerStore implements LedgerStore {
   readonly records: LRUCache<string, CostRecord>;
+  /** Every record's aggregates, also those of records the bound has dropped. */
+  private readonly aggregates = new DailyTotals();
 
   constructor(maxRecords = 10_000) {
     this.records = new LRUCache({ max: maxRecords });
   }
 
   async write(records: readonly CostRecord[]): Promise<void> {
-    for (const record of records) if (!this.records.has(record.requestId)) this.records.set(record.requestId, record);
+    for (const record of records) {
+      // An id the bound has dropped again is not seen as a repeat: retries come within seconds.
+      if (this.records.has(record.requestId)) continue;
+      this.records.set(record.requestId, record);
+      this.aggregates.add(record);
+    }
+  }
+
+  async totals(day: string): Promise<AggregateEntry[]> {
+    return this.aggregates.totals(day);
   }
 
   async close(): Promise<void> {}

@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import type { CostRecord } from "../metering/cost-record.ts";
-import { aggregateIncrements, dimensionsOf, recordDay, type AggregateDimensions, type AggregateMetric } from "./ledger-store.ts";
+import { aggregateIncrements, dimensionsOf, recordDay, type AggregateDimensions, type AggregateEntry, type AggregateMetric, type LedgerStore } from "./ledger-store.ts";
 
 // The ledger in Redis. Each record and the aggregates it feeds are written by the same Lua script
 // call, and the script writes nothing for a record whose key already exists: a retried write never
@@ -34,7 +34,7 @@ const MAX_SCRIPT_BATCH = 64;
 
 type RecordCommand = { tollgateRecordCosts(keyCount: number, ...keysAndArgs: string[]): Promise<number> };
 
-export class RedisLedgerStore {
+export class RedisLedgerStore implements LedgerStore {
   constructor(
     private readonly redis: Redis,
     /** Prepended to every key, e.g. to keep two deployments apart on one Redis. */
@@ -70,8 +70,8 @@ export class RedisLedgerStore {
     if (failed) throw failed.reason;
   }
 
-  /** A day's aggregates, for reports and tests. */
-  async totals(day: string): Promise<{ dimensions: AggregateDimensions; metric: AggregateMetric; value: number }[]> {
+  /** A day's aggregates, for reports and tests: one HGETALL. */
+  async totals(day: string): Promise<AggregateEntry[]> {
     const hash = await this.redis.hgetall(this.keysFor(day).totals);
     return Object.entries(hash).map(([field, value]) => {
       const [route, keyId, team, provider, model, metric] = JSON.parse(field) as string[];

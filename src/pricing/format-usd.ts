@@ -22,3 +22,13 @@ export function nanoToUsd(nanoDollars: number): number {
 export function usdToNano(usd: number): number {
   return Math.round(usd * 1e9);
 }
+
+/** Nano-dollars as an exact decimal USD string, for sums that may pass 2^53 (reports). */
+export function formatUsdExact(nanoDollars: bigint): string {
+  const sign = nanoDollars < 0n ? "-" : "";
+  const nano = nanoDollars < 0n ? -nanoDollars : nanoDollars;
+  const whole = nano / 1_000_000_000n;
+  const fraction = nano % 1_000_000_000n;
+  if (fraction === 0n) return `${sign}${whole}`;
+  return `${sign}${whole}.${fraction.toString().padStart(9, "0").replace(/0+$/, "")}`;
+}

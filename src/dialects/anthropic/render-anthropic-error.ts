@@ -11,6 +11,7 @@ const TYPE_BY_KIND: Record<GatewayError["kind"], string> = {
   unsupported_media_type: "invalid_request_error",
   rate_limit: "rate_limit_error",
   internal: "api_error",
+  not_implemented: "api_error",
   upstream: "api_error",
   unavailable: "overloaded_error",
   timeout: "timeout_error",

@@ -11,6 +11,7 @@ const TYPE_BY_KIND: Record<GatewayError["kind"], string> = {
   unsupported_media_type: "invalid_request_error",
   rate_limit: "rate_limit_error",
   internal: "server_error",
+  not_implemented: "server_error",
   upstream: "server_error",
   unavailable: "server_error",
   timeout: "server_error",

@@ -1,0 +1,41 @@
+import { createHash } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { resolveConfig } from "../config/resolve-config.ts";
+import { Ledger } from "../ledger/ledger.ts";
+import type { LedgerStore } from "../ledger/ledger-store.ts";
+import { buildGateway } from "./create-gateway.ts";
+
+// GET /v1/admin/costs where the ledger cannot answer: a store that keeps no aggregates (the
+// Workers entry's log) is a 501 that says where the records are; a store that is down is a 503
+// to retry, never a 500 that looks like a tollgate bug.
+
+const ADMIN = "tg_admin_for_reports";
+const config = resolveConfig(
+  {
+    providers: { openai: { type: "openai", apiKey: { env: "K" } } },
+    routes: { gpt: { targets: [{ provider: "openai", model: "gpt-4o" }] } },
+    keys: [],
+    admin: { keyHash: `sha256:${createHash("sha256").update(ADMIN).digest("hex")}` },
+  },
+  { K: "sk" },
+);
+
+function askFor(store: LedgerStore) {
+  const { app } = buildGateway({ config, ledger: new Ledger({ store, log: () => {} }), log: () => {} });
+  return app.fetch(new Request("http://gateway/v1/admin/costs?groupBy=team", { headers: { authorization: `Bearer ${ADMIN}` } }));
+}
+
+describe("cost reports when the ledger cannot give them", () => {
+  it("is a 501 naming where the records are, on a store without aggregates", async () => {
+    const response = await askFor({ write: async () => {}, close: async () => {} });
+    expect(response.status).toBe(501);
+    expect((await response.json()).error).toMatchObject({ code: "reports_unavailable", message: expect.stringContaining("Workers Logs") });
+  });
+
+  it("is a 503 with retry-after while the store is unreachable", async () => {
+    const response = await askFor({ write: async () => {}, close: async () => {}, totals: async () => Promise.reject(new Error("Connection is closed.")) });
+    expect(response.status).toBe(503);
+    expect(response.headers.get("retry-after")).toBe("1");
+    expect((await response.json()).error).toMatchObject({ code: "ledger_store_unavailable" });
+  });
+});

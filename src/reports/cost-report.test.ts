@@ -1,0 +1,142 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FileLedgerStore } from "../ledger/file-ledger-store.ts";
+import type { LedgerStore } from "../ledger/ledger-store.ts";
+import { MemoryLedgerStore } from "../ledger/memory-ledger-store.ts";
+import { RedisLedgerStore } from "../ledger/redis-ledger-store.ts";
+import { makeCostRecord } from "../../test/support/cost-records.ts";
+import { useRedis } from "../../test/support/use-redis.ts";
+import { buildCostReport, renderCostReport } from "./cost-report.ts";
+import { parseCostReportQuery } from "./cost-report-query.ts";
+import { renderCostCsv } from "./render-cost-csv.ts";
+
+// The same records in each store that keeps aggregates (memory, the embedded file, real Redis),
+// and the same reports from each: sums worked out by hand, compared to the nano-dollar.
+
+const redis = useRedis("cost-report");
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "tollgate-cost-report-"));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const usage = (inputTokens: number, outputTokens: number, more: object = {}) => ({ inputTokens, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens, reasoningTokens: 0, ...more });
+const cost = (totalNano: number, cacheSavingsNano = 0) => ({ inputNano: 0, cacheReadNano: 0, cacheWriteNano: 0, outputNano: totalNano, totalNano, cacheSavingsNano });
+
+const claude = { keyId: "limited", team: "billing", route: "claude", provider: "anthropic", model: "claude-sonnet-4-6" };
+const records = [
+  // 21st: the default record (gpt-4o, 176 + 1024 cached in, 42 out, 2,140,000 nano, 1,280,000 saved).
+  makeCostRecord({ requestId: "r1", time: "2026-11-21T23:59:59.999Z" }),
+  makeCostRecord({ requestId: "r2", time: "2026-11-22T00:00:00.000Z", usage: usage(10, 5), cost: cost(1_000_001) }),
+  // A failed Claude request, and the billed call before its fallback (part of its spend, not a request).
+  makeCostRecord({ requestId: "r3", time: "2026-11-22T12:00:00.000Z", ...claude, status: "error", usage: usage(7, 0, { cacheWrite1hTokens: 100 }), cost: cost(3_000_000_007) }),
+  makeCostRecord({ requestId: "r3#1", attemptOf: "r3", time: "2026-11-22T12:00:00.000Z", ...claude, usage: usage(3, 0), cost: cost(500), estimated: true }),
+  makeCostRecord({ requestId: "r5", time: "2026-11-23T08:00:00.000Z", usage: usage(1, 1), cost: cost(9) }),
+];
+
+const stores: { name: string; open: (label: string) => Promise<LedgerStore> }[] = [
+  { name: "memory", open: async () => new MemoryLedgerStore() },
+  { name: "file", open: async (label) => FileLedgerStore.open(join(dir, `${label}.jsonl`)) },
+  { name: "Redis", open: async (label) => new RedisLedgerStore(redis.redis, `${redis.prefix}${label}:`) },
+];
+
+async function report(store: LedgerStore, params: Record<string, string[]>) {
+  const query = parseCostReportQuery(params, "2026-11-23");
+  return buildCostReport(query, (day) => store.totals!(day));
+}
+
+describe.each(stores)("cost report from the $name store", ({ name, open }) => {
+  let store: LedgerStore;
+  beforeAll(async () => {
+    store = await open(`main-${name}`);
+    await store.write(records);
+    // A retried write of a record that landed: counted once.
+    await store.write([records[1]!]);
+  });
+
+  it("groups by every dimension by default, day by day, sorted, with exact totals", async () => {
+    const body = renderCostReport(await report(store, { from: ["2026-11-21"], to: ["2026-11-22"] }));
+    expect(body.groupBy).toEqual(["day", "team", "key", "route", "provider", "model"]);
+    expect(body.rows.map((row) => [row.day, row.team, row.key, row.route, row.provider, row.model, row.requests, row.errors, row.costNano, row.costUsd])).toEqual([
+      ["2026-11-21", "search", "app", "gpt", "openai", "gpt-4o", 1, 0, "2140000", "0.00214"],
+      // 3,000,000,007 + 500 from the billed attempt, which adds no request.
+      ["2026-11-22", "billing", "limited", "claude", "anthropic", "claude-sonnet-4-6", 1, 1, "3000000507", "3.000000507"],
+      ["2026-11-22", "search", "app", "gpt", "openai", "gpt-4o", 1, 0, "1000001", "0.001000001"],
+    ]);
+    expect(body.rows[1]).toMatchObject({ inputTokens: 10, cacheWrite1hTokens: 100, outputTokens: 0, estimated: 1 });
+    expect(body.rows[0]).toMatchObject({ inputTokens: 176, cacheReadTokens: 1024, outputTokens: 42, cacheSavingsNano: "1280000", cacheSavingsUsd: "0.00128" });
+    // 2,140,000 + 3,000,000,507 + 1,000,001.
+    expect(body.totals).toMatchObject({ requests: 3, errors: 1, costNano: "3003140508", costUsd: "3.003140508", inputTokens: 196, outputTokens: 47, estimated: 1 });
+  });
+
+  it("groups by the dimensions asked for, and filters (a repeated filter is any of)", async () => {
+    const byTeam = renderCostReport(await report(store, { from: ["2026-11-21"], to: ["2026-11-23"], groupBy: ["team"] }));
+    expect(byTeam.rows).toEqual([
+      expect.objectContaining({ team: "billing", requests: 1, costNano: "3000000507" }),
+      // r1 + r2 + r5: 2,140,000 + 1,000,001 + 9.
+      expect.objectContaining({ team: "search", requests: 3, costNano: "3140010" }),
+    ]);
+    expect(Object.keys(byTeam.rows[0]!)).not.toContain("day");
+
+    const gptOnly = renderCostReport(await report(store, { from: ["2026-11-21"], to: ["2026-11-23"], groupBy: [""], route: ["gpt"] }));
+    expect(gptOnly.rows).toEqual([expect.objectContaining({ requests: 3, costNano: "3140010", costUsd: "0.00314001" })]);
+    expect(gptOnly.totals.costNano).toBe("3140010");
+
+    const either = renderCostReport(await report(store, { from: ["2026-11-22"], to: ["2026-11-22"], groupBy: ["model"], model: ["claude-sonnet-4-6", "gpt-4o"] }));
+    expect(either.rows.map((row) => [row.model, row.costNano])).toEqual([
+      ["claude-sonnet-4-6", "3000000507"],
+      ["gpt-4o", "1000001"],
+    ]);
+
+    const nobody = renderCostReport(await report(store, { from: ["2026-11-21"], to: ["2026-11-23"], team: ["nobody"] }));
+    expect(nobody.rows).toEqual([]);
+    expect(nobody.totals).toMatchObject({ requests: 0, costNano: "0", costUsd: "0" });
+  });
+
+  it("writes the CSV a spreadsheet opens: dimensions, counts, exact USD, CRLF", async () => {
+    const csv = renderCostCsv(await report(store, { from: ["2026-11-22"], to: ["2026-11-22"], groupBy: ["day,route"] }));
+    expect(csv).toBe(
+      [
+        "day,route,requests,errors,input_tokens,cache_read_tokens,cache_write_5m_tokens,cache_write_1h_tokens,output_tokens,reasoning_tokens,cost_usd,cache_savings_usd,estimated,unpriced",
+        "2026-11-22,claude,1,1,10,0,0,100,0,0,3.000000507,0,1,0",
+        "2026-11-22,gpt,1,0,10,0,0,0,5,0,0.001000001,0,0,0",
+        "",
+      ].join("\r\n"),
+    );
+  });
+
+  it("sums money past 2^53 nano-dollars exactly", async () => {
+    const big = await open(`big-${name}`);
+    const most = 2 ** 53 - 1; // $9,007,199.254740991, the largest exact JSON number in JavaScript
+    await big.write([
+      makeCostRecord({ requestId: "b1", time: "2026-11-21T10:00:00.000Z", cost: cost(most) }),
+      makeCostRecord({ requestId: "b2", time: "2026-11-22T10:00:00.000Z", cost: cost(most) }),
+      makeCostRecord({ requestId: "b3", time: "2026-11-23T10:00:00.000Z", cost: cost(3) }),
+    ]);
+    const body = renderCostReport(await report(big, { from: ["2026-11-21"], groupBy: [""] }));
+    expect(body.totals.costNano).toBe("18014398509481985");
+    expect(body.totals.costUsd).toBe("18014398.509481985");
+  });
+});
+
+describe("a model name that reads as a spreadsheet formula", () => {
+  it("stays text in the CSV", async () => {
+    const store = new MemoryLedgerStore();
+    await store.write([makeCostRecord({ time: "2026-11-23T08:00:00.000Z", model: '=HYPERLINK("http://evil","x")' })]);
+    const csv = renderCostCsv(await report(store, { groupBy: ["model"] }));
+    expect(csv.split("\r\n")[1]).toMatch(/^"'=HYPERLINK\(""http:\/\/evil"",""x""\)",1,/);
+  });
+});
+
+describe("the embedded file after a restart", () => {
+  it("reports what the file holds, read once at open", async () => {
+    const path = join(dir, "restart.jsonl");
+    const first = await FileLedgerStore.open(path);
+    await first.write(records);
+    const reopened = await FileLedgerStore.open(path);
+    const body = renderCostReport(await report(reopened, { from: ["2026-11-21"], to: ["2026-11-23"], groupBy: [""] }));
+    expect(body.totals).toMatchObject({ requests: 4, costNano: "3003140517" });
+  });
+});
