@@ -57,6 +57,16 @@ describe("the Workers entry on workerd", () => {
     expect(await denied.json()).toMatchObject({ error: { type: "authentication_error", code: "invalid_api_key" } });
   });
 
+  it("serves the admin dashboard's page and assets, with their Content-Security-Policy", async () => {
+    for (const [path, type] of [["/admin", "text/html"], ["/admin/dashboard.js", "text/javascript"], ["/admin/dashboard.css", "text/css"]] as const) {
+      const response = await miniflare.dispatchFetch(`http://gateway${path}`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get("content-type")).toContain(type);
+      expect(response.headers.get("content-security-policy")).toContain("script-src 'self'");
+      await response.text();
+    }
+  });
+
   it("answers an OpenAI-dialect request with the upstream's text, usage and headers", async () => {
     const response = await miniflare.dispatchFetch("http://gateway/v1/chat/completions", {
       method: "POST",

@@ -23,6 +23,8 @@ import { createChatHandler } from "./handle-chat.ts";
 import { newRequestId } from "./request-id.ts";
 import { jsonResponse } from "./json-response.ts";
 import { renderModelList } from "./render-model-list.ts";
+import { answerCostReport } from "./answer-cost-report.ts";
+import { DASHBOARD_PATHS, mountDashboard } from "../admin/dashboard.ts";
 
 export type GatewayOptions = {
   config: ResolvedConfig;
@@ -62,11 +64,13 @@ const ENDPOINT_METHODS = new Map([
   ["/v1/messages", "POST"],
   ["/v1/models", "GET"],
   ["/v1/budgets", "GET"],
+  ["/v1/admin/costs", "GET"],
   ["/healthz", "GET"],
+  ...DASHBOARD_PATHS.map((path) => [path, "GET"] as const),
 ]);
 
 /** Endpoints named in span names; anything else is named by its method only (bounded cardinality). */
-const SPAN_PATHS = new Set(["/v1/chat/completions", "/v1/messages", "/v1/models", "/v1/budgets", "/healthz"]);
+const SPAN_PATHS = new Set(["/v1/chat/completions", "/v1/messages", "/v1/models", "/v1/budgets", "/v1/admin/costs", "/healthz"]);
 
 /** The gateway as a Hono app: Web-standard Request in, Response out, on any runtime. */
 export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {
@@ -144,7 +148,7 @@ export function buildGateway({
       return jsonResponse(c.get("dialect").renderError(error), error.status, c.get("requestId"), { allow: allow === "GET" ? "GET, HEAD" : allow });
     }
     // Not "model_not_found" (the default code of a 404, for an unknown route): this is a path.
-    throw new GatewayError("not_found", `no such endpoint: ${c.req.method} ${c.req.path}; tollgate serves POST /v1/chat/completions, POST /v1/messages, GET /v1/models, GET /v1/budgets, GET /healthz`, {
+    throw new GatewayError("not_found", `no such endpoint: ${c.req.method} ${c.req.path}; tollgate serves POST /v1/chat/completions, POST /v1/messages, GET /v1/models, GET /v1/budgets, GET /v1/admin/costs, GET /admin (the cost dashboard), GET /healthz`, {
       code: "unknown_endpoint",
     });
   });
@@ -159,6 +163,7 @@ export function buildGateway({
       c.get("requestId"),
     ),
   );
+  mountDashboard(app);
 
   app.use("/v1/*", async function authenticateCaller(c, next) {
     c.set("caller", await authenticate(c.req.raw.headers));
@@ -170,6 +175,7 @@ export function buildGateway({
     return jsonResponse(renderModelList(Object.keys(config.routes).filter((route) => mayUseRoute(caller, route))), 200, c.get("requestId"));
   });
   app.get("/v1/budgets", async (c) => jsonResponse(await renderBudgets(config, admission, admissionStore, c.get("caller"), now()), 200, c.get("requestId")));
+  app.get("/v1/admin/costs", (c) => answerCostReport(c, ledger, now()));
   app.post("/v1/chat/completions", handleChat);
   app.post("/v1/messages", handleChat);
 
