@@ -67,3 +67,19 @@ export function aggregateIncrements(record: CostRecord): [AggregateMetric, numbe
 export function dimensionsOf(record: CostRecord): AggregateDimensions {
   return { route: record.route, keyId: record.keyId, team: record.team, provider: record.provider, model: record.model };
 }
+
+/**
+ * The key an aggregate is kept under, in Redis's `totals` hash and in memory alike: the JSON
+ * array [route, keyId, team, provider, model, metric]. Returns the key of each metric of a record's
+ * dimensions (serialized once per record, not once per metric).
+ */
+export function totalsFields(dimensions: AggregateDimensions): (metric: AggregateMetric) => string {
+  const head = JSON.stringify([dimensions.route, dimensions.keyId, dimensions.team, dimensions.provider, dimensions.model]).slice(0, -1);
+  return (metric) => `${head},${JSON.stringify(metric)}]`;
+}
+
+/** An aggregate back from its key (see totalsFields) and its sum. */
+export function aggregateEntry(field: string, value: number): AggregateEntry {
+  const [route, keyId, team, provider, model, metric] = JSON.parse(field) as string[];
+  return { dimensions: { route: route!, keyId: keyId!, team: team!, provider: provider!, model: model! }, metric: metric as AggregateMetric, value };
+}

@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import type { CostRecord } from "../metering/cost-record.ts";
-import { aggregateIncrements, dimensionsOf, recordDay, type AggregateDimensions, type AggregateEntry, type AggregateMetric, type LedgerStore } from "./ledger-store.ts";
+import { aggregateEntry, aggregateIncrements, dimensionsOf, recordDay, totalsFields, type AggregateEntry, type LedgerStore } from "./ledger-store.ts";
 
 // The ledger in Redis. Each record and the aggregates it feeds are written by the same Lua script
 // call, and the script writes nothing for a record whose key already exists: a retried write never
@@ -73,10 +73,7 @@ export class RedisLedgerStore implements LedgerStore {
   /** A day's aggregates, for reports and tests: one HGETALL. */
   async totals(day: string): Promise<AggregateEntry[]> {
     const hash = await this.redis.hgetall(this.keysFor(day).totals);
-    return Object.entries(hash).map(([field, value]) => {
-      const [route, keyId, team, provider, model, metric] = JSON.parse(field) as string[];
-      return { dimensions: { route: route!, keyId: keyId!, team: team!, provider: provider!, model: model! }, metric: metric as AggregateMetric, value: Number(value) };
-    });
+    return Object.entries(hash).map(([field, value]) => aggregateEntry(field, Number(value)));
   }
 
   /** A day's records in the order they were written. */
@@ -94,13 +91,6 @@ export class RedisLedgerStore implements LedgerStore {
     await this.redis.quit().catch(() => undefined);
     if (this.redis.status !== "end") this.redis.disconnect();
   }
-}
-
-/** The hash field of each metric: the JSON array [route, keyId, team, provider, model, metric]. */
-function totalsFields(dimensions: AggregateDimensions): (metric: AggregateMetric) => string {
-  // The dimensions are serialized once per record, not once per metric.
-  const head = JSON.stringify([dimensions.route, dimensions.keyId, dimensions.team, dimensions.provider, dimensions.model]).slice(0, -1);
-  return (metric) => `${head},${JSON.stringify(metric)}]`;
 }
 
 function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
