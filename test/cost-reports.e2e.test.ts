@@ -2,7 +2,7 @@ import { parse } from "csv-parse/sync";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisLedgerStore } from "../src/ledger/redis-ledger-store.ts";
 import { startGateway, type RunningGateway } from "../src/node/serve.ts";
-import { ADMIN_KEY, APP_KEY, LIMITED_KEY, testConfig } from "./support/gateway.ts";
+import { ADMIN_KEY, APP_KEY, LIMITED_KEY, testConfig, temporaryLedgerPath } from "./support/gateway.ts";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 import { useRedis } from "./support/use-redis.ts";
 import { CLEAR_OF_MIDNIGHT_TIMEOUT_MS, clearOfMidnight } from "./support/clear-of-midnight.ts";
@@ -25,7 +25,7 @@ beforeAll(async () => {
   for (let i = 0; i < 2; i++) {
     gateways.push(
       await startGateway({
-        config: { ...testConfig(), store: { redisUrl: { env: "TEST_REDIS_URL" }, keyPrefix: rig.prefix } },
+        config: { ...testConfig(), store: { redisUrl: { env: "TEST_REDIS_URL" }, keyPrefix: rig.prefix, path: temporaryLedgerPath() } },
         port: 0,
         upstreamTransport: "fetch",
         env: { OPENAI_API_KEY: "sk-test-openai", ANTHROPIC_API_KEY: "sk-ant-test", TEST_REDIS_URL: rig.url },

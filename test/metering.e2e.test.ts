@@ -6,7 +6,7 @@ import o200kBase from "js-tiktoken/ranks/o200k_base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisLedgerStore } from "../src/ledger/redis-ledger-store.ts";
 import { startGateway } from "../src/node/serve.ts";
-import { APP_KEY, ledgerRecords, readSseEvents, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
+import { APP_KEY, ledgerRecords, readSseEvents, startTestGateway, testConfig, waitForRecord, type TestGateway, temporaryLedgerPath } from "./support/gateway.ts";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 import { useRedis } from "./support/use-redis.ts";
 import { CLEAR_OF_MIDNIGHT_TIMEOUT_MS, clearOfMidnight } from "./support/clear-of-midnight.ts";
@@ -199,7 +199,7 @@ describe("ledger stores behind a running gateway", () => {
 
     it("writes each request's record and its day's aggregates", async () => {
       const redisGateway = await startGateway({
-        config: { ...testConfig(), store: { redisUrl: { env: "TOLLGATE_TEST_REDIS" }, keyPrefix: rig.prefix } },
+        config: { ...testConfig(), store: { redisUrl: { env: "TOLLGATE_TEST_REDIS" }, keyPrefix: rig.prefix, path: temporaryLedgerPath() } },
         port: 0,
         upstreamTransport: "fetch",
         env: { OPENAI_API_KEY: "sk-test-openai", ANTHROPIC_API_KEY: "sk-ant-test", TOLLGATE_TEST_REDIS: rig.url },

@@ -21,10 +21,12 @@ export async function answerCostReport(c: Context<GatewayEnv>, ledger: Ledger, n
     });
   }
   const query = parseCostReportQuery(c.req.queries(), new Date(now).toISOString().slice(0, 10));
-  const report = await buildCostReport(query, totalsOf).catch((error: unknown) => {
-    // The store's outage is not a tollgate bug (500): say what it is and when to come back.
-    throw new GatewayError("unavailable", "the ledger store is unreachable; cost reports cannot be read until it is back", { code: "ledger_store_unavailable", retryAfterSeconds: 1, cause: error });
-  });
+  const report = await buildCostReport(query, (day) =>
+    totalsOf(day).catch((error: unknown) => {
+      // The store's outage is not a tollgate bug (500): say what it is and when to come back.
+      throw new GatewayError("unavailable", "the ledger store is unreachable; cost reports cannot be read until it is back", { code: "ledger_store_unavailable", retryAfterSeconds: 1, cause: error });
+    }),
+  );
   const requestId = c.get("requestId");
   // Every team's spend: no shared cache may keep a copy.
   const privately = { "cache-control": "no-store", "x-content-type-options": "nosniff" };

@@ -1,28 +1,41 @@
 import type { CostRecord } from "../metering/cost-record.ts";
-import { aggregateEntry, aggregateIncrements, dimensionsOf, recordDay, totalsFields, type AggregateEntry } from "./ledger-store.ts";
+import { AGGREGATE_METRICS, aggregateIncrements, dimensionsKey, dimensionsOf, recordDay, type AggregateDimensions, type AggregateEntry, type AggregateMetric } from "./ledger-store.ts";
+
+/** Where each metric's sum sits in a combination's row of sums. */
+const SLOT = new Map<AggregateMetric, number>(AGGREGATE_METRICS.map((metric, index) => [metric, index]));
+
+type Combination = { dimensions: AggregateDimensions; sums: number[] };
 
 /**
- * The aggregates of the stores that keep them in this process (the embedded file, memory): the
- * same sums under the same keys as the Redis store's `totals` hash, by day. A day holds one number
- * per combination of route, key, team, provider, model and metric, however many records it has,
- * so a report never rereads the records.
+ * The aggregates of the embedded file store, in this process: the same sums the Redis store keeps
+ * in its `totals` hash, by day. A day holds one row of sums per combination of route, key, team,
+ * provider and model, however many records it has, so a report never rereads the records. Memory
+ * grows with days × combinations (about 350 bytes each here): 500 key × route combinations a day
+ * are some 60 MB a year.
  */
 export class DailyTotals {
-  private readonly days = new Map<string, Map<string, number>>();
+  private readonly days = new Map<string, Map<string, Combination>>();
 
   /** Adds a record's increments. The caller adds each request id once (the stores dedupe first). */
   add(record: CostRecord): void {
     const day = recordDay(record);
-    let sums = this.days.get(day);
-    if (!sums) this.days.set(day, (sums = new Map()));
-    const fieldOf = totalsFields(dimensionsOf(record));
-    for (const [metric, value] of aggregateIncrements(record)) {
-      const field = fieldOf(metric);
-      sums.set(field, (sums.get(field) ?? 0) + value);
-    }
+    let combinations = this.days.get(day);
+    if (!combinations) this.days.set(day, (combinations = new Map()));
+    const dimensions = dimensionsOf(record);
+    const key = dimensionsKey(dimensions);
+    let combination = combinations.get(key);
+    if (!combination) combinations.set(key, (combination = { dimensions, sums: new Array<number>(AGGREGATE_METRICS.length).fill(0) }));
+    for (const [metric, value] of aggregateIncrements(record)) combination.sums[SLOT.get(metric)!]! += value;
   }
 
   totals(day: string): AggregateEntry[] {
-    return [...(this.days.get(day) ?? [])].map(([field, value]) => aggregateEntry(field, value));
+    const entries: AggregateEntry[] = [];
+    for (const { dimensions, sums } of this.days.get(day)?.values() ?? []) {
+      sums.forEach((value, slot) => {
+        // As in Redis, where a zero increment is never written.
+        if (value !== 0) entries.push({ dimensions: { ...dimensions }, metric: AGGREGATE_METRICS[slot]!, value });
+      });
+    }
+    return entries;
   }
 }

@@ -43,7 +43,9 @@ export class FileLedgerStore implements LedgerStore {
   }
 
   async write(records: readonly CostRecord[]): Promise<void> {
-    const fresh = records.filter((record) => !this.written.has(record.requestId));
+    // Also once within the batch: the file keeps the first of two lines with one id.
+    const inBatch = new Set<string>();
+    const fresh = records.filter((record) => !this.written.has(record.requestId) && !inBatch.has(record.requestId) && inBatch.add(record.requestId));
     if (fresh.length === 0) return;
     const lines = fresh.map((record) => JSON.stringify(record) + "\n").join("");
     try {

@@ -1,4 +1,4 @@
-import type { CostRecord } from "../metering/cost-record.ts";
+import { ADMIN_NAME, type CostRecord } from "../metering/cost-record.ts";
 
 /**
  * Where cost records are kept. `write` must be idempotent by request id: the ledger retries a
@@ -65,6 +65,9 @@ export function aggregateIncrements(record: CostRecord): [AggregateMetric, numbe
 }
 
 export function dimensionsOf(record: CostRecord): AggregateDimensions {
+  // The admin key's records written before ADMIN_NAME say "admin", a name a tenant's team or key
+  // may have: their `admin` flag puts them under the reserved name, never in a tenant's totals.
+  if (record.admin) return { route: record.route, keyId: ADMIN_NAME, team: ADMIN_NAME, provider: record.provider, model: record.model };
   return { route: record.route, keyId: record.keyId, team: record.team, provider: record.provider, model: record.model };
 }
 
@@ -74,8 +77,13 @@ export function dimensionsOf(record: CostRecord): AggregateDimensions {
  * dimensions (serialized once per record, not once per metric).
  */
 export function totalsFields(dimensions: AggregateDimensions): (metric: AggregateMetric) => string {
-  const head = JSON.stringify([dimensions.route, dimensions.keyId, dimensions.team, dimensions.provider, dimensions.model]).slice(0, -1);
+  const head = dimensionsKey(dimensions).slice(0, -1);
   return (metric) => `${head},${JSON.stringify(metric)}]`;
+}
+
+/** The dimensions alone as one string, the JSON array [route, keyId, team, provider, model]. */
+export function dimensionsKey(dimensions: AggregateDimensions): string {
+  return JSON.stringify([dimensions.route, dimensions.keyId, dimensions.team, dimensions.provider, dimensions.model]);
 }
 
 /** An aggregate back from its key (see totalsFields) and its sum. */

@@ -1,6 +1,6 @@
 import { LRUCache } from "lru-cache";
 import type { CostRecord } from "../metering/cost-record.ts";
-import type { AggregateEntry, LedgerStore } from "./ledger-store.ts";
+import { recordDay, type AggregateEntry, type LedgerStore } from "./ledger-store.ts";
 import { DailyTotals } from "./daily-totals.ts";
 
 /**
@@ -9,8 +9,6 @@ import { DailyTotals } from "./daily-totals.ts";
  */
 export class MemoryLedgerStore implements LedgerStore {
   readonly records: LRUCache<string, CostRecord>;
-  /** Every record's aggregates, also those of records the bound has dropped. */
-  private readonly aggregates = new DailyTotals();
 
   constructor(maxRecords = 10_000) {
     this.records = new LRUCache({ max: maxRecords });
@@ -21,12 +19,14 @@ export class MemoryLedgerStore implements LedgerStore {
       // An id the bound has dropped again is not seen as a repeat: retries come within seconds.
       if (this.records.has(record.requestId)) continue;
       this.records.set(record.requestId, record);
-      this.aggregates.add(record);
     }
   }
 
+  /** The aggregates of the records still held: within the bound, as everything else here. */
   async totals(day: string): Promise<AggregateEntry[]> {
-    return this.aggregates.totals(day);
+    const totals = new DailyTotals();
+    for (const record of this.records.values()) if (recordDay(record) === day) totals.add(record);
+    return totals.totals(day);
   }
 
   async close(): Promise<void> {}

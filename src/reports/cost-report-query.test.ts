@@ -43,6 +43,8 @@ describe("cost report query", () => {
     [{ groupBy: ["team,customer"] }, "groupBy", 'unknown dimension "customer"'],
     [{ groupBy: ["team,team"] }, "groupBy", "listed twice"],
     [{ format: ["xlsx"] }, "format", '"json" or "csv"'],
+    [{ team: [""] }, "team", "empty"],
+    [{ route: ["gpt", ""] }, "route", "empty"],
   ])("refuses %j naming %s", (params, param, message) => {
     const error = refusal(params);
     expect(error.status).toBe(400);

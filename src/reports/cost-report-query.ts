@@ -67,7 +67,10 @@ export function parseCostReportQuery(params: Record<string, string[]>, today: st
   const filters: CostReportQuery["filters"] = {};
   for (const dimension of FILTER_DIMENSIONS) {
     const values = filterValues[dimension];
-    if (values) filters[dimension] = values;
+    if (!values) continue;
+    // `team=` from a script's unset variable would match nothing and report $0: no name is empty.
+    if (values.includes("")) throw new GatewayError("invalid_request", `${dimension}: empty; give a ${dimension} name, or leave the parameter out to keep every ${dimension}`, { param: dimension });
+    filters[dimension] = values;
   }
   return { from, to, groupBy: groupBy === undefined ? [...REPORT_DIMENSIONS] : parseGroupBy(groupBy), filters, format };
 }

@@ -130,6 +130,66 @@ describe("a model name that reads as a spreadsheet formula", () => {
   });
 });
 
+describe("records the stores must not count as they are", () => {
+  it("counts a record twice in one batch once, in the file as after a restart", async () => {
+    const path = join(dir, "twice.jsonl");
+    const store = await FileLedgerStore.open(path);
+    await store.write([records[0]!, records[0]!]);
+    const live = renderCostReport(await report(store, { from: ["2026-11-21"], groupBy: [""] }));
+    const reopened = renderCostReport(await report(await FileLedgerStore.open(path), { from: ["2026-11-21"], groupBy: [""] }));
+    expect([live.totals.requests, live.totals.costNano]).toEqual([1, "2140000"]);
+    expect([reopened.totals.requests, reopened.totals.costNano]).toEqual([1, "2140000"]);
+  });
+
+  it.each(stores)("puts the admin key's records written before \"(admin)\" under it, not in a tenant team called admin ($name)", async ({ name, open }) => {
+    const store = await open(`legacy-admin-${name}`);
+    await store.write([
+      makeCostRecord({ requestId: "legacy-admin", time: "2026-11-02T10:00:00.000Z", keyId: "admin", team: "admin", admin: true, cost: cost(1_000) }),
+      makeCostRecord({ requestId: "tenant", time: "2026-11-02T11:00:00.000Z", keyId: "ops-app", team: "admin", cost: cost(2_000) }),
+    ]);
+    const body = renderCostReport(await report(store, { from: ["2026-11-02"], to: ["2026-11-02"], groupBy: ["team,key"] }));
+    expect(body.rows.map((row) => [row.team, row.key, row.costNano])).toEqual([
+      ["(admin)", "(admin)", "1000"],
+      ["admin", "ops-app", "2000"],
+    ]);
+  });
+
+  it("reports from the memory store only the records it still holds (it is bounded)", async () => {
+    const store = new MemoryLedgerStore(2);
+    await store.write(records.slice(0, 3));
+    const body = renderCostReport(await report(store, { from: ["2026-11-21"], groupBy: [""] }));
+    // r1 was dropped for r2 and r3.
+    expect(body.totals).toMatchObject({ requests: 2, costNano: "3001000008" });
+  });
+});
+
+describe("a long report", () => {
+  it("reads at most four days at once and lets other work run between them", async () => {
+    let reading = 0;
+    let mostAtOnce = 0;
+    let turns = 0;
+    let ticking = true;
+    const tick = () => {
+      turns += 1;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const query = parseCostReportQuery({ from: ["2025-11-23"], to: ["2026-11-23"], groupBy: ["team"] }, "2026-11-23");
+    const built = await buildCostReport(query, async (day) => {
+      reading += 1;
+      mostAtOnce = Math.max(mostAtOnce, reading);
+      await Promise.resolve();
+      reading -= 1;
+      return [{ dimensions: { route: "gpt", keyId: "app", team: "search", provider: "openai", model: "gpt-4o" }, metric: "cost_nano", value: day === "2026-11-23" ? 2 : 1 }];
+    });
+    ticking = false;
+    expect(built.totals.costNano).toBe(367n);
+    expect(mostAtOnce).toBe(4);
+    // 366 days in groups of four: the report let the event loop turn after each of the first 91.
+    expect(turns).toBeGreaterThanOrEqual(91);
+  });
+});
+
 describe("the embedded file after a restart", () => {
   it("reports what the file holds, read once at open", async () => {
     const path = join(dir, "restart.jsonl");

@@ -1,5 +1,6 @@
 import type { AggregateEntry, AggregateMetric } from "../ledger/ledger-store.ts";
 import { formatUsdExact } from "../pricing/format-usd.ts";
+import { nextTurn } from "../runtime/next-turn.ts";
 import { daysOf, type CostReportQuery, type FilterDimension, type ReportDimension } from "./cost-report-query.ts";
 
 // A cost report: the ledger's daily aggregates over a range of UTC days, filtered, summed by the
@@ -46,25 +47,37 @@ const METRIC_FIELDS: Record<AggregateMetric, keyof ReportMetrics> = {
 /** A report's dimension, as the aggregates name it. */
 const DIMENSION_FIELDS = { team: "team", key: "keyId", route: "route", provider: "provider", model: "model" } as const satisfies Record<FilterDimension, string>;
 
-/** Builds the report from the aggregates of each day of the query (`totalsOf(day)`). */
+/** Days read from the store at once; the report yields to other requests after each group. */
+const DAYS_PER_READ = 4;
+
+/**
+ * Builds the report from the aggregates of each day of the query (`totalsOf(day)`). A year of a
+ * large platform is a million aggregates: the days are read a few at a time (on Redis each read
+ * is one HGETALL, held to the client's command timeout, so a year's report must not be one
+ * burst), and the event loop is let go between them, so the answers being proxied meanwhile
+ * never wait behind a report for more than a few days' worth of sums.
+ */
 export async function buildCostReport(query: CostReportQuery, totalsOf: (day: string) => Promise<AggregateEntry[]>): Promise<CostReport> {
   const days = daysOf(query);
-  // All days at once: on Redis they go out together (auto-pipelining), one round trip.
-  const perDay = await Promise.all(days.map((day) => totalsOf(day)));
   const groups = new Map<string, ReportRow>();
   const totals = emptyMetrics();
-  days.forEach((day, index) => {
-    for (const entry of perDay[index]!) {
-      if (!passes(entry, query.filters)) continue;
-      const dimensions: ReportRow["dimensions"] = {};
-      for (const dimension of query.groupBy) dimensions[dimension] = dimension === "day" ? day : entry.dimensions[DIMENSION_FIELDS[dimension]];
-      const groupKey = JSON.stringify(query.groupBy.map((dimension) => dimensions[dimension]));
-      let row = groups.get(groupKey);
-      if (!row) groups.set(groupKey, (row = { dimensions, metrics: emptyMetrics() }));
-      add(row.metrics, entry);
-      add(totals, entry);
-    }
-  });
+  for (let at = 0; at < days.length; at += DAYS_PER_READ) {
+    const some = days.slice(at, at + DAYS_PER_READ);
+    const perDay = await Promise.all(some.map((day) => totalsOf(day)));
+    some.forEach((day, index) => {
+      for (const entry of perDay[index]!) {
+        if (!passes(entry, query.filters)) continue;
+        const dimensions: ReportRow["dimensions"] = {};
+        for (const dimension of query.groupBy) dimensions[dimension] = dimension === "day" ? day : entry.dimensions[DIMENSION_FIELDS[dimension]];
+        const groupKey = JSON.stringify(query.groupBy.map((dimension) => dimensions[dimension]));
+        let row = groups.get(groupKey);
+        if (!row) groups.set(groupKey, (row = { dimensions, metrics: emptyMetrics() }));
+        add(row.metrics, entry);
+        add(totals, entry);
+      }
+    });
+    if (at + DAYS_PER_READ < days.length) await new Promise<void>((resolve) => nextTurn(resolve));
+  }
   const rows = [...groups.values()].sort((a, b) => compareRows(a, b, query.groupBy));
   return { query, rows, totals };
 }

@@ -83,7 +83,16 @@ export async function startTestGateway(config: unknown = testConfig(), upstreamT
 function withTemporaryLedger(config: unknown): unknown {
   const withStore = config as { store?: unknown };
   if (withStore.store) return config;
-  return { ...withStore, store: { path: join(tmpdir(), `tollgate-test-${randomUUID()}`, "ledger.jsonl") } };
+  return { ...withStore, store: { path: temporaryLedgerPath() } };
+}
+
+/**
+ * A ledger path in a fresh temporary directory. A Redis-backed test gateway needs one too: it
+ * keeps the records it could not write at close beside it, and replays what it finds there at
+ * start, which must never be another test's (or the working directory's `.tollgate/`).
+ */
+export function temporaryLedgerPath(): string {
+  return join(tmpdir(), `tollgate-test-${randomUUID()}`, "ledger.jsonl");
 }
 
 /** Raw SSE events of a response body, for assertions on framing the SDKs hide. */
