@@ -20,8 +20,12 @@ const config = resolveConfig(
   { K: "sk" },
 );
 
+const logged: string[] = [];
+
 function askFor(store: LedgerStore) {
-  const { app } = buildGateway({ config, ledger: new Ledger({ store, log: () => {} }), log: () => {} });
+  logged.length = 0;
+  const log = (line: string) => logged.push(line);
+  const { app } = buildGateway({ config, ledger: new Ledger({ store, log }), log });
   return app.fetch(new Request("http://gateway/v1/admin/costs?groupBy=team", { headers: { authorization: `Bearer ${ADMIN}` } }));
 }
 
@@ -30,6 +34,8 @@ describe("cost reports when the ledger cannot give them", () => {
     const response = await askFor({ write: async () => {}, close: async () => {} });
     expect(response.status).toBe(501);
     expect((await response.json()).error).toMatchObject({ code: "reports_unavailable", message: expect.stringContaining("Workers Logs") });
+    // Not a gateway failure: nothing for the operator's error log.
+    expect(logged).toEqual([]);
   });
 
   it("is a 503 with retry-after while the store is unreachable", async () => {
@@ -37,5 +43,6 @@ describe("cost reports when the ledger cannot give them", () => {
     expect(response.status).toBe(503);
     expect(response.headers.get("retry-after")).toBe("1");
     expect((await response.json()).error).toMatchObject({ code: "ledger_store_unavailable" });
+    expect(logged).toEqual([expect.stringContaining("the ledger store is unreachable")]);
   });
 });

@@ -136,7 +136,8 @@ export function buildGateway({
   app.onError(function renderError(error, c) {
     const gatewayError = toGatewayError(error);
     // A client that went away is not a gateway failure: its upstream call was aborted on purpose.
-    if (gatewayError.status >= 500 && !c.req.raw.signal.aborted) log(`[tollgate] ${c.get("requestId")} ${gatewayError.kind}: ${gatewayError.message}${causeOf(gatewayError)}`);
+    // Nor is an endpoint this runtime does not offer (501), asked for again by every dashboard load.
+    if (gatewayError.status >= 500 && gatewayError.kind !== "not_implemented" && !c.req.raw.signal.aborted) log(`[tollgate] ${c.get("requestId")} ${gatewayError.kind}: ${gatewayError.message}${causeOf(gatewayError)}`);
     return errorResponse(c.get("dialect") ?? openAIDialect, gatewayError, c.get("requestId"));
   });
 
