@@ -193,7 +193,7 @@ describe.skipIf("skipped" in browser)("admin dashboard in Chromium", () => {
     expect(await text("#total-cache-write-tokens")).toBe(count(sumOf(records, (record) => record.usage.cacheWrite5mTokens + record.usage.cacheWrite1hTokens)));
     expect(await text("#total-output-tokens")).toBe(count(sumOf(records, (record) => record.usage.outputTokens)));
     expect(await text("#total-cache-savings")).toBe(`$${formatUsd(sumOf(records, (record) => record.cost.cacheSavingsNano))}`);
-    expect(await text("#cost-flags")).toContain("1 request used a model with no price");
+    expect(await text("#cost-flags")).toContain("1 cost record used a model with no price");
 
     expect(await headings()).toEqual(["route", "Requests", "Errors", "Input tokens", "Cached input", "Cache writes", "Output tokens", "Cost (USD)", "Cache savings (USD)"]);
     const expectedRows = routes().map((route) => {

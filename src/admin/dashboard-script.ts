@@ -152,8 +152,9 @@ function showTotals(totals) {
   setText("total-output-tokens", count(totals.outputTokens));
   setText("total-cache-savings", "$" + totals.cacheSavingsUsd);
   const flags = [];
-  if (totals.estimated > 0) flags.push(requests(totals.estimated) + " priced from tollgate's own token counts (the provider reported none): estimated.");
-  if (totals.unpriced > 0) flags.push(requests(totals.unpriced) + " used a model with no price: counted at $0 here.");
+  // These count cost records, which include the billed attempts before a fallback: not requests.
+  if (totals.estimated > 0) flags.push(records(totals.estimated) + " priced from tollgate's own token counts (the provider reported none): estimated.");
+  if (totals.unpriced > 0) flags.push(records(totals.unpriced) + " used a model with no price: counted at $0 here.");
   flagList.replaceChildren(...flags.map((flag) => element("li", flag)));
   flagList.hidden = flags.length === 0;
   totalsSection.hidden = false;
@@ -251,8 +252,8 @@ function element(tag, ...children) {
   return node;
 }
 
-function requests(number) {
-  return count(number) + (number === 1 ? " request" : " requests");
+function records(number) {
+  return count(number) + (number === 1 ? " cost record" : " cost records");
 }
 
 function setText(id, text) {
