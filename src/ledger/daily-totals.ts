@@ -4,7 +4,8 @@ import { AGGREGATE_METRICS, aggregateIncrements, dimensionsKey, dimensionsOf, re
 /** Where each metric's sum sits in a combination's row of sums. */
 const SLOT = new Map<AggregateMetric, number>(AGGREGATE_METRICS.map((metric, index) => [metric, index]));
 
-type Combination = { dimensions: AggregateDimensions; sums: number[] };
+/** Numbers while exact; a sum that would pass 2^53 goes on as a BigInt. */
+type Combination = { dimensions: AggregateDimensions; sums: (number | bigint)[] };
 
 /**
  * The aggregates of the embedded file store, in this process: the same sums the Redis store keeps
@@ -24,8 +25,13 @@ export class DailyTotals {
     const dimensions = dimensionsOf(record);
     const key = dimensionsKey(dimensions);
     let combination = combinations.get(key);
-    if (!combination) combinations.set(key, (combination = { dimensions, sums: new Array<number>(AGGREGATE_METRICS.length).fill(0) }));
-    for (const [metric, value] of aggregateIncrements(record)) combination.sums[SLOT.get(metric)!]! += value;
+    if (!combination) combinations.set(key, (combination = { dimensions, sums: new Array<number | bigint>(AGGREGATE_METRICS.length).fill(0) }));
+    for (const [metric, value] of aggregateIncrements(record)) {
+      const slot = SLOT.get(metric)!;
+      const sum = combination.sums[slot]!;
+      const next = typeof sum === "number" ? sum + value : undefined;
+      combination.sums[slot] = next !== undefined && Number.isSafeInteger(next) ? next : BigInt(sum) + BigInt(value);
+    }
   }
 
   totals(day: string): AggregateEntry[] {
@@ -33,7 +39,7 @@ export class DailyTotals {
     for (const { dimensions, sums } of this.days.get(day)?.values() ?? []) {
       sums.forEach((value, slot) => {
         // As in Redis, where a zero increment is never written.
-        if (value !== 0) entries.push({ dimensions: { ...dimensions }, metric: AGGREGATE_METRICS[slot]!, value });
+        if (value !== 0 && value !== 0n) entries.push({ dimensions: { ...dimensions }, metric: AGGREGATE_METRICS[slot]!, value });
       });
     }
     return entries;

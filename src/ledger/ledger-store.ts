@@ -15,7 +15,12 @@ export interface LedgerStore {
 }
 
 /** One aggregate of a day: a metric's sum over the records with these dimensions. */
-export type AggregateEntry = { dimensions: AggregateDimensions; metric: AggregateMetric; value: number };
+export type AggregateEntry = {
+  dimensions: AggregateDimensions;
+  metric: AggregateMetric;
+  /** A BigInt only where the sum has passed 2^53 (a day's spend past $9M on one combination). */
+  value: number | bigint;
+};
 
 /** The UTC day a record belongs to, `YYYY-MM-DD`: the unit of aggregation and of Redis hash tags. */
 export function recordDay(record: CostRecord): string {
@@ -86,8 +91,15 @@ export function dimensionsKey(dimensions: AggregateDimensions): string {
   return JSON.stringify([dimensions.route, dimensions.keyId, dimensions.team, dimensions.provider, dimensions.model]);
 }
 
-/** An aggregate back from its key (see totalsFields) and its sum. */
-export function aggregateEntry(field: string, value: number): AggregateEntry {
+/** An aggregate back from its key (see totalsFields) and its sum (Redis's exact integer text, or a number). */
+export function aggregateEntry(field: string, sum: string | number | bigint): AggregateEntry {
   const [route, keyId, team, provider, model, metric] = JSON.parse(field) as string[];
-  return { dimensions: { route: route!, keyId: keyId!, team: team!, provider: provider!, model: model! }, metric: metric as AggregateMetric, value };
+  return { dimensions: { route: route!, keyId: keyId!, team: team!, provider: provider!, model: model! }, metric: metric as AggregateMetric, value: exactSum(sum) };
+}
+
+/** A sum as a number while that is exact, else as a BigInt. */
+export function exactSum(sum: string | number | bigint): number | bigint {
+  if (typeof sum === "bigint") return Number.isSafeInteger(Number(sum)) ? Number(sum) : sum;
+  const value = Number(sum);
+  return Number.isSafeInteger(value) || typeof sum === "number" ? value : BigInt(sum);
 }

@@ -73,7 +73,7 @@ export class RedisLedgerStore implements LedgerStore {
   /** A day's aggregates, for reports and tests: one HGETALL. */
   async totals(day: string): Promise<AggregateEntry[]> {
     const hash = await this.redis.hgetall(this.keysFor(day).totals);
-    return Object.entries(hash).map(([field, value]) => aggregateEntry(field, Number(value)));
+    return Object.entries(hash).map(([field, value]) => aggregateEntry(field, value));
   }
 
   /** A day's records in the order they were written. */

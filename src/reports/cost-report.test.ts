@@ -119,6 +119,16 @@ describe.each(stores)("cost report from the $name store", ({ name, open }) => {
     expect(body.totals.costNano).toBe("18014398509481985");
     expect(body.totals.costUsd).toBe("18014398.509481985");
   });
+
+  it("sums one day's money past 2^53 nano-dollars exactly too", async () => {
+    const day = await open(`big-day-${name}`);
+    await day.write([
+      makeCostRecord({ requestId: "d1", time: "2026-11-22T10:00:00.000Z", cost: cost(2 ** 53 - 1) }),
+      makeCostRecord({ requestId: "d2", time: "2026-11-22T11:00:00.000Z", cost: cost(2) }),
+    ]);
+    const body = renderCostReport(await report(day, { from: ["2026-11-22"], to: ["2026-11-22"], groupBy: [""] }));
+    expect(body.totals.costNano).toBe("9007199254740993");
+  });
 });
 
 describe("a model name that reads as a spreadsheet formula", () => {

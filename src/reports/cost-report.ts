@@ -119,7 +119,7 @@ function add(metrics: ReportMetrics, entry: AggregateEntry): void {
   // A store written by a newer tollgate may hold metrics this one does not know: skip them.
   if (field === undefined) return;
   if (field === "costNano" || field === "cacheSavingsNano") metrics[field] += BigInt(entry.value);
-  else metrics[field] += entry.value;
+  else metrics[field] += Number(entry.value);
 }
 
 function emptyMetrics(): ReportMetrics {
