@@ -99,7 +99,11 @@ describe("who may read cost reports, and bad queries", () => {
     const gateway = gateways[0]!;
     const missing = await report(gateway, "", {});
     expect(missing.status).toBe(401);
-    expect((await missing.json()).error).toMatchObject({ type: "authentication_error" });
+    expect((await missing.json()).error).toMatchObject({ type: "authentication_error", message: expect.stringContaining("takes the admin key") });
+
+    const wrong = await report(gateway, "", { authorization: "Bearer tg_not_a_key" });
+    expect(wrong.status).toBe(401);
+    expect((await wrong.json()).error).toMatchObject({ code: "invalid_api_key", message: expect.stringMatching(/^invalid API key: \/v1\/admin\/costs takes the admin key/) });
 
     const tenant = await report(gateway, "", { authorization: `Bearer ${APP_KEY}` });
     expect(tenant.status).toBe(403);

@@ -167,7 +167,11 @@ export function buildGateway({
   mountDashboard(app);
 
   app.use("/v1/*", async function authenticateCaller(c, next) {
-    c.set("caller", await authenticate(c.req.raw.headers));
+    try {
+      c.set("caller", await authenticate(c.req.raw.headers));
+    } catch (error) {
+      throw forAdminPath(c.req.path, error);
+    }
     await next();
   });
 
@@ -197,6 +201,16 @@ function dialectOf(path: string, headers: Headers): Dialect {
   if (path.startsWith("/v1/messages")) return anthropicDialect;
   if (path.startsWith("/v1/chat/")) return openAIDialect;
   return headers.has("anthropic-version") ? anthropicDialect : openAIDialect;
+}
+
+/**
+ * The admin endpoints' 401 says which key they take: the general hint (make a virtual key) sends
+ * the person at the dashboard the wrong way.
+ */
+function forAdminPath(path: string, error: unknown): unknown {
+  if (!path.startsWith("/v1/admin/") || !(error instanceof GatewayError) || error.kind !== "authentication") return error;
+  const missing = error.code !== "invalid_api_key";
+  return new GatewayError("authentication", `${missing ? "missing API key" : "invalid API key"}: ${path} takes the admin key (\`tollgate keys create --admin\` makes one; its hash goes in the config's "admin")`, { code: error.code });
 }
 
 function errorResponse(dialect: Dialect, error: GatewayError, requestId: string): Response {
