@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisLedgerStore } from "../src/ledger/redis-ledger-store.ts";
 import type { CostRecord } from "../src/metering/cost-record.ts";
-import { startGateway, type RunningGateway } from "../src/node/serve.ts";
-import { APP_KEY, ADMIN_KEY, ledgerRecords, LIMITED_KEY, startTestGateway, testConfig, waitForRecord, type TestGateway, temporaryLedgerPath } from "./support/gateway.ts";
+import type { RunningGateway } from "../src/node/serve.ts";
+import { APP_KEY, ADMIN_KEY, ledgerRecords, LIMITED_KEY, startTestGateway, testConfig, waitForRecord, type TestGateway, startGatewaysOnRedis } from "./support/gateway.ts";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 import { useRedis } from "./support/use-redis.ts";
 import { CLEAR_OF_MIDNIGHT_TIMEOUT_MS, clearOfMidnight } from "./support/clear-of-midnight.ts";
@@ -165,17 +165,7 @@ describe("three gateways sharing one real Redis", () => {
   const rig = useRedis("budgets");
   const gateways: RunningGateway[] = [];
   beforeAll(async () => {
-    for (let i = 0; i < 3; i++) {
-      gateways.push(
-        await startGateway({
-          config: { ...budgetConfig(), store: { redisUrl: { env: "TEST_REDIS_URL" }, keyPrefix: rig.prefix, path: temporaryLedgerPath() } },
-          port: 0,
-          upstreamTransport: "fetch",
-          env: { OPENAI_API_KEY: "sk-test-openai", ANTHROPIC_API_KEY: "sk-ant-test", TEST_REDIS_URL: rig.url },
-          log: () => {},
-        }),
-      );
-    }
+    gateways.push(...(await startGatewaysOnRedis(3, budgetConfig(), rig)));
   });
   afterAll(async () => {
     await Promise.all(gateways.map((gateway) => gateway.close()));

@@ -1,8 +1,8 @@
 import { parse } from "csv-parse/sync";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisLedgerStore } from "../src/ledger/redis-ledger-store.ts";
-import { startGateway, type RunningGateway } from "../src/node/serve.ts";
-import { ADMIN_KEY, APP_KEY, LIMITED_KEY, testConfig, temporaryLedgerPath } from "./support/gateway.ts";
+import type { RunningGateway } from "../src/node/serve.ts";
+import { ADMIN_KEY, APP_KEY, LIMITED_KEY, startGatewaysOnRedis, testConfig } from "./support/gateway.ts";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 import { useRedis } from "./support/use-redis.ts";
 import { CLEAR_OF_MIDNIGHT_TIMEOUT_MS, clearOfMidnight } from "./support/clear-of-midnight.ts";
@@ -22,17 +22,7 @@ const today = () => new Date().toISOString().slice(0, 10);
 beforeAll(() => clearOfMidnight(), CLEAR_OF_MIDNIGHT_TIMEOUT_MS);
 beforeAll(async () => {
   mocks = startMockProviders();
-  for (let i = 0; i < 2; i++) {
-    gateways.push(
-      await startGateway({
-        config: { ...testConfig(), store: { redisUrl: { env: "TEST_REDIS_URL" }, keyPrefix: rig.prefix, path: temporaryLedgerPath() } },
-        port: 0,
-        upstreamTransport: "fetch",
-        env: { OPENAI_API_KEY: "sk-test-openai", ANTHROPIC_API_KEY: "sk-ant-test", TEST_REDIS_URL: rig.url },
-        log: () => {},
-      }),
-    );
-  }
+  gateways.push(...(await startGatewaysOnRedis(2, testConfig(), rig)));
 });
 afterAll(async () => {
   await Promise.all(gateways.map((gateway) => gateway.close()));

@@ -14,7 +14,8 @@ import { startRestartableRedis, uniquePrefix, type RestartableRedis } from "./su
 import { startGateway } from "../src/node/serve.ts";
 import { RedisAdmissionStore } from "../src/budgets/redis-admission-store.ts";
 import { RedisLedgerStore } from "../src/ledger/redis-ledger-store.ts";
-import { APP_KEY, ANTHROPIC_KEY, OPENAI_KEY, testConfig } from "./support/gateway.ts";
+import { ANTHROPIC_KEY, OPENAI_KEY } from "./support/gateway.ts";
+import { budgetedOnRedis, streamWhileRedisCrashes } from "./support/redis-outage.ts";
 
 let redis: RestartableRedis;
 let dir = "";
@@ -33,29 +34,15 @@ afterAll(async () => {
 });
 
 it("a request settled nowhere before shutdown is still charged to its budget", async () => {
-  const base = testConfig();
   const gateway = await startGateway({
-    config: {
-      ...base,
-      routes: { ...base.routes, budgeted: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 10, window: "total" } } },
-      store: { redisUrl: { env: "REDIS_URL" }, keyPrefix: prefix, path: join(dir, "ledger.jsonl") },
-    },
+    config: budgetedOnRedis(prefix, dir),
     port: 0,
     upstreamTransport: "fetch",
     env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY, REDIS_URL: redis.url },
     log: () => {},
   });
   const client = (gateway.admissionStore as unknown as { redis: Redis }).redis;
-  mocks.openai.enqueue({ kind: "text", chunks: ["a", " b", " c", " d"], delayMsBetweenChunks: 300, usage: { prompt_tokens: 1000, completion_tokens: 1000 } });
-  const response = await fetch(`${gateway.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
-    body: JSON.stringify({ model: "budgeted", stream: true, max_tokens: 1000, messages: [{ role: "user", content: "hi" }] }),
-  });
-  expect(response.status).toBe(200);
-  const requestId = response.headers.get("x-tollgate-request-id")!;
-  await redis.crash();
-  await response.text();
+  const requestId = await streamWhileRedisCrashes(gateway.url, mocks, redis, 4);
   // The settle fails and backs off (100, 200, 400, 800 ms…); Redis is back, with its data.
   await new Promise((r) => setTimeout(r, 1000));
   await redis.restart();

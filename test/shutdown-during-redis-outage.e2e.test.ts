@@ -6,7 +6,8 @@ import { Redis } from "ioredis";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 import { startRestartableRedis, uniquePrefix, type RestartableRedis } from "./support/redis-server.ts";
 import { startGateway, type RunningGateway } from "../src/node/serve.ts";
-import { APP_KEY, ANTHROPIC_KEY, OPENAI_KEY, testConfig } from "./support/gateway.ts";
+import { ANTHROPIC_KEY, OPENAI_KEY } from "./support/gateway.ts";
+import { budgetedOnRedis, streamWhileRedisCrashes } from "./support/redis-outage.ts";
 import { RedisLedgerStore } from "../src/ledger/redis-ledger-store.ts";
 
 // Redis is away (a restart, a failover) while a gateway instance is stopped (a deploy, a scale-in).
@@ -24,18 +25,9 @@ const prefix = uniquePrefix("review-shutdown");
 const logs: string[] = [];
 
 
-const config = () => {
-  const base = testConfig();
-  return {
-    ...base,
-    routes: { ...base.routes, budgeted: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 10, window: "total" } } },
-    // The embedded ledger's directory is where a stopped gateway keeps what it could not write.
-    store: { redisUrl: { env: "REDIS_URL" }, keyPrefix: prefix, path: join(dir, "ledger.jsonl") },
-  };
-};
 const start = async () => {
   const gateway = await startGateway({
-    config: config(),
+    config: budgetedOnRedis(prefix, dir),
     port: 0,
     upstreamTransport: "fetch",
     env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY, REDIS_URL: redis.url },
@@ -61,16 +53,7 @@ describe("a gateway stopped while Redis is away", () => {
   it("keeps the cost record of a request it served, and the next gateway writes it to Redis", async () => {
     const first = await start();
     // A stream that takes ~1.5 s: admitted (reserved in Redis) before the outage, finished during it.
-    mocks.openai.enqueue({ kind: "text", chunks: ["a", " b", " c", " d", " e"], delayMsBetweenChunks: 300, usage: { prompt_tokens: 1000, completion_tokens: 1000 } });
-    const response = await fetch(`${first.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "budgeted", stream: true, max_tokens: 1000, messages: [{ role: "user", content: "hi" }] }),
-    });
-    expect(response.status).toBe(200);
-    const requestId = response.headers.get("x-tollgate-request-id")!;
-    await redis.crash();
-    await response.text();
+    const requestId = await streamWhileRedisCrashes(first.url, mocks, redis, 5);
     // The deploy: this instance stops (with its usual 5 s for the ledger).
     await first.close({ drainMs: 1000 });
     // Redis is back with its data; the new instance starts.

@@ -99,9 +99,9 @@ describe.each(stores)("cost report from the $name store", ({ name, open }) => {
     const csv = renderCostCsv(await report(store, { from: ["2026-11-22"], to: ["2026-11-22"], groupBy: ["day,route"] }));
     expect(csv).toBe(
       [
-        "day,route,requests,errors,input_tokens,cache_read_tokens,cache_write_5m_tokens,cache_write_1h_tokens,output_tokens,reasoning_tokens,cost_usd,cache_savings_usd,estimated,unpriced",
-        "2026-11-22,claude,1,1,10,0,0,100,0,0,3.000000507,0,1,0",
-        "2026-11-22,gpt,1,0,10,0,0,0,5,0,0.001000001,0,0,0",
+        "day,route,requests,input_tokens,cache_read_tokens,cache_write_5m_tokens,cache_write_1h_tokens,output_tokens,reasoning_tokens,cost_usd,cache_savings_usd,errors,estimated,unpriced",
+        "2026-11-22,claude,1,10,0,0,100,0,0,3.000000507,0,1,1,0",
+        "2026-11-22,gpt,1,10,0,0,0,5,0,0.001000001,0,0,0,0",
         "",
       ].join("\r\n"),
     );

@@ -29,7 +29,7 @@ export type ReportRow = { dimensions: Partial<Record<ReportDimension, string>>; 
 export type CostReport = { query: CostReportQuery; rows: ReportRow[]; totals: ReportMetrics };
 
 /** The ledger's name of each metric, and where it goes in a row. */
-const METRIC_FIELDS: Record<AggregateMetric, keyof ReportMetrics> = {
+export const METRIC_FIELDS: Record<AggregateMetric, keyof ReportMetrics> = {
   requests: "requests",
   errors: "errors",
   input_tokens: "inputTokens",
