@@ -29,8 +29,7 @@ export class DailyTotals {
     for (const [metric, value] of aggregateIncrements(record)) {
       const slot = SLOT.get(metric)!;
       const sum = combination.sums[slot]!;
-      const next = typeof sum === "number" ? sum + value : undefined;
-      combination.sums[slot] = next !== undefined && Number.isSafeInteger(next) ? next : BigInt(sum) + BigInt(value);
+      combination.sums[slot] = typeof sum === "number" && Number.isSafeInteger(sum + value) ? sum + value : BigInt(sum) + BigInt(value);
     }
   }
 

@@ -43,9 +43,14 @@ export class FileLedgerStore implements LedgerStore {
   }
 
   async write(records: readonly CostRecord[]): Promise<void> {
-    // Also once within the batch: the file keeps the first of two lines with one id.
-    const inBatch = new Set<string>();
-    const fresh = records.filter((record) => !this.written.has(record.requestId) && !inBatch.has(record.requestId) && inBatch.add(record.requestId));
+    // Each id once, also within the batch: reopened, the file counts the first of two lines only.
+    const ids = new Set<string>();
+    const fresh: CostRecord[] = [];
+    for (const record of records) {
+      if (this.written.has(record.requestId) || ids.has(record.requestId)) continue;
+      ids.add(record.requestId);
+      fresh.push(record);
+    }
     if (fresh.length === 0) return;
     const lines = fresh.map((record) => JSON.stringify(record) + "\n").join("");
     try {

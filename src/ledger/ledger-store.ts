@@ -99,7 +99,7 @@ export function aggregateEntry(field: string, sum: string | number | bigint): Ag
 
 /** A sum as a number while that is exact, else as a BigInt. */
 export function exactSum(sum: string | number | bigint): number | bigint {
-  if (typeof sum === "bigint") return Number.isSafeInteger(Number(sum)) ? Number(sum) : sum;
   const value = Number(sum);
+  // A number past 2^53 has already lost its digits: nothing to win back from it.
   return Number.isSafeInteger(value) || typeof sum === "number" ? value : BigInt(sum);
 }

@@ -15,11 +15,7 @@ export class MemoryLedgerStore implements LedgerStore {
   }
 
   async write(records: readonly CostRecord[]): Promise<void> {
-    for (const record of records) {
-      // An id the bound has dropped again is not seen as a repeat: retries come within seconds.
-      if (this.records.has(record.requestId)) continue;
-      this.records.set(record.requestId, record);
-    }
+    for (const record of records) if (!this.records.has(record.requestId)) this.records.set(record.requestId, record);
   }
 
   /** The aggregates of the records still held: within the bound, as everything else here. */
