@@ -52,6 +52,19 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
       cause: error,
     });
   }
+  // Anthropic's 429 rate_limit_error "Extra usage is required for long context requests." is a
+  // standing gate on the account's plan, not a pace: retrying the same prompt never helps. Another
+  // target may take the prompt; if none does, the client learns that its prompt is too long here
+  // (OpenAI's `context_length_exceeded`, on which agents trim their history) instead of a 429 its
+  // SDK would retry.
+  if (status === 429 && ANTHROPIC_LONG_CONTEXT_GATE.test(upstreamMessage)) {
+    return new GatewayError("invalid_request", `${where} refused a long-context prompt (HTTP 429): ${upstreamMessage} This is the provider account's plan, not a rate limit: send a shorter prompt, or enable long-context usage on the provider account`, {
+      code: "context_length_exceeded",
+      param: "messages",
+      retryable: true,
+      cause: error,
+    });
+  }
   if (status === 429) {
     return new GatewayError("rate_limit", `${where} is rate limiting: ${upstreamMessage}`, {
       retryAfterSeconds: retryAfter(sdkError.headers),
@@ -85,6 +98,11 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
  * specified API usage limits. You will regain access on … UTC."
  */
 const ANTHROPIC_ACCOUNT_LIMIT = /credit balance is too low|reached your specified API usage limits/i;
+
+/** Anthropic's 429 for a long-context prompt on an account without extra usage (captured bodies, e.g.
+ * anthropics/claude-code#42616): {"type":"error","error":{"type":"rate_limit_error","message":"Extra
+ * usage is required for long context requests."}}. */
+const ANTHROPIC_LONG_CONTEXT_GATE = /extra usage is required for long context/i;
 
 /**
  * A prompt longer than the model's context, as Anthropic says it ("prompt is too long: 208310
