@@ -29,7 +29,15 @@ describe.skipIf("skipped" in decoder).each(["undici", "fetch"] as const)("local 
     });
     const config = testConfig(decoder.baseUrl);
     gateway = await startTestGateway(
-      { ...config, routes: { ...config.routes, "local-cached": { targets: [{ provider: "local", model: "tiny-local" }], policies: { promptCache: { mode: "auto" } } } } },
+      {
+        ...config,
+        routes: {
+          ...config.routes,
+          "local-cached": { targets: [{ provider: "local", model: "tiny-local" }], policies: { promptCache: { mode: "auto" } } },
+          // gpt-4o written first; the GPU-hour price makes the local decoder the cheaper place.
+          "gpt-or-local": { strategy: "cheapest", targets: [{ provider: "openai", model: "gpt-4o" }, { provider: "local", model: "tiny-local" }] },
+        },
+      },
       transport,
     );
   });
@@ -130,6 +138,15 @@ describe.skipIf("skipped" in decoder).each(["undici", "fetch"] as const)("local 
     if (transport === "fetch") expect(sentToDecoder.at(-1)).toMatchObject({ cache_prompt: true });
     const record = await waitForRecord(gateway, response.headers.get("x-tollgate-request-id")!);
     expect(record.policies).toContain("prompt_cache=reuse-prefix");
+  });
+
+  it('sends a "cheapest" route\'s request to the local decoder when it costs less there than on the cloud', async () => {
+    // 32 tokens out at most: gpt-4o $10 per 1M → 320,000 nano; the decoder $2 per GPU hour at 100
+    // generated tokens/s → 177,778 nano, and its prompt a fraction of gpt-4o's.
+    const { data, response } = await gateway.openai.chat.completions.create({ model: "gpt-or-local", messages: [{ role: "user", content: "hi" }], max_tokens: 32 }).withResponse();
+    expect(response.headers.get("x-tollgate-provider")).toBe("local");
+    expect(data.choices[0]?.message.content).toBe(TINY_LOCAL_ANSWER);
+    expect(mocks.openai.requests).toHaveLength(0);
   });
 
   it("answers the Anthropic SDK non-streaming with end_turn", async () => {

@@ -140,14 +140,28 @@ const targetSchema = z.strictObject({
 
 const routeSchema = z.strictObject({
   targets: z.array(targetSchema).min(1, { error: 'a route needs at least one target: [{"provider": "...", "model": "..."}]' }),
-  /** `fallback`: try targets in order, moving on when one fails before its first token. */
-  strategy: z.enum(["fallback"]).default("fallback"),
+  /**
+   * `fallback`: try targets in the order written, moving on when one fails before its first
+   * token. `cheapest`: the same, in the order of this request's expected cost, targets that
+   * recently missed `latencyGoalMs` last (src/routing/cheapest-first.ts).
+   */
+  strategy: z.enum(["fallback", "cheapest"], { error: 'write "fallback" (targets in the order written) or "cheapest" (cheapest for each request first)' }).default("fallback"),
+  /**
+   * With `strategy: "cheapest"`: the longest median time to first token (to the whole answer, for
+   * requests that do not stream) that a target may have shown over its recent calls on this
+   * gateway and still be tried before the targets that meet it.
+   */
+  latencyGoalMs: z.number().positive({ error: "a number of milliseconds above 0, such as 1500" }).optional(),
   /** The levers of policies/, applied in the order written here. */
   policies: routePoliciesSchema.optional(),
   budget: budgetSchema.optional(),
   /** Rejects (400) a request whose worst-case cost is above this, naming the max_tokens that fits. */
   maxCostPerRequestUsd: z.number().positive().optional(),
   rateLimit: rateLimitSchema.optional(),
+}).superRefine((route, ctx) => {
+  if (route.latencyGoalMs !== undefined && route.strategy !== "cheapest") {
+    ctx.addIssue({ code: "custom", path: ["latencyGoalMs"], message: 'a latency goal orders targets only with "strategy": "cheapest": add it, or remove latencyGoalMs' });
+  }
 });
 
 const keyHash = z

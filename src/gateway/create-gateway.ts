@@ -19,6 +19,7 @@ import { createGatewayTelemetry, type GatewayTelemetry } from "../telemetry/gate
 import { createChatModels } from "../routing/create-chat-models.ts";
 import type { Context } from "hono";
 import type { GatewayEnv } from "./gateway-context.ts";
+import { CheapestFirst } from "../routing/cheapest-first.ts";
 import { createChatHandler } from "./handle-chat.ts";
 import { newRequestId } from "./request-id.ts";
 import { jsonResponse } from "./json-response.ts";
@@ -111,7 +112,8 @@ export function buildGateway({
     log,
     onSoftExceeded: (scope) => telemetry.recordSoftBudgetExceeded(scope),
   });
-  const handleChat = createChatHandler({ config, admission, log, slots, metering, policies, store, counter, keepAlive, dropClient });
+  const order = new CheapestFirst(config, metering.prices);
+  const handleChat = createChatHandler({ config, admission, log, slots, order, metering, policies, store, counter, keepAlive, dropClient });
 
   app.use(async function requestContext(c, next) {
     const requestId = newRequestId();

@@ -14,8 +14,9 @@ import type { ChatRequest } from "../model/chat-request.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
 import type { Admission } from "../budgets/admission.ts";
 import { ResponseCollector } from "../model/collect-response.ts";
+import type { CheapestFirst } from "../routing/cheapest-first.ts";
 import type { ProviderSlot } from "../routing/create-chat-models.ts";
-import { generateOnRoute, streamOnRoute, type AdaptToTarget, type RoutedStream } from "../routing/route-chat.ts";
+import { generateOnRoute, streamOnRoute, type AdaptToTarget, type RoutedStream, type Target } from "../routing/route-chat.ts";
 import type { KeyValueStore } from "../store/key-value-store.ts";
 import { answerFromCache } from "./answer-from-cache.ts";
 import { answerHeaders, streamHeaders } from "./answer-headers.ts";
@@ -37,6 +38,8 @@ export type ChatHandlerDeps = {
   admission: Admission;
   log: (line: string) => void;
   slots: Map<string, ProviderSlot>;
+  /** Orders a "cheapest" route's targets per request, and hears how long each target took. */
+  order: CheapestFirst;
   metering: Metering;
   policies: Map<string, PolicyChain>;
   store: KeyValueStore;
@@ -58,6 +61,8 @@ type Job = {
   adapt: AdaptToTarget;
   slot: CacheSlot | undefined;
   streaming: StreamHost;
+  /** How long the target that answered took to begin (a stream) or to answer. */
+  tookMs: (target: Target, ms: number) => void;
 };
 
 /** What a streamed answer needs from the server it runs in. */
@@ -83,7 +88,7 @@ function withBilledUsage(response: ChatResponse, record: CostRecord): ChatRespon
   return response.usage ? response : { ...response, usage: record.usage };
 }
 
-export function createChatHandler({ config, admission, log: logLine, slots, metering, policies, store, counter, keepAlive, dropClient }: ChatHandlerDeps) {
+export function createChatHandler({ config, admission, log: logLine, slots, order, metering, policies, store, counter, keepAlive, dropClient }: ChatHandlerDeps) {
   return async function handleChat(c: Context<GatewayEnv>): Promise<Response> {
     const parsed = c.get("dialect").parseRequest(await readJsonBody(c.req.raw, config.server.maxBodyBytes));
     const route = findRoute(config, c.get("caller"), parsed.route);
@@ -119,9 +124,10 @@ export function createChatHandler({ config, admission, log: logLine, slots, mete
       c.set("ticket", ticket);
       return await answerRouted(c, chain, context, {
         request: bounded,
-        route,
+        route: order.routeFor(bounded, route),
         call,
         slots,
+        tookMs: (target, ms) => order.observe(target.model.providerName, target.modelName, bounded.stream, ms),
         streaming: {
           keepAliveMs: config.server.streamKeepAliveSeconds * 1000,
           sendTimeoutMs: config.server.streamSendTimeoutSeconds * 1000,
@@ -145,7 +151,7 @@ async function answerRouted(
   c: Context<GatewayEnv>,
   chain: PolicyChain,
   context: PolicyContext,
-  { request, route, call, slots, streaming }: Omit<Job, "adapt" | "slot">,
+  { request, route, call, slots, streaming, tookMs }: Omit<Job, "adapt" | "slot">,
 ): Promise<Response> {
   const slot = chain.responseCache && isDeterministic(request) ? { cache: chain.responseCache, key: await chain.responseCache.keyFor(context.route, request, c.get("caller")) } : undefined;
   const hit = slot && (await slot.cache.lookup(slot.key).catch(() => undefined));
@@ -159,7 +165,7 @@ async function answerRouted(
     call.notePolicies("target", adapted.log.notes, adapted.log.warnings);
     return adapted.request;
   };
-  const job: Job = { request, route, slots, call, adapt, slot, streaming };
+  const job: Job = { request, route, slots, call, adapt, slot, streaming, tookMs };
   return request.stream ? streamAnswer(c, job) : answer(c, job);
 }
 
@@ -178,11 +184,12 @@ function findRoute(config: ResolvedConfig, caller: Caller, name: string): RouteC
   throw new GatewayError("not_found", `unknown route "${name}": set model to one of ${allowed.join(", ") || "(no routes)"}`, { param: "model" });
 }
 
-async function answer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, slot }: Job): Promise<Response> {
+async function answer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, slot, tookMs }: Job): Promise<Response> {
   // node-server aborts the request's signal when the client goes away; the upstream call follows.
   const clientSignal = c.req.raw.signal;
   // A failure here is recorded by handleChat's catch, like every failure past admission.
   const routed = await generateOnRoute(request, route, slots, clientSignal, call, adapt);
+  tookMs(routed.target, routed.upstreamTtftMs);
   call.answered(routed.response);
   // Settled now for the headers; handed to the ledger once the body is on its way.
   const outcome = { status: "ok", httpStatus: 200 } as const;
@@ -195,7 +202,7 @@ async function answer(c: Context<GatewayEnv>, { request, route, slots, call, ada
   return response;
 }
 
-async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, slot, streaming }: Job): Promise<Response> {
+async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, slot, streaming, tookMs }: Job): Promise<Response> {
   // A stream's upstream stops on either sign that the client is gone: the request's signal, or
   // the response body being cancelled when a write to the client fails.
   const upstream = new AbortController();
@@ -215,6 +222,7 @@ async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, cal
   let routed;
   try {
     routed = await streamOnRoute(request, route, slots, upstream.signal, call, adapt, streaming.keepAliveMs);
+    tookMs(routed.target, routed.upstreamTtftMs);
   } catch (error) {
     forgetClient();
     throw error; // recorded by handleChat's catch

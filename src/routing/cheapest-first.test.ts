@@ -1,0 +1,150 @@
+import { describe, expect, it } from "vitest";
+import { resolveConfig } from "../config/resolve-config.ts";
+import { PriceBook } from "../metering/price-book.ts";
+import type { ChatRequest } from "../model/chat-request.ts";
+import { CheapestFirst, orderTargets, type TargetWeight } from "./cheapest-first.ts";
+import { LATENCY_WINDOW_MS, TargetLatency } from "./target-latency.ts";
+
+const ENV = { OPENAI_API_KEY: "sk-test", ANTHROPIC_API_KEY: "sk-ant-test" };
+
+function gatewayParts(routes: Record<string, unknown>) {
+  const config = resolveConfig(
+    {
+      providers: {
+        openai: { type: "openai", apiKey: { env: "OPENAI_API_KEY" } },
+        anthropic: { type: "anthropic", apiKey: { env: "ANTHROPIC_API_KEY" } },
+        // $2 per GPU hour at 5,000 prompt and 100 generated tokens per second.
+        local: { type: "openai-compatible", baseUrl: "http://127.0.0.1:1/v1", pricing: { default: { gpuHourUsd: 2, inputTokensPerSecond: 5000, outputTokensPerSecond: 100 } } },
+        unpriced: { type: "openai-compatible", baseUrl: "http://127.0.0.1:2/v1" },
+      },
+      routes,
+    },
+    ENV,
+  );
+  let now = 0;
+  const latency = new TargetLatency(() => now);
+  const order = new CheapestFirst(config, new PriceBook(config.providers), latency);
+  return { config, order, advance: (ms: number) => (now += ms) };
+}
+
+/** A one-message request whose prompt bound is `bytes` (the text plus 16 bytes of framing margin). */
+function request(bytes: number, maxTokens?: number, stream = false): ChatRequest {
+  return { route: "r", messages: [{ role: "user", content: [{ type: "text", text: "x".repeat(bytes - 16) }] }], stream, streamUsage: false, ...(maxTokens === undefined ? {} : { maxTokens }) } as ChatRequest;
+}
+
+const names = (route: { targets: { provider: string; model: string }[] }) => route.targets.map((target) => `${target.provider}/${target.model}`);
+
+describe("orderTargets", () => {
+  const weights: Record<string, TargetWeight> = {
+    a: { costNano: 300, latencyMs: undefined },
+    b: { costNano: 100, latencyMs: 50 },
+    c: { costNano: undefined, latencyMs: undefined },
+    d: { costNano: 100, latencyMs: undefined },
+    e: { costNano: 10, latencyMs: 900 },
+    f: { costNano: 20, latencyMs: 400 },
+  };
+  const weigh = (name: string) => weights[name]!;
+
+  it("puts the cheapest first, keeps the route's order between equals, and unpriced targets last", () => {
+    expect(orderTargets(["a", "b", "c", "d"], weigh, undefined)).toEqual(["b", "d", "a", "c"]);
+  });
+
+  it("with a goal, tries targets over it last, fastest first, whatever they cost", () => {
+    expect(orderTargets(["a", "b", "c", "d", "e", "f"], weigh, 200)).toEqual(["b", "d", "a", "c", "f", "e"]);
+  });
+
+  it("a target not measured yet counts as meeting the goal", () => {
+    expect(orderTargets(["e", "a"], weigh, 200)).toEqual(["a", "e"]);
+    expect(orderTargets(["e", "a"], weigh, 1000)).toEqual(["e", "a"]);
+  });
+});
+
+describe("CheapestFirst", () => {
+  it("weighs this request's expected cost at each target's prices (exact nano-dollars)", () => {
+    const { config, order } = gatewayParts({
+      r: { strategy: "cheapest", targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }, { provider: "openai", model: "gpt-4o-mini" }] },
+    });
+    // 400 bytes ≈ 100 tokens of prompt, and max_tokens 1000:
+    //   claude-sonnet-4-6 ($3 / $15 per 1M):   100 × 3,000 + 1000 × 15,000 = 15,300,000
+    //   gpt-4o            ($2.50 / $10):        100 × 2,500 + 1000 × 10,000 = 10,250,000
+    //   gpt-4o-mini       ($0.15 / $0.60):      100 × 150   + 1000 × 600    =    615,000
+    const asked = request(400, 1000);
+    expect(config.routes.r!.targets.map((target) => order.expectedCostNano(target, asked))).toEqual([15_300_000, 10_250_000, 615_000]);
+    expect(names(order.routeFor(asked, config.routes.r!))).toEqual(["openai/gpt-4o-mini", "openai/gpt-4o", "anthropic/claude-sonnet-4-6"]);
+  });
+
+  it("the order follows the request: a long prompt favours the cheaper input, a long answer the cheaper output", () => {
+    const { config, order } = gatewayParts({
+      r: { strategy: "cheapest", targets: [{ provider: "openai", model: "o4-mini" }, { provider: "anthropic", model: "claude-haiku-4-5" }] },
+    });
+    const route = config.routes.r!;
+    // o4-mini $1.10 / $4.40, claude-haiku-4-5 $1 / $5 per 1M.
+    // 100 prompt tokens, 1000 out: o4-mini 110,000 + 4,400,000 = 4,510,000; haiku 100,000 + 5,000,000 = 5,100,000.
+    const shortPrompt = request(400, 1000);
+    expect(route.targets.map((target) => order.expectedCostNano(target, shortPrompt))).toEqual([4_510_000, 5_100_000]);
+    expect(names(order.routeFor(shortPrompt, route))).toEqual(["openai/o4-mini", "anthropic/claude-haiku-4-5"]);
+    // 100,000 prompt tokens, 10 out: o4-mini 110,000,000 + 44,000 = 110,044,000; haiku 100,000,000 + 50,000 = 100,050,000.
+    const longPrompt = request(400_000, 10);
+    expect(route.targets.map((target) => order.expectedCostNano(target, longPrompt))).toEqual([110_044_000, 100_050_000]);
+    expect(names(order.routeFor(longPrompt, route))).toEqual(["anthropic/claude-haiku-4-5", "openai/o4-mini"]);
+  });
+
+  it("prices a local decoder from its GPU hour, and a request without max_tokens at each target's default bound", () => {
+    const { config, order } = gatewayParts({
+      r: { strategy: "cheapest", targets: [{ provider: "openai", model: "gpt-4o" }, { provider: "local", model: "tiny" }, { provider: "unpriced", model: "x" }] },
+    });
+    const route = config.routes.r!;
+    // No max_tokens: gpt-4o's bound is its 16,384-token maximum; a local decoder's the default 4,096.
+    //   gpt-4o: 100 × 2,500 + 16,384 × 10,000 = 164,090,000
+    //   local: $2 / 3600 s over 5,000 and 100 tokens/s (computeCost's rates, rounded once per record)
+    const asked = request(400);
+    const [gpt, local, unpriced] = route.targets.map((target) => order.expectedCostNano(target, asked));
+    expect(gpt).toBe(164_090_000);
+    // 100 / (5000 × 3600) × $2 = $0.0000111111 and 4096 / (100 × 3600) × $2 = $0.0227555556 → 22,766,667 nano.
+    expect(local).toBe(22_766_667);
+    expect(unpriced).toBeUndefined();
+    expect(names(order.routeFor(asked, route))).toEqual(["local/tiny", "openai/gpt-4o", "unpriced/x"]);
+  });
+
+  it("tries a target that missed the latency goal last, until its slow calls are older than the window", () => {
+    const { config, order, advance } = gatewayParts({
+      r: { strategy: "cheapest", latencyGoalMs: 500, targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o-mini" }] },
+    });
+    const route = config.routes.r!;
+    const streamed = request(400, 100, true);
+    // gpt-4o-mini streamed its first tokens in 900, 800 and 300 ms: median 800, over the goal.
+    for (const ms of [900, 800, 300]) order.observe("openai", "gpt-4o-mini", true, ms);
+    order.observe("anthropic", "claude-sonnet-4-6", true, 200);
+    expect(names(order.routeFor(streamed, route))).toEqual(["anthropic/claude-sonnet-4-6", "openai/gpt-4o-mini"]);
+    // Whole answers are judged by their own times, of which there are none yet.
+    expect(names(order.routeFor(request(400, 100, false), route))).toEqual(["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-6"]);
+    // Two fast calls more: 300, 300, 800, 900 and ... the median of four is 550 ms, still over.
+    order.observe("openai", "gpt-4o-mini", true, 300);
+    expect(names(order.routeFor(streamed, route))[0]).toBe("anthropic/claude-sonnet-4-6");
+    order.observe("openai", "gpt-4o-mini", true, 300);
+    // 300, 300, 300, 800, 900: median 300, within the goal again.
+    expect(names(order.routeFor(streamed, route))[0]).toBe("openai/gpt-4o-mini");
+    // A slow spell, then the window passes with no calls: the target is tried (and measured) again.
+    for (const ms of [2000, 2000, 2000, 2000, 2000, 2000]) order.observe("openai", "gpt-4o-mini", true, ms);
+    expect(names(order.routeFor(streamed, route))[0]).toBe("anthropic/claude-sonnet-4-6");
+    advance(LATENCY_WINDOW_MS + 1);
+    expect(names(order.routeFor(streamed, route))[0]).toBe("openai/gpt-4o-mini");
+  });
+
+  it("leaves a fallback route's order alone", () => {
+    const { config, order } = gatewayParts({
+      r: { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o-mini" }] },
+    });
+    expect(order.routeFor(request(400, 100), config.routes.r!)).toBe(config.routes.r);
+  });
+});
+
+describe("config", () => {
+  it("refuses a latency goal on a route that does not order by cost, naming the fix", () => {
+    expect(() => gatewayParts({ r: { latencyGoalMs: 500, targets: [{ provider: "openai", model: "gpt-4o" }] } })).toThrow(/routes\.r\.latencyGoalMs.*"strategy": "cheapest"/s);
+  });
+
+  it("refuses an unknown strategy with the ones it knows", () => {
+    expect(() => gatewayParts({ r: { strategy: "random", targets: [{ provider: "openai", model: "gpt-4o" }] } })).toThrow(/routes\.r\.strategy.*"fallback".*"cheapest"/s);
+  });
+});

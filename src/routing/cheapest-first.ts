@@ -1,0 +1,80 @@
+import type { RouteConfig } from "../config/config-schema.ts";
+import type { ResolvedConfig } from "../config/resolve-config.ts";
+import type { PriceBook } from "../metering/price-book.ts";
+import type { ChatRequest } from "../model/chat-request.ts";
+import { outputBoundOf, promptBytes } from "../budgets/worst-case-cost.ts";
+import { computeCost } from "../pricing/compute-cost.ts";
+import { findModelLimits } from "../pricing/find-model-price.ts";
+import { TargetLatency } from "./target-latency.ts";
+
+// The "cheapest" strategy: the same fallback loop as "fallback", over the route's targets put in
+// order for each request: first those that meet the route's latency goal, cheapest first for this
+// request; then those that recently missed it, fastest first. A target that fails still falls
+// back to the next, so a slow or dear target is a fallback, never dropped.
+//
+// What "cheapest" weighs is this request's expected cost on each target: its prompt at about 4
+// bytes per token (no tokenizer on the request path; the ranking needs the scale, not the exact
+// count), and the most output the target would generate for it (its max_tokens, else the
+// target's default bound), at the target's prices, long-context tier and GPU-hour rates included.
+// Cache discounts are not guessed at. An unpriced target's cost is unknown: it comes after the
+// priced ones.
+
+/** Roughly what one token of English or code takes in UTF-8, for ranking only. */
+const BYTES_PER_TOKEN = 4;
+
+type Target = RouteConfig["targets"][number];
+
+/** What ordering weighs about one target for one request. */
+export type TargetWeight = { costNano: number | undefined; latencyMs: number | undefined };
+
+/**
+ * `targets` in the order to try them: within the goal (or not measured yet) by cost, unpriced
+ * last; then over the goal by latency. Ties keep the route's own order.
+ */
+export function orderTargets<T>(targets: readonly T[], weigh: (target: T) => TargetWeight, goalMs: number | undefined): T[] {
+  const weighed = targets.map((target, index) => ({ target, index, ...weigh(target) }));
+  const meets = (entry: (typeof weighed)[number]) => goalMs === undefined || entry.latencyMs === undefined || entry.latencyMs <= goalMs;
+  const byCost = weighed.filter(meets).sort((a, b) => (a.costNano ?? Infinity) - (b.costNano ?? Infinity) || a.index - b.index);
+  const byLatency = weighed.filter((entry) => !meets(entry)).sort((a, b) => a.latencyMs! - b.latencyMs! || a.index - b.index);
+  return [...byCost, ...byLatency].map((entry) => entry.target);
+}
+
+/** Puts a "cheapest" route's targets in order per request, and hears how long each took. */
+export class CheapestFirst {
+  readonly latency: TargetLatency;
+
+  constructor(
+    private readonly config: ResolvedConfig,
+    private readonly prices: PriceBook,
+    latency = new TargetLatency(),
+  ) {
+    this.latency = latency;
+  }
+
+  /** The route to try for this request: `route` itself unless its strategy is "cheapest". */
+  routeFor(request: ChatRequest, route: RouteConfig): RouteConfig {
+    if (route.strategy !== "cheapest" || route.targets.length < 2) return route;
+    const inputTokens = Math.ceil(promptBytes(request) / BYTES_PER_TOKEN);
+    const streamed = request.stream === true;
+    const targets = orderTargets(
+      route.targets,
+      (target) => ({ costNano: this.expectedCostNano(target, request, inputTokens), latencyMs: this.latency.median(target.provider, target.model, streamed) }),
+      route.latencyGoalMs,
+    );
+    return { ...route, targets };
+  }
+
+  /** How long the target that answered took to begin (a stream) or to answer (a whole answer). */
+  observe(provider: string, model: string, streamed: boolean, ms: number): void {
+    this.latency.observe(provider, model, streamed, ms);
+  }
+
+  /** What `request` is expected to cost on `target` (see the top of this file); undefined: unpriced. */
+  expectedCostNano(target: Target, request: ChatRequest, inputTokens = Math.ceil(promptBytes(request) / BYTES_PER_TOKEN)): number | undefined {
+    const price = this.prices.priceOf(target.provider, target.model);
+    if (!price) return undefined;
+    const type = this.config.providers[target.provider]?.type;
+    const outputTokens = outputBoundOf(type, type ? findModelLimits(type, target.model) : {}, request.maxTokens);
+    return computeCost({ inputTokens, outputTokens }, price).totalNano;
+  }
+}
