@@ -37,16 +37,16 @@ describe("tollgate.cost by provider", () => {
     await rig.close();
     await receiver.waitFor(() => receiver.received.some((i) => i.path === "/v1/metrics"), "metrics");
 
-    const points = (receiver.metrics().get("tollgate.cost")?.sum?.dataPoints ?? []).map((point) => ({ labels: decodeAttributes(point.attributes), usd: point.asDouble }));
+    const points = (receiver.metrics().get("tollgate.cost")?.sum?.dataPoints ?? []).map((point) => ({ labels: decodeAttributes(point.attributes), nano: Number(point.asInt) }));
     // Two provider accounts spent money on this route: the counter must keep them apart.
     expect(points, `tollgate.cost points: ${JSON.stringify(points)}`).toHaveLength(2);
     // One series per provider account, each with what the ledger billed that account.
     const byProvider = points
-      .map(({ labels, usd }) => ({ route: labels["tollgate.route"], provider: labels["tollgate.provider"], providerType: labels["gen_ai.provider.name"], usd }))
+      .map(({ labels, nano }) => ({ route: labels["tollgate.route"], provider: labels["tollgate.provider"], providerType: labels["gen_ai.provider.name"], nano }))
       .sort((a, b) => String(a.provider).localeCompare(String(b.provider)));
     expect(byProvider).toEqual([
-      { route: "spread", provider: "openai", providerType: "openai", usd: 0.00035 },
-      { route: "spread", provider: "openai-batch", providerType: "openai", usd: 0.00035 },
+      { route: "spread", provider: "openai", providerType: "openai", nano: 350_000 },
+      { route: "spread", provider: "openai-batch", providerType: "openai", nano: 350_000 },
     ]);
   });
 });

@@ -20,6 +20,7 @@ import { createChatModels } from "../routing/create-chat-models.ts";
 import type { Context } from "hono";
 import type { GatewayEnv } from "./gateway-context.ts";
 import { CheapestFirst } from "../routing/cheapest-first.ts";
+import { httpServerSpan } from "../telemetry/http-server-span.ts";
 import { createChatHandler } from "./handle-chat.ts";
 import { newRequestId } from "./request-id.ts";
 import { jsonResponse } from "./json-response.ts";
@@ -121,11 +122,9 @@ export function buildGateway({
     c.set("receivedAt", performance.now());
     const path = c.req.path;
     c.set("dialect", dialectOf(path, c.req.raw.headers));
-    const span = telemetry.startRequestSpan(SPAN_PATHS.has(path) ? `${c.req.method} ${path}` : c.req.method, {
-      "http.request.method": c.req.method,
-      "url.path": path,
-      "tollgate.request_id": requestId,
-    });
+    const server = httpServerSpan(c.req.method, path, SPAN_PATHS.has(path) ? path : undefined, c.req.url);
+    // A client's W3C traceparent makes this span a child of the client's own.
+    const span = telemetry.startRequestSpan(server.name, { ...server.attributes, "tollgate.request_id": requestId }, c.req.raw.headers);
     const holder = { span, handedOff: false };
     c.set("requestSpan", holder);
     try {

@@ -76,7 +76,7 @@ export async function startGateway({
     upstreamTransport === "undici" ? { fetch: createUndiciFetch(dispatcher), post: createUndiciPost(dispatcher) } : { fetchOptions: { dispatcher } };
   const { ledger, ledgerStore: store, keyValues, admissionStore, describe, keptRecordsIn } = await openStores(resolved, log);
   // The SDK first: telemetry takes its tracer and meter when it is created.
-  const otel = await setupTelemetry(env);
+  const otel = await setupTelemetry(env, log);
   const telemetry = createGatewayTelemetry({ captureContent: resolved.telemetry?.captureContent ?? false, enabled: otel !== undefined });
   const { app, recorded, finishSettling } = buildGateway({
     config: resolved,

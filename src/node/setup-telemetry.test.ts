@@ -211,11 +211,11 @@ describe("setupTelemetry", () => {
     expect(firstChunk.histogram!.dataPoints[0]!.explicitBounds).toEqual(SPEC_SECONDS_BUCKETS);
 
     const cost = metrics.get("tollgate.cost")!;
-    expect(cost.unit).toBe("USD");
+    expect(cost.unit).toBe("{nanodollar}");
     expect(cost.sum!.isMonotonic).toBe(true);
     const costAttributes = { "tollgate.route": "smart", "tollgate.key_id": "key_ops", "gen_ai.request.model": "gpt-4o", "gen_ai.provider.name": "openai", "tollgate.provider": "openai-main" };
-    expect(pointWith(cost.sum!.dataPoints, { ...costAttributes, "tollgate.team": "platform" }).asDouble).toBe(0.0065); // 6,500,000 nano-dollars, exactly
-    expect(pointWith(cost.sum!.dataPoints, { ...costAttributes, "tollgate.team": "research" }).asDouble).toBe(0);
+    expect(pointWith(cost.sum!.dataPoints, { ...costAttributes, "tollgate.team": "platform" }).asInt).toBe(6_500_000); // nano-dollars, an integer sum
+    expect(pointWith(cost.sum!.dataPoints, { ...costAttributes, "tollgate.team": "research" }).asInt).toBe(0);
   });
 
   it("registers again after shutdown, honouring the traces-only endpoint and OTEL_SERVICE_NAME", async () => {

@@ -1,4 +1,5 @@
-import { metrics, trace } from "@opentelemetry/api";
+import { metrics, propagation, trace, type TextMapPropagator } from "@opentelemetry/api";
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { defaultResource, detectResources, envDetector, resourceFromAttributes, serviceInstanceIdDetector } from "@opentelemetry/resources";
@@ -22,7 +23,7 @@ export type TelemetryHandle = {
 const DEFAULT_METRIC_EXPORT_INTERVAL_MS = 60_000;
 const DEFAULT_METRIC_EXPORT_TIMEOUT_MS = 30_000;
 
-export async function setupTelemetry(environment: TelemetryEnvironment): Promise<TelemetryHandle | undefined> {
+export async function setupTelemetry(environment: TelemetryEnvironment, log: (line: string) => void = () => {}): Promise<TelemetryHandle | undefined> {
   if (environment.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true") return undefined;
   const tracesUrl = signalUrl(environment, "TRACES", "v1/traces");
   const metricsUrl = signalUrl(environment, "METRICS", "v1/metrics");
@@ -64,6 +65,9 @@ export async function setupTelemetry(environment: TelemetryEnvironment): Promise
   const shutdownProviders = async () => {
     await Promise.all([tracerProvider?.shutdown(), meterProvider?.shutdown()]);
   };
+  // A client's traceparent makes the gateway's spans part of the client's trace.
+  const propagator = tracerProvider && propagatorFrom(environment, log);
+  const propagatorRegistered = propagator !== undefined && propagation.setGlobalPropagator(propagator);
   const tracesRegistered = tracerProvider === undefined || trace.setGlobalTracerProvider(tracerProvider);
   const metricsRegistered = meterProvider === undefined || metrics.setGlobalMeterProvider(meterProvider);
   if (!tracesRegistered || !metricsRegistered) {
@@ -71,6 +75,7 @@ export async function setupTelemetry(environment: TelemetryEnvironment): Promise
     // beside it would silently drop everything, so stop here and say why.
     if (tracesRegistered && tracerProvider) trace.disable();
     if (metricsRegistered && meterProvider) metrics.disable();
+    if (propagatorRegistered) propagation.disable();
     await shutdownProviders();
     throw new Error("OpenTelemetry is already set up in this process: shut the earlier setup down first");
   }
@@ -86,9 +91,27 @@ export async function setupTelemetry(environment: TelemetryEnvironment): Promise
         // Unregistering lets a later setupTelemetry in the same process (tests, reloads) register again.
         if (tracerProvider) trace.disable();
         if (meterProvider) metrics.disable();
+        if (propagatorRegistered) propagation.disable();
       }
     },
   };
+}
+
+/**
+ * OTEL_PROPAGATORS as the SDK configuration specifies it: a comma list, default
+ * "tracecontext,baggage", "none" for none. Only the W3C two ship with tollgate; another name (b3,
+ * jaeger, xray) is reported and left out rather than stopping the gateway.
+ */
+function propagatorFrom(environment: TelemetryEnvironment, log: (line: string) => void): TextMapPropagator | undefined {
+  const names = (environment.OTEL_PROPAGATORS?.trim() || "tracecontext,baggage").split(",").map((name) => name.trim().toLowerCase()).filter(Boolean);
+  if (names.includes("none")) return undefined;
+  const propagators: TextMapPropagator[] = [];
+  for (const name of new Set(names)) {
+    if (name === "tracecontext") propagators.push(new W3CTraceContextPropagator());
+    else if (name === "baggage") propagators.push(new W3CBaggagePropagator());
+    else log(`[tollgate] warning: OTEL_PROPAGATORS names "${name}", which tollgate does not ship; it reads "tracecontext" and "baggage"`);
+  }
+  return propagators.length > 0 ? new CompositePropagator({ propagators }) : undefined;
 }
 
 /**

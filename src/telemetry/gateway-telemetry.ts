@@ -1,4 +1,4 @@
-import { context, INVALID_SPAN_CONTEXT, metrics, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from "@opentelemetry/api";
+import { context, INVALID_SPAN_CONTEXT, metrics, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, ValueType, type Attributes, type Span, type TextMapGetter } from "@opentelemetry/api";
 import type { CostRecord } from "../metering/cost-record.ts";
 import type { AssistantContent, ChatRequest } from "../model/chat-request.ts";
 import { totalInputTokens } from "../model/usage.ts";
@@ -56,7 +56,8 @@ export type MetricsTarget = { providerName: string; providerType: ProviderType }
 
 export type GatewayTelemetry = {
   readonly captureContent: boolean;
-  startRequestSpan(name: string, attributes: Attributes): Span;
+  /** `headers`: the request's, from which the registered propagator takes the caller's trace context. */
+  startRequestSpan(name: string, attributes: Attributes, headers?: Headers): Span;
   startChatSpan(parent: Span, request: ChatRequest, target: ChatTarget): Span;
   endChatSpan(span: Span, outcome: ChatOutcome): void;
   endRequestSpan(span: Span, outcome: RequestOutcome): void;
@@ -70,6 +71,12 @@ export type GatewayTelemetry = {
   recordSoftBudgetExceeded(scope: string): void;
   /** An upstream call that failed before the route moved on: its own duration point, with error.type. */
   recordFailedAttempt(target: MetricsTarget & { model: string }, seconds: number, errorType: string): void;
+};
+
+/** Reads trace context (traceparent, tracestate, baggage) from a Web-standard Headers. */
+const HEADERS_GETTER: TextMapGetter<Headers> = {
+  keys: (headers) => [...headers.keys()],
+  get: (headers, key) => headers.get(key) ?? undefined,
 };
 
 /** What a disabled telemetry hands out: the API's own non-recording span, shared. */
@@ -99,17 +106,21 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
     description: "Requests served although a soft budget of their scope was exhausted",
     unit: "{request}",
   });
+  // Integer nano-dollars, as the ledger keeps them: a floating-point USD counter summed in the SDK
+  // drifts (3 × $0.0000125 exported as 0.000037500000000000003), and finance reconciles to the cent.
   const cost = meter.createCounter("tollgate.cost", {
-    description: "Cost of answered requests at the configured prices",
-    unit: "USD",
+    description: "Cost of answered requests at the configured prices, in nano-dollars (1e-9 USD)",
+    unit: "{nanodollar}",
+    valueType: ValueType.INT,
   });
 
   return {
     captureContent,
 
-    startRequestSpan(name, attributes) {
+    startRequestSpan(name, attributes, headers) {
       if (!enabled) return NOOP_SPAN;
-      return tracer.startSpan(name, { kind: SpanKind.SERVER, attributes });
+      const parent = headers ? propagation.extract(ROOT_CONTEXT, headers, HEADERS_GETTER) : ROOT_CONTEXT;
+      return tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
     },
 
     startChatSpan(parent, request, target) {
@@ -210,7 +221,7 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
       // to the stream's first chunk of any kind (Anthropic's message_start), not its first text.
       if (record.stream && firstChunkSeconds !== undefined) timeToFirstChunk.record(firstChunkSeconds, operationAttributes);
 
-      cost.add(record.cost.totalNano / NANO_PER_USD, {
+      cost.add(record.cost.totalNano, {
         "tollgate.route": record.route,
         "tollgate.team": record.team,
         "tollgate.key_id": record.keyId,

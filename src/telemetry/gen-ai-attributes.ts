@@ -50,6 +50,10 @@ export function chatRequestAttributes(request: ChatRequest, target: ChatTarget):
   if (request.topP !== undefined) attributes["gen_ai.request.top_p"] = request.topP;
   if (request.topK !== undefined) attributes["gen_ai.request.top_k"] = request.topK;
   if (request.seed !== undefined) attributes["gen_ai.request.seed"] = request.seed;
+  if (request.frequencyPenalty !== undefined) attributes["gen_ai.request.frequency_penalty"] = request.frequencyPenalty;
+  if (request.presencePenalty !== undefined) attributes["gen_ai.request.presence_penalty"] = request.presencePenalty;
+  // Conditionally required when the request names an output format; both JSON forms are "json".
+  if (request.responseFormat !== undefined) attributes["gen_ai.output.type"] = request.responseFormat.type === "text" ? "text" : "json";
   if (request.stop !== undefined && request.stop.length > 0) attributes["gen_ai.request.stop_sequences"] = request.stop;
   if (target.baseUrl !== undefined) {
     const server = parseServer(target.baseUrl);

@@ -1,0 +1,117 @@
+import { request as httpRequest } from "node:http";
+import { describe, expect, it } from "vitest";
+import { decodeAttributes, type OtlpSpan } from "./support/otlp-receiver.ts";
+import { useTelemetryGateway } from "./support/telemetry-gateway.ts";
+import { APP_KEY } from "./support/gateway.ts";
+
+// Attributes the OpenTelemetry conventions ask for that the first telemetry tests did not check.
+// Used to be wrong (found by a review of the telemetry against semconv):
+// - gen_ai.output.type (Conditionally Required when the request names an output format) and
+//   gen_ai.request.frequency_penalty / presence_penalty (Recommended) were never set;
+// - a client's W3C traceparent was ignored: the gateway's spans began a trace of their own;
+// - the SERVER span lacked url.scheme (Required) and http.route (Conditionally Required, known
+//   here), and recorded an unknown method as itself instead of _OTHER (docs/http/http-spans.md);
+// - the tollgate.cost counter summed floating-point USD, so three $0.0000125 requests exported
+//   0.000037500000000000003: it now counts integer nano-dollars, as the ledger does.
+
+const rig = useTelemetryGateway();
+const { receiver } = rig;
+const SERVER = 2;
+const CLIENT = 3;
+
+async function closeAndCollect(): Promise<void> {
+  await rig.close();
+  const arrived = (path: string) => receiver.received.some((item) => item.path === path);
+  await receiver.waitFor(() => arrived("/v1/traces") && arrived("/v1/metrics"), "traces and metrics");
+}
+const attributes = (span: OtlpSpan | undefined) => decodeAttributes(span!.attributes);
+const spansOfKind = (kind: number) => receiver.spans().filter((span) => span.kind === kind);
+
+describe("the CLIENT span's request attributes", () => {
+  it("carry gen_ai.output.type for a JSON answer, and both penalties as sent upstream", async () => {
+    const { openai } = await rig.start();
+    rig.mocks.openai.enqueue({ kind: "text", text: '{"a":1}' });
+    await openai.chat.completions.create({
+      model: "gpt",
+      messages: [{ role: "user", content: "json please" }],
+      response_format: { type: "json_object" },
+      frequency_penalty: 0.5,
+      presence_penalty: 0.25,
+    });
+    expect(rig.mocks.openai.requests.at(-1)?.body).toMatchObject({ response_format: { type: "json_object" }, frequency_penalty: 0.5, presence_penalty: 0.25 });
+    await closeAndCollect();
+    expect(attributes(spansOfKind(CLIENT)[0])).toMatchObject({
+      "gen_ai.output.type": "json",
+      "gen_ai.request.frequency_penalty": 0.5,
+      "gen_ai.request.presence_penalty": 0.25,
+    });
+  });
+});
+
+describe("the SERVER span", () => {
+  it("continues the client's W3C trace", async () => {
+    const { gateway } = await rig.start();
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const parent = "00f067aa0ba902b7";
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json", traceparent: `00-${traceId}-${parent}-01` },
+      body: JSON.stringify({ model: "gpt", messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(response.status).toBe(200);
+    await response.text();
+    await closeAndCollect();
+    const [server] = spansOfKind(SERVER);
+    expect({ traceId: server!.traceId, parent: server!.parentSpanId }).toEqual({ traceId, parent });
+    // The upstream call's span is in the same trace, under the gateway's.
+    const [client] = spansOfKind(CLIENT);
+    expect({ traceId: client!.traceId, parent: client!.parentSpanId }).toEqual({ traceId, parent: server!.spanId });
+  });
+
+  it("has url.scheme and http.route", async () => {
+    const { openai } = await rig.start();
+    await openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "hi" }] });
+    await closeAndCollect();
+    const [server] = spansOfKind(SERVER);
+    expect(server!.name).toBe("POST /v1/chat/completions");
+    expect(attributes(server)).toMatchObject({ "http.request.method": "POST", "url.scheme": "http", "http.route": "/v1/chat/completions" });
+  });
+
+  it("records a method outside HTTP's own as _OTHER, keeping the original apart", async () => {
+    const { gateway } = await rig.start();
+    const url = new URL(gateway.url);
+    const status = await new Promise<number>((resolve, reject) => {
+      const sent = httpRequest({ host: url.hostname, port: url.port, method: "PROPFIND", path: "/healthz" }, (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+      });
+      sent.on("error", reject);
+      sent.end();
+    });
+    expect(status).toBe(405);
+    await rig.close();
+    await receiver.waitFor(() => receiver.received.some((item) => item.path === "/v1/traces"), "traces");
+    const [server] = spansOfKind(SERVER);
+    expect(server!.name).toBe("HTTP /healthz");
+    expect(attributes(server)).toMatchObject({ "http.request.method": "_OTHER", "http.request.method_original": "PROPFIND", "http.route": "/healthz" });
+  });
+});
+
+describe("the tollgate.cost counter", () => {
+  it("sums requests exactly, in integer nano-dollars", async () => {
+    const { openai } = await rig.start();
+    const costs: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      rig.mocks.openai.enqueue({ kind: "text", text: "x", usage: { prompt_tokens: 1, completion_tokens: 1 } });
+      const { response } = await openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "hi" }] }).withResponse();
+      costs.push(response.headers.get("x-tollgate-cost-usd")!);
+    }
+    await closeAndCollect();
+    // gpt-4o: 1 × 2,500 + 1 × 10,000 nano-dollars a request.
+    expect(costs).toEqual(["0.0000125", "0.0000125", "0.0000125"]);
+    const cost = receiver.metrics().get("tollgate.cost");
+    expect(cost?.unit).toBe("{nanodollar}");
+    expect(cost?.sum?.dataPoints ?? []).toHaveLength(1);
+    expect(Number(cost!.sum!.dataPoints[0]!.asInt)).toBe(37_500);
+  });
+});
