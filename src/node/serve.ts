@@ -130,9 +130,12 @@ export async function startGateway({
         const kept = keptRecordsIn ? await keepUnsettled(keptRecordsIn)(unsettled).catch(() => undefined) : undefined;
         log(`[tollgate] error: ${unsettled.length} budget settlements could not be made before shutdown${kept ? `; kept in ${kept}, applied at the next start` : ""}`);
       }
-      await ledger.close();
-      await otel?.shutdown();
-      await dispatcher.close();
+      try {
+        await ledger.close();
+      } finally {
+        // The spans and metrics of the last requests go out even when the ledger's store failed to close.
+        await Promise.allSettled([otel?.shutdown(), dispatcher.close()]);
+      }
     },
   };
 }
