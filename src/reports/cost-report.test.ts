@@ -138,6 +138,16 @@ describe("a model name that reads as a spreadsheet formula", () => {
     const csv = renderCostCsv(await report(store, { groupBy: ["model"] }));
     expect(csv.split("\r\n")[1]).toMatch(/^"'=HYPERLINK\(""http:\/\/evil"",""x""\)",1,/);
   });
+
+  it("while a negative amount stays a number a spreadsheet sums (used to be written as text: '-0.00125)", async () => {
+    // A configured cached-input price above the input price (a cache-write price entered by
+    // mistake) makes the saving negative: 1000 cached tokens × (2,500 − 3,750) nano = −1,250,000.
+    const store = new MemoryLedgerStore();
+    await store.write([makeCostRecord({ time: "2026-11-23T08:00:00.000Z", model: "-gpt", cost: cost(1, -1_250_000) })]);
+    const [header, row] = renderCostCsv(await report(store, { groupBy: ["model"] })).split("\r\n");
+    const cells = Object.fromEntries(header!.split(",").map((name, index) => [name, row!.split(",")[index]]));
+    expect(cells).toMatchObject({ model: "'-gpt", cache_savings_usd: "-0.00125" });
+  });
 });
 
 describe("records the stores must not count as they are", () => {

@@ -19,6 +19,13 @@ export function renderCostCsv(report: CostReport): string {
     }),
   ]);
   // A model name comes from the provider's answer: "=HYPERLINK(…)" must stay text in a spreadsheet.
+  // The metrics are numbers tollgate wrote (a negative cache saving, "-0.00125", included), which
+  // a spreadsheet must be able to sum: escaping is for the dimensions only.
   // CRLF, as RFC 4180 writes records.
-  return stringify([header, ...rows], { escape_formulas: true, record_delimiter: "windows" });
+  const firstMetric = report.query.groupBy.length;
+  return stringify([header, ...rows], {
+    escape_formulas: true,
+    record_delimiter: "windows",
+    cast: { string: (value, context) => ((context.index ?? 0) < firstMetric ? value : { value, escape_formulas: false }) },
+  });
 }
