@@ -30,4 +30,23 @@ describe("CostRecord.time", () => {
     expect(record.time).toBe("2026-03-10T11:59:55.000Z"); // not 12:00:00
     expect(record.durationMs).toBe(5_000); // the duration does use the arrival
   });
+
+  it("of a billed call before a fallback is its request's, however the wall clock moved during the call", async () => {
+    // Used to be wrong: the call's meter worked the arrival out again when the call failed, so a
+    // wall clock stepped back 20 ms (NTP) put the call on 2026-11-23 and its request on the 24th.
+    vi.useFakeTimers({ now: Date.UTC(2026, 10, 24, 0, 0, 0, 10), toFake: ["Date", "performance"] });
+    const request: ChatRequest = { route: "r", stream: false, streamUsage: false, messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] };
+    const meter = new RequestMeter(
+      { requestId: "req_t", caller: { kind: "key", key: { id: "k", team: "t", hash: "sha256:x" } }, request, dialect: "openai", receivedAt: performance.now() },
+      { prices, counter: approximateTokenCounter },
+    );
+    meter.attempting({ providerName: "openai", model: "gpt-4o" }, performance.now());
+    vi.advanceTimersByTime(60_000);
+    vi.setSystemTime(Date.now() - 20);
+    meter.attemptFailed({ usage: { inputTokens: 10, outputTokens: 1 } });
+    const call = await meter.detachAttempt("req_t.1").finish({ status: "error", httpStatus: 504, errorType: "timeout" });
+    meter.attemptRecordedApart();
+    const own = await meter.finish({ status: "ok", httpStatus: 200 });
+    expect([call.time, own.time]).toEqual(["2026-11-24T00:00:00.010Z", "2026-11-24T00:00:00.010Z"]);
+  });
 });

@@ -62,8 +62,10 @@ export class RequestMeter {
   constructor(
     private readonly start: MeterStart,
     private readonly deps: MeterDeps,
+    /** A billed call's record takes its request's arrival time: see detachAttempt. */
+    arrivedAtWall?: number,
   ) {
-    this.arrivedAtWall = Math.round(Date.now() - (performance.now() - start.receivedAt));
+    this.arrivedAtWall = arrivedAtWall ?? Math.round(Date.now() - (performance.now() - start.receivedAt));
   }
 
   /**
@@ -102,7 +104,9 @@ export class RequestMeter {
    * the route goes on to another target: each record is one call the provider bills.
    */
   detachAttempt(requestId: string): RequestMeter {
-    const attempt = new RequestMeter({ ...this.start, requestId }, this.deps);
+    // The request's own arrival time, not worked out again: the wall clock read later (±1 ms, or an
+    // NTP step meanwhile) could put the call on another day than its request near midnight.
+    const attempt = new RequestMeter({ ...this.start, requestId }, this.deps, this.arrivedAtWall);
     attempt.target = this.target;
     attempt.upstreamStartedAt = this.upstreamStartedAt;
     attempt.lastAttempt = this.lastAttempt;
