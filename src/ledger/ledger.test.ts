@@ -49,6 +49,20 @@ describe("Redis ledger (real redis-server)", () => {
     expect((await store.totals("2026-11-23")).find((total) => total.metric === "cost_nano")?.value).toBe(2_140_000);
   });
 
+  it("writes a record whole or not at all: one with an increment Redis cannot add is refused before any of it is written", async () => {
+    // Used to be wrong: the script SET the record, then its HINCRBYs failed at the first value past
+    // 64 bits; Redis keeps what ran, and every retry skipped the record (its key existed) with
+    // part of its sums missing.
+    const store = new RedisLedgerStore(rig.redis, `${rig.prefix}whole:`);
+    const fine = makeCostRecord({ requestId: "fine" });
+    const absurd = makeCostRecord({ requestId: "absurd", cost: { inputNano: 4.6e22, cacheReadNano: 0, cacheWriteNano: 0, outputNano: 0, totalNano: 4.6e22, cacheSavingsNano: 0 } });
+    await expect(store.write([fine, absurd])).rejects.toThrow(/record absurd has an increment Redis cannot add/);
+    await expect(store.write([fine, absurd])).rejects.toThrow(/record absurd/);
+    expect((await store.records("2026-11-22")).map((record) => record.requestId)).toEqual(["fine"]);
+    const totals = Object.fromEntries((await store.totals("2026-11-22")).map(({ metric, value }) => [metric, value]));
+    expect(totals).toMatchObject({ requests: 1, cost_nano: 2_140_000 });
+  });
+
   it("keeps every key of a day in one Redis Cluster slot (a shared hash tag)", () => {
     const keys = new RedisLedgerStore(rig.redis, rig.prefix).keysFor("2026-11-22");
     const tags = [keys.record("req_x"), keys.records, keys.totals].map((key) => /\{([^}]*)\}/.exec(key)?.[1]);

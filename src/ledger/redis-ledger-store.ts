@@ -15,10 +15,19 @@ import { aggregateEntry, aggregateIncrements, dimensionsOf, recordDay, totalsFie
 // Writes a batch of one day's records.
 // KEYS: records list, totals, then each record's key.
 // ARGV: per record: the record's JSON, its request id, k, then k pairs of totals field and increment.
+// Each record is all or nothing: its increments are checked before anything of it is written. A
+// HINCRBY that failed half-way would leave the record's key, so every retry would skip the record
+// with part of its sums missing. 18 digits always fit Redis's signed 64-bit integers.
 const RECORD_SCRIPT = `
 local written, a = 0, 1
 for r = 3, #KEYS do
   local count = tonumber(ARGV[a + 2])
+  for i = a + 4, a + 2 + 2 * count, 2 do
+    local digits = string.match(ARGV[i], '^%-?(%d+)$')
+    if not digits or #digits > 18 then
+      return redis.error_reply('ERR tollgate: record ' .. ARGV[a + 1] .. ' has an increment Redis cannot add: ' .. ARGV[i])
+    end
+  end
   if redis.call('SET', KEYS[r], ARGV[a], 'NX') then
     redis.call('RPUSH', KEYS[1], ARGV[a + 1])
     for i = a + 3, a + 2 + 2 * count, 2 do redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1]) end

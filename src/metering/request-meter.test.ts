@@ -82,6 +82,19 @@ describe("RequestMeter", () => {
     expect(record.ttftMs).not.toBeNull();
   });
 
+  it("a count no server could mean (2^64 − 1, an unsigned −1) is counted instead, and the record flagged estimated", async () => {
+    // Used to be billed as reported: 1.8e19 tokens, 4.6e22 nano-dollars, which Redis's 64-bit
+    // counters refused half-way through the record's write.
+    const meter = meterFor(false);
+    meter.attempting({ providerName: "openai", model: "gpt-4o" }, performance.now());
+    meter.answered({ id: "x", model: "gpt-4o", content: [{ type: "text", text: "Hello from a real local decoder." }], finishReason: "stop", usage: { inputTokens: 2 ** 64 - 1, outputTokens: 7, cacheReadTokens: -1 } });
+    const record = await meter.finish({ status: "ok", httpStatus: 200 });
+    expect(record.usage).toMatchObject({ inputTokens: 8, cacheReadTokens: 0, outputTokens: 7 });
+    expect(record.estimated).toBe(true);
+    // gpt-4o: 8 × 2500 + 7 × 10,000 = 90,000 nano.
+    expect(record.cost.totalNano).toBe(90_000);
+  });
+
   it("a provider that failed before answering costs nothing and estimates nothing", async () => {
     const meter = meterFor(false);
     meter.attempting({ providerName: "openai", model: "gpt-4o" }, performance.now());

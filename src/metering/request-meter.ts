@@ -254,14 +254,14 @@ export class RequestMeter {
    * message_start says 1), so there the larger of report and count is kept.
    */
   private async settleUsage(status: RecordStatus): Promise<{ usage: Required<Usage>; estimated: boolean }> {
-    const reported = this.usage ?? {};
+    const { usage: reported, dropped } = plausible(this.usage ?? {});
     const cameBack = this.outputText.length > 0 || this.reasoningText.length > 0;
     // An aborted call counts as having reached the provider (it read the prompt), unless the last
     // call had already been refused: a client leaving after a 503 costs nothing.
     const reachedProvider =
       this.target !== undefined &&
       (cameBack || this.usage !== undefined || this.lastAttempt === "billed" || (status === "aborted" && this.lastAttempt !== "refused"));
-    let estimated = false;
+    let estimated = dropped;
     let inputTokens = reported.inputTokens;
     if (inputTokens === undefined && reachedProvider) {
       inputTokens = await countRequestTokens(this.deps.counter, this.start.request);
@@ -306,6 +306,25 @@ export class RequestMeter {
 }
 
 const NO_USAGE: Required<Usage> = { inputTokens: 0, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0, reasoningTokens: 0 };
+
+/**
+ * The most tokens one call can bill of one kind. Contexts run to about 10M tokens, so a larger
+ * count is a broken report (a local server's unsigned −1 is 2^64 − 1), which would bill absurd
+ * sums and overflow Redis's 64-bit counters: such a figure counts as not reported.
+ */
+const MAX_PLAUSIBLE_TOKENS = 2 ** 31 - 1;
+
+/** The usage without the counts no server could mean (negative, not finite, absurdly large). */
+function plausible(usage: Usage): { usage: Usage; dropped: boolean } {
+  let dropped = false;
+  const kept: Usage = {};
+  for (const [kind, count] of Object.entries(usage) as [keyof Usage, number | undefined][]) {
+    if (count === undefined) continue;
+    if (Number.isFinite(count) && count >= 0 && count <= MAX_PLAUSIBLE_TOKENS) kept[kind] = count;
+    else dropped = true;
+  }
+  return { usage: kept, dropped };
+}
 
 /** A count as the ledger keeps it: a whole, non-negative number, whatever a server reported. */
 const whole = (count: number | undefined) => (Number.isFinite(count) ? Math.max(0, Math.trunc(count!)) : 0);
