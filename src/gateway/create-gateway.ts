@@ -123,8 +123,9 @@ export function buildGateway({
     const path = c.req.path;
     c.set("dialect", dialectOf(path, c.req.raw.headers));
     const server = httpServerSpan(c.req.method, path, SPAN_PATHS.has(path) ? path : undefined, c.req.url);
+    server.attributes["tollgate.request_id"] = requestId;
     // A client's W3C traceparent makes this span a child of the client's own.
-    const span = telemetry.startRequestSpan(server.name, { ...server.attributes, "tollgate.request_id": requestId }, c.req.raw.headers);
+    const span = telemetry.startRequestSpan(server.name, server.attributes, c.req.raw.headers);
     const holder = { span, handedOff: false };
     c.set("requestSpan", holder);
     try {
