@@ -236,14 +236,15 @@ describe.skipIf("skipped" in browser)("admin dashboard in Chromium", () => {
     expect((await tableRows()).every((cells) => cells[0] === today)).toBe(true);
   });
 
-  it("downloads the CSV the API writes, with the same figures", async () => {
+  it("downloads the CSV the API writes, with the same figures and a byte order mark for Excel", async () => {
     await openDashboard();
     await loadReport(ADMIN_KEY, ["route", "model"]);
     const [download] = await Promise.all([page.waitForEvent("download"), page.click("#download-csv")]);
     const from = `${today.slice(0, 8)}01`;
     expect(download.suggestedFilename()).toBe(`tollgate-costs-${from}-to-${today}.csv`);
     const csv = await readFile((await download.path())!, "utf8");
-    const rows = parse(csv, { columns: true }) as Record<string, string>[];
+    expect(csv.startsWith("\uFEFFroute,model,")).toBe(true);
+    const rows = parse(csv, { columns: true, bom: true }) as Record<string, string>[];
 
     const expected = [...new Set(records.map((record) => `${record.route}\n${record.model}`))].sort().map((group) => {
       const [route, model] = group.split("\n") as [string, string];

@@ -221,7 +221,10 @@ async function downloadCsv() {
   try {
     const response = await fetchCosts("csv");
     const name = fileNameOf(response.headers.get("content-disposition")) ?? "tollgate-costs.csv";
-    const url = URL.createObjectURL(await response.blob());
+    // A byte order mark first: Excel, which is where this file is opened, reads a CSV without
+    // one in the machine's legacy code page and garbles every non-ASCII name ("Zürich"). The
+    // API's CSV has none, for the programs that read it.
+    const url = URL.createObjectURL(new Blob(["\uFEFF", await response.text()], { type: "text/csv;charset=utf-8" }));
     const link = element("a");
     link.href = url;
     link.download = name;
