@@ -2,7 +2,7 @@ import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
 import { decodeAttributes, type OtlpSpan } from "./support/otlp-receiver.ts";
 import { useTelemetryGateway } from "./support/telemetry-gateway.ts";
-import { APP_KEY } from "./support/gateway.ts";
+import { APP_KEY, testConfig } from "./support/gateway.ts";
 
 // Attributes the OpenTelemetry conventions ask for that the first telemetry tests did not check.
 // Used to be wrong (found by a review of the telemetry against semconv):
@@ -94,6 +94,35 @@ describe("the SERVER span", () => {
     const [server] = spansOfKind(SERVER);
     expect(server!.name).toBe("HTTP /healthz");
     expect(attributes(server)).toMatchObject({ "http.request.method": "_OTHER", "http.request.method_original": "PROPFIND", "http.route": "/healthz" });
+  });
+});
+
+describe("the upstream call", () => {
+  // vLLM and SGLang continue a trace from the traceparent of the request they serve.
+  it("carries its CLIENT span's W3C trace context, on every adapter, and never the client's baggage", async () => {
+    const config = testConfig();
+    const { gateway } = await rig.start({
+      ...config,
+      // An OpenAI-compatible decoder, reached here through the OpenAI stand-in's address.
+      providers: { ...config.providers, decoder: { type: "openai-compatible", baseUrl: "https://api.openai.com/v1" } },
+      routes: { ...config.routes, decoder: { targets: [{ provider: "decoder", model: "tiny" }] } },
+    });
+    const traceId = "0af7651916cd43dd8448eb211c80319c";
+    const ask = (model: string, stream: boolean) =>
+      fetch(`${gateway.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json", traceparent: `00-${traceId}-b7ad6b7169203331-01`, baggage: "tenant.secret=do-not-forward" },
+        body: JSON.stringify({ model, stream, messages: [{ role: "user", content: "hi" }] }),
+      }).then((response) => response.text());
+    await ask("gpt", false);
+    await ask("claude", true);
+    await ask("decoder", false);
+    const sent = [rig.mocks.openai.requests[0]!, rig.mocks.anthropic.requests[0]!, rig.mocks.openai.requests[1]!].map((request) => request.headers);
+    await closeAndCollect();
+    const clients = spansOfKind(CLIENT).sort((a, b) => Number(BigInt(a.startTimeUnixNano!) - BigInt(b.startTimeUnixNano!)));
+    expect(clients.map((span) => span.name)).toEqual(["chat gpt-4o", "chat claude-sonnet-4-6", "chat tiny"]);
+    expect(sent.map((headers) => headers.traceparent)).toEqual(clients.map((span) => `00-${traceId}-${span.spanId}-01`));
+    expect(sent.map((headers) => headers.baggage)).toEqual([undefined, undefined, undefined]);
   });
 });
 

@@ -38,10 +38,10 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
     baseUrl,
     refuse: (request) => refuseBlankLastTurn(request, options.name),
 
-    async generate(request, model, signal) {
+    async generate(request, model, signal, headers) {
       const body = convertToAnthropicRequest(request, model);
       try {
-        const message = await client.messages.create({ ...body, stream: false }, { signal });
+        const message = await client.messages.create({ ...body, stream: false }, { signal, ...(headers ? { headers } : {}) });
         const response = mapAnthropicResponse(message);
         return request.prefill ? withPrefill(response, request.prefill) : response;
       } catch (error) {
@@ -49,10 +49,10 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
       }
     },
 
-    async *stream(request, model, signal): AsyncGenerator<StreamPart> {
+    async *stream(request, model, signal, headers): AsyncGenerator<StreamPart> {
       const body = convertToAnthropicRequest(request, model);
       try {
-        const events = await client.messages.create({ ...body, stream: true }, { signal });
+        const events = await client.messages.create({ ...body, stream: true }, { signal, ...(headers ? { headers } : {}) });
         const check = new FinishCheck(options.name);
         const parts = request.prefill ? streamWithPrefill(mapAnthropicStream(events), request.prefill) : mapAnthropicStream(events);
         for await (const part of parts) {

@@ -1,6 +1,6 @@
 import type OpenAI from "openai";
 import { GatewayError } from "../../src/errors/gateway-error.ts";
-import type { ChatModel, TransportOptions } from "../../src/model/chat-model.ts";
+import type { ChatModel, TransportOptions, UpstreamHeaders } from "../../src/model/chat-model.ts";
 import type { ChatRequest } from "../../src/model/chat-request.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
 import { convertToOpenAIRequest } from "../openai/convert-to-openai-request.ts";
@@ -45,8 +45,8 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
   };
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const errorContext: ProviderErrorContext = { provider: options.name, apiKey: options.apiKey, keyVariable: options.keyVariable, timeoutMs };
-  const call = (body: unknown, signal: AbortSignal) =>
-    postChatCompletions({ url, body, signal, timeoutMs: options.boundedByCaller ? undefined : timeoutMs, transport, ...(options.apiKey ? { apiKey: options.apiKey } : {}) });
+  const call = (body: unknown, signal: AbortSignal, headers: UpstreamHeaders | undefined) =>
+    postChatCompletions({ url, body, signal, timeoutMs: options.boundedByCaller ? undefined : timeoutMs, transport, ...(options.apiKey ? { apiKey: options.apiKey } : {}), ...(headers ? { headers } : {}) });
 
   return {
     providerName: options.name,
@@ -54,20 +54,20 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     baseUrl: options.baseUrl,
     ...(options.imageUrls === "pass" ? {} : { refuse: (request) => refuseImageUrls(request, options.name) }),
 
-    async generate(request, model, signal) {
+    async generate(request, model, signal, headers) {
       const body = convertToOpenAIRequest({ ...request, stream: false }, model, "compatible");
       try {
-        const response = await call(body, signal);
+        const response = await call(body, signal, headers);
         return mapOpenAIResponse((await response.json()) as OpenAI.Chat.Completions.ChatCompletion, options.name);
       } catch (error) {
         throw mapProviderError(error, errorContext);
       }
     },
 
-    async *stream(request, model, signal): AsyncGenerator<StreamPart> {
+    async *stream(request, model, signal, headers): AsyncGenerator<StreamPart> {
       const body = convertToOpenAIRequest({ ...request, stream: true }, model, "compatible");
       try {
-        const response = await call({ ...body, stream: true }, signal);
+        const response = await call({ ...body, stream: true }, signal, headers);
         const check = new FinishCheck(options.name);
         for await (const part of mapOpenAIStream(parseChunks(readSseData(response.body)))) {
           check.see(part);

@@ -21,6 +21,8 @@ export type ChatCompletionsCall = {
    * fire first).
    */
   timeoutMs: number | undefined;
+  /** Headers for this call besides its own (the trace context). */
+  headers?: Record<string, string>;
   transport: TransportOptions;
 };
 
@@ -40,7 +42,8 @@ export class ProviderHttpError extends Error {
 export type ChatCompletionsResponse = { json(): Promise<unknown>; body: AsyncIterable<Uint8Array> | ReadableStream<Uint8Array> };
 
 export async function postChatCompletions(call: ChatCompletionsCall): Promise<ChatCompletionsResponse> {
-  const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+  // The call's own headers (trace context) first: the adapter's below always win.
+  const headers: Record<string, string> = { ...call.headers, "content-type": "application/json", accept: "application/json, text/event-stream" };
   if (call.apiKey) headers.authorization = `Bearer ${call.apiKey}`;
   const deadline = call.timeoutMs === undefined ? undefined : new HeadersDeadline(call.signal, call.timeoutMs);
   const signal = deadline?.signal ?? call.signal;

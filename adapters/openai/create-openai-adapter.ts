@@ -39,20 +39,20 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
     providerType,
     baseUrl,
 
-    async generate(request, model, signal) {
+    async generate(request, model, signal, headers) {
       const body = convertToOpenAIRequest({ ...request, stream: false }, model, flavor);
       try {
-        const completion = await client.chat.completions.create({ ...body, stream: false }, { signal });
+        const completion = await client.chat.completions.create({ ...body, stream: false }, { signal, ...(headers ? { headers } : {}) });
         return mapOpenAIResponse(completion, options.name);
       } catch (error) {
         throw mapProviderError(error, errorContext);
       }
     },
 
-    async *stream(request, model, signal): AsyncGenerator<StreamPart> {
+    async *stream(request, model, signal, headers): AsyncGenerator<StreamPart> {
       const body = convertToOpenAIRequest({ ...request, stream: true }, model, flavor);
       try {
-        const chunks = await client.chat.completions.create({ ...body, stream: true }, { signal });
+        const chunks = await client.chat.completions.create({ ...body, stream: true }, { signal, ...(headers ? { headers } : {}) });
         const check = new FinishCheck(options.name);
         for await (const part of mapOpenAIStream(chunks)) {
           check.see(part);

@@ -2,6 +2,7 @@ import type { Span } from "@opentelemetry/api";
 import type { ResolvedConfig } from "../config/resolve-config.ts";
 import type { GatewayError } from "../errors/gateway-error.ts";
 import type { Ledger } from "../ledger/ledger.ts";
+import type { UpstreamHeaders } from "../model/chat-model.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
 import { ResponseCollector } from "../model/collect-response.ts";
@@ -99,7 +100,7 @@ export class MeteredCall implements RouteObserver {
     if (deps.telemetry.captureContent) this.output = new ResponseCollector();
   }
 
-  attemptStarted(target: Target, request: ChatRequest, startedAt: number): void {
+  attemptStarted(target: Target, request: ChatRequest, startedAt: number): UpstreamHeaders | undefined {
     if (this.lastFailure) this.meter.fellBackFrom(this.lastFailure.target, this.lastFailure.errorType);
     this.lastFailure = undefined;
     this.target = target;
@@ -114,6 +115,7 @@ export class MeteredCall implements RouteObserver {
       model: target.modelName,
       baseUrl: target.model.baseUrl,
     });
+    return this.deps.telemetry.traceHeaders(this.chatSpan);
   }
 
   firstChunk(at: number): void {

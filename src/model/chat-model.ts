@@ -19,9 +19,17 @@ export interface ChatModel {
    * 400) lets the route try its next target, and is the client's answer if none takes it.
    */
   refuse?(request: ChatRequest): GatewayError | undefined;
-  generate(request: ChatRequest, model: string, signal: AbortSignal): Promise<ChatResponse>;
-  stream(request: ChatRequest, model: string, signal: AbortSignal): AsyncGenerator<StreamPart>;
+  /** `headers`: what the call carries besides the adapter's own (trace context: UpstreamHeaders). */
+  generate(request: ChatRequest, model: string, signal: AbortSignal, headers?: UpstreamHeaders): Promise<ChatResponse>;
+  stream(request: ChatRequest, model: string, signal: AbortSignal, headers?: UpstreamHeaders): AsyncGenerator<StreamPart>;
 }
+
+/**
+ * Headers for one upstream call besides the adapter's own: the W3C trace context of the call's
+ * span (`traceparent`, `tracestate`), so that a decoder that traces (vLLM, SGLang) continues the
+ * gateway's trace. Never the client's headers.
+ */
+export type UpstreamHeaders = Record<string, string>;
 
 /** How adapters reach the network; the Node entry passes a keep-alive undici dispatcher here. */
 export type TransportOptions = {

@@ -30,8 +30,8 @@ export function withDeadlines(model: ChatModel, deadlines: CallDeadlines): ChatM
     providerType: model.providerType,
     baseUrl: model.baseUrl,
     ...(model.refuse ? { refuse: model.refuse } : {}),
-    generate: (request, modelName, signal) => answerWithin(model, deadlines.timeoutMs, signal, (inner) => model.generate(request, modelName, inner)),
-    stream: (request, modelName, signal) => guarded(model, deadlines, signal, (inner) => model.stream(request, modelName, inner)),
+    generate: (request, modelName, signal, headers) => answerWithin(model, deadlines.timeoutMs, signal, (inner) => model.generate(request, modelName, inner, headers)),
+    stream: (request, modelName, signal, headers) => guarded(model, deadlines, signal, (inner) => model.stream(request, modelName, inner, headers)),
   };
 }
 

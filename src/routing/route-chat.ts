@@ -1,6 +1,6 @@
 import type { RouteConfig } from "../config/config-schema.ts";
 import { GatewayError, toGatewayError } from "../errors/gateway-error.ts";
-import type { ChatModel } from "../model/chat-model.ts";
+import type { ChatModel, UpstreamHeaders } from "../model/chat-model.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
 import { isPreamble, type StreamPart } from "../model/stream-part.ts";
@@ -18,8 +18,11 @@ export type Target = { model: ChatModel; modelName: string };
  * the provider billed (see mayTryNext); telemetry spans each.
  */
 export interface RouteObserver {
-  /** `request`: what this target is sent, after the per-target policies. */
-  attemptStarted(target: Target, request: ChatRequest, startedAt: number): void;
+  /**
+   * `request`: what this target is sent, after the per-target policies. Returns the headers the
+   * call is to carry (the trace context of telemetry's span for it), if any.
+   */
+  attemptStarted(target: Target, request: ChatRequest, startedAt: number): UpstreamHeaders | undefined;
   /** A stream's first part of any kind arrived (the conventions' "first chunk"). */
   firstChunk?(at: number): void;
   /**
@@ -34,7 +37,7 @@ export interface RouteObserver {
   mayTryNext?(): Promise<boolean>;
 }
 
-const NO_OBSERVER: RouteObserver = { attemptStarted() {}, attemptFailed() {} };
+const NO_OBSERVER: RouteObserver = { attemptStarted: () => undefined, attemptFailed() {} };
 
 /** Shapes the request for one target (the policies' per-target step); may throw a 400. */
 export type AdaptToTarget = (request: ChatRequest, target: Target) => Promise<ChatRequest>;
@@ -52,9 +55,9 @@ export async function generateOnRoute(
   observer: RouteObserver = NO_OBSERVER,
   adapt: AdaptToTarget = AS_IS,
 ): Promise<RoutedResponse> {
-  const { target, answer, upstreamTtftMs } = await tryTargets(request, route, slots, signal, observer, adapt, async (adapted, target): Promise<Attempt<ChatResponse>> => {
+  const { target, answer, upstreamTtftMs } = await tryTargets(request, route, slots, signal, observer, adapt, async (adapted, target, headers): Promise<Attempt<ChatResponse>> => {
     try {
-      return { answer: await target.model.generate(adapted, target.modelName, signal) };
+      return { answer: await target.model.generate(adapted, target.modelName, signal, headers) };
     } catch (error) {
       return { failure: toGatewayError(error) };
     }
@@ -78,12 +81,12 @@ export async function streamOnRoute(
   adapt: AdaptToTarget = AS_IS,
   commitAfterMs = 0,
 ): Promise<RoutedStream> {
-  const { target, answer, upstreamTtftMs } = await tryTargets(request, route, slots, signal, observer, adapt, async (adapted, target): Promise<Attempt<Pick<RoutedStream, "held" | "rest">>> => {
+  const { target, answer, upstreamTtftMs } = await tryTargets(request, route, slots, signal, observer, adapt, async (adapted, target, headers): Promise<Attempt<Pick<RoutedStream, "held" | "rest">>> => {
     // A stream is committed once its first part of the answer arrives; a failure before that may
     // fall back. The parts a provider sends before any answer (Anthropic's message_start with its
     // usage, OpenAI's role chunk) commit nothing: an overloaded_error right after them is still a
     // failure the next target can make good.
-    const parts = target.model.stream(adapted, target.modelName, signal);
+    const parts = target.model.stream(adapted, target.modelName, signal, headers);
     const preamble: StreamPart[] = [];
     for (;;) {
       const pending = parts.next();
@@ -152,7 +155,7 @@ async function tryTargets<T>(
   signal: AbortSignal,
   observer: RouteObserver,
   adapt: AdaptToTarget,
-  attempt: (adapted: ChatRequest, target: Target) => Promise<Attempt<T>>,
+  attempt: (adapted: ChatRequest, target: Target, headers: UpstreamHeaders | undefined) => Promise<Attempt<T>>,
 ): Promise<{ target: Target; answer: T; upstreamTtftMs: number }> {
   const failures = new Failures();
   for (const target of usableTargets(route, slots)) {
@@ -164,8 +167,8 @@ async function tryTargets<T>(
     // begun now would be billed for a prompt nobody sent.
     if (signal.aborted) break;
     const started = performance.now();
-    observer.attemptStarted(target, adapted, started);
-    const result = await attempt(adapted, target);
+    const headers = observer.attemptStarted(target, adapted, started);
+    const result = await attempt(adapted, target, headers);
     if ("answer" in result) return { target, answer: result.answer, upstreamTtftMs: performance.now() - started };
     observer.attemptFailed(target, result.failure, signal.aborted);
     // A client that left is not a reason to call the next provider.

@@ -59,6 +59,12 @@ export type GatewayTelemetry = {
   /** `headers`: the request's, from which the registered propagator takes the caller's trace context. */
   startRequestSpan(name: string, attributes: Attributes, headers?: Headers): Span;
   startChatSpan(parent: Span, request: ChatRequest, target: ChatTarget): Span;
+  /**
+   * The W3C trace context of a chat span, for the upstream call it describes; undefined when
+   * telemetry is off or no propagator is registered. Only the span's own context goes: a
+   * client's baggage is never passed on to a provider.
+   */
+  traceHeaders(span: Span): Record<string, string> | undefined;
   endChatSpan(span: Span, outcome: ChatOutcome): void;
   endRequestSpan(span: Span, outcome: RequestOutcome): void;
   /**
@@ -129,6 +135,13 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
       if (captureContent) Object.assign(attributes, chatInputMessagesAttributes(request.messages));
       const parentContext = trace.setSpan(context.active(), parent);
       return tracer.startSpan(chatSpanName(target.model), { kind: SpanKind.CLIENT, attributes }, parentContext);
+    },
+
+    traceHeaders(span) {
+      if (!enabled || !span.isRecording()) return undefined;
+      const carrier: Record<string, string> = {};
+      propagation.inject(trace.setSpan(ROOT_CONTEXT, span), carrier);
+      return Object.keys(carrier).length > 0 ? carrier : undefined;
     },
 
     endChatSpan(span, outcome) {

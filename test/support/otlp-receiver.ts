@@ -8,7 +8,7 @@ import { expect } from "vitest";
 
 export type OtlpValue = { stringValue?: string; intValue?: number | string; doubleValue?: number; boolValue?: boolean; arrayValue?: { values?: OtlpValue[] } };
 export type OtlpAttribute = { key: string; value: OtlpValue };
-export type OtlpSpan = { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: OtlpAttribute[]; status?: { code?: number; message?: string } };
+export type OtlpSpan = { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; startTimeUnixNano?: string | number; attributes?: OtlpAttribute[]; status?: { code?: number; message?: string } };
 export type OtlpPoint = { attributes?: OtlpAttribute[]; count?: number | string; sum?: number; explicitBounds?: number[]; asDouble?: number; asInt?: number | string };
 export type OtlpMetric = { name: string; unit?: string; histogram?: { dataPoints: OtlpPoint[] }; sum?: { dataPoints: OtlpPoint[]; isMonotonic?: boolean } };
 export type OtlpResource = { resource?: { attributes?: OtlpAttribute[] } };
