@@ -1,4 +1,4 @@
-import type { Usage } from "../../src/model/usage.ts";
+import { isPlausibleTokenCount, type Usage } from "../../src/model/usage.ts";
 
 type OpenAIUsage = {
   prompt_tokens?: number | null;
@@ -11,8 +11,14 @@ type OpenAIUsage = {
 export function convertOpenAIUsage(usage: OpenAIUsage): Usage {
   const prompt = usage.prompt_tokens ?? 0;
   const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
+  const outputTokens = usage.completion_tokens ?? 0;
+  // A figure no server could mean (a negative count, an unsigned −1) goes on as it came, for the
+  // meter to set aside and count instead: clamped below, it would look like a real report. With
+  // the cached part unknown, the whole prompt is input; with the prompt unknown, nothing is.
+  if (!isPlausibleTokenCount(prompt)) return { inputTokens: prompt, outputTokens };
+  if (!isPlausibleTokenCount(cached)) return { inputTokens: prompt, cacheReadTokens: cached, outputTokens };
   // Some local servers report more cached tokens than prompt tokens; never bill a negative remainder.
-  const converted: Usage = { inputTokens: Math.max(0, prompt - cached), cacheReadTokens: Math.min(cached, prompt), outputTokens: usage.completion_tokens ?? 0 };
+  const converted: Usage = { inputTokens: Math.max(0, prompt - cached), cacheReadTokens: Math.min(cached, prompt), outputTokens };
   const reasoning = usage.completion_tokens_details?.reasoning_tokens;
   if (reasoning != null) converted.reasoningTokens = reasoning;
   return converted;

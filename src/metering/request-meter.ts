@@ -3,7 +3,7 @@ import type { BilledCall } from "../errors/gateway-error.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
 import type { FinishReason, StreamPart } from "../model/stream-part.ts";
-import { mergeUsage, type Usage } from "../model/usage.ts";
+import { isPlausibleTokenCount, mergeUsage, type Usage } from "../model/usage.ts";
 import { computeCost, ZERO_COST } from "../pricing/compute-cost.ts";
 import { ADMIN_NAME, type CostRecord, type RecordStatus } from "./cost-record.ts";
 import { unpricedWarning, type PriceBook } from "./price-book.ts";
@@ -307,20 +307,13 @@ export class RequestMeter {
 
 const NO_USAGE: Required<Usage> = { inputTokens: 0, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0, reasoningTokens: 0 };
 
-/**
- * The most tokens one call can bill of one kind. Contexts run to about 10M tokens, so a larger
- * count is a broken report (a local server's unsigned −1 is 2^64 − 1), which would bill absurd
- * sums and overflow Redis's 64-bit counters: such a figure counts as not reported.
- */
-const MAX_PLAUSIBLE_TOKENS = 2 ** 31 - 1;
-
 /** The usage without the counts no server could mean (negative, not finite, absurdly large). */
 function plausible(usage: Usage): { usage: Usage; dropped: boolean } {
   let dropped = false;
   const kept: Usage = {};
   for (const [kind, count] of Object.entries(usage) as [keyof Usage, number | undefined][]) {
     if (count === undefined) continue;
-    if (Number.isFinite(count) && count >= 0 && count <= MAX_PLAUSIBLE_TOKENS) kept[kind] = count;
+    if (isPlausibleTokenCount(count)) kept[kind] = count;
     else dropped = true;
   }
   return { usage: kept, dropped };

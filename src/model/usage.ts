@@ -15,6 +15,19 @@ export type Usage = {
   reasoningTokens?: number;
 };
 
+/**
+ * The most tokens one call can bill of one kind. Contexts run to about 10M tokens, so a larger
+ * count is a broken report (a local server's unsigned −1 is 2^64 − 1), which would bill absurd
+ * sums and overflow Redis's 64-bit counters. The meter treats such a figure, and a negative one,
+ * as not reported; adapters pass them on as they came rather than clamp them into something
+ * plausible-looking.
+ */
+export const MAX_PLAUSIBLE_TOKENS = 2 ** 31 - 1;
+
+export function isPlausibleTokenCount(count: number): boolean {
+  return Number.isFinite(count) && count >= 0 && count <= MAX_PLAUSIBLE_TOKENS;
+}
+
 /** Every input token the model read: uncached + cache reads + cache writes. */
 export function totalInputTokens(usage: Usage): number {
   return (
