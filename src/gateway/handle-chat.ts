@@ -16,7 +16,7 @@ import type { Admission } from "../budgets/admission.ts";
 import { ResponseCollector } from "../model/collect-response.ts";
 import type { CheapestFirst } from "../routing/cheapest-first.ts";
 import type { ProviderSlot } from "../routing/create-chat-models.ts";
-import { generateOnRoute, streamOnRoute, type AdaptToTarget, type RoutedStream, type Target } from "../routing/route-chat.ts";
+import { generateOnRoute, streamOnRoute, type AdaptToTarget, type RoutedStream, type RouteObserver } from "../routing/route-chat.ts";
 import type { KeyValueStore } from "../store/key-value-store.ts";
 import { answerFromCache } from "./answer-from-cache.ts";
 import { answerHeaders, streamHeaders } from "./answer-headers.ts";
@@ -61,8 +61,8 @@ type Job = {
   adapt: AdaptToTarget;
   slot: CacheSlot | undefined;
   streaming: StreamHost;
-  /** How long the target that answered took to begin (a stream) or to answer. */
-  tookMs: (target: Target, ms: number) => void;
+  /** Hears of each upstream call: the metered call, watched for timeouts on a "cheapest" route. */
+  observer: RouteObserver;
 };
 
 /** What a streamed answer needs from the server it runs in. */
@@ -114,6 +114,7 @@ export function createChatHandler({ config, admission, log: logLine, slots, orde
       // The reservation gives way to the actual cost once the record is made (or to nothing).
       call.chargeEarlierCallsWith((record) => ticket.chargeEarlierCall(record));
       call.onFinished((record) => {
+        if (record) order.heard(record);
         const settling = ticket.settle(record).catch((error: Error) => logLine(`[tollgate] error: settling ${requestId} failed: ${error.message}`));
         try {
           keepAlive(c, settling);
@@ -126,8 +127,8 @@ export function createChatHandler({ config, admission, log: logLine, slots, orde
         request: bounded,
         route: order.routeFor(bounded, route),
         call,
+        observer: order.watching(call, route, bounded.stream),
         slots,
-        tookMs: (target, ms) => order.observe(target.model.providerName, target.modelName, bounded.stream, ms),
         streaming: {
           keepAliveMs: config.server.streamKeepAliveSeconds * 1000,
           sendTimeoutMs: config.server.streamSendTimeoutSeconds * 1000,
@@ -151,7 +152,7 @@ async function answerRouted(
   c: Context<GatewayEnv>,
   chain: PolicyChain,
   context: PolicyContext,
-  { request, route, call, slots, streaming, tookMs }: Omit<Job, "adapt" | "slot">,
+  { request, route, call, slots, streaming, observer }: Omit<Job, "adapt" | "slot">,
 ): Promise<Response> {
   const slot = chain.responseCache && isDeterministic(request) ? { cache: chain.responseCache, key: await chain.responseCache.keyFor(context.route, request, c.get("caller")) } : undefined;
   const hit = slot && (await slot.cache.lookup(slot.key).catch(() => undefined));
@@ -165,7 +166,7 @@ async function answerRouted(
     call.notePolicies("target", adapted.log.notes, adapted.log.warnings);
     return adapted.request;
   };
-  const job: Job = { request, route, slots, call, adapt, slot, streaming, tookMs };
+  const job: Job = { request, route, slots, call, adapt, slot, streaming, observer };
   return request.stream ? streamAnswer(c, job) : answer(c, job);
 }
 
@@ -184,12 +185,11 @@ function findRoute(config: ResolvedConfig, caller: Caller, name: string): RouteC
   throw new GatewayError("not_found", `unknown route "${name}": set model to one of ${allowed.join(", ") || "(no routes)"}`, { param: "model" });
 }
 
-async function answer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, slot, tookMs }: Job): Promise<Response> {
+async function answer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, slot, observer }: Job): Promise<Response> {
   // node-server aborts the request's signal when the client goes away; the upstream call follows.
   const clientSignal = c.req.raw.signal;
   // A failure here is recorded by handleChat's catch, like every failure past admission.
-  const routed = await generateOnRoute(request, route, slots, clientSignal, call, adapt);
-  tookMs(routed.target, routed.upstreamTtftMs);
+  const routed = await generateOnRoute(request, route, slots, clientSignal, observer, adapt);
   call.answered(routed.response);
   // Settled now for the headers; handed to the ledger once the body is on its way.
   const outcome = { status: "ok", httpStatus: 200 } as const;
@@ -202,7 +202,7 @@ async function answer(c: Context<GatewayEnv>, { request, route, slots, call, ada
   return response;
 }
 
-async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, slot, streaming, tookMs }: Job): Promise<Response> {
+async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, slot, streaming, observer }: Job): Promise<Response> {
   // A stream's upstream stops on either sign that the client is gone: the request's signal, or
   // the response body being cancelled when a write to the client fails.
   const upstream = new AbortController();
@@ -221,8 +221,7 @@ async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, cal
 
   let routed;
   try {
-    routed = await streamOnRoute(request, route, slots, upstream.signal, call, adapt, streaming.keepAliveMs);
-    tookMs(routed.target, routed.upstreamTtftMs);
+    routed = await streamOnRoute(request, route, slots, upstream.signal, observer, adapt, streaming.keepAliveMs);
   } catch (error) {
     forgetClient();
     throw error; // recorded by handleChat's catch

@@ -112,20 +112,23 @@ describe("CheapestFirst", () => {
     });
     const route = config.routes.r!;
     const streamed = request(400, 100, true);
-    // gpt-4o-mini streamed its first tokens in 900, 800 and 300 ms: median 800, over the goal.
-    for (const ms of [900, 800, 300]) order.observe("openai", "gpt-4o-mini", true, ms);
-    order.observe("anthropic", "claude-sonnet-4-6", true, 200);
+    // Two slow calls are not yet a judgement (a cold start must not demote a cheap target).
+    for (const ms of [900, 800]) order.latency.observe("openai", "gpt-4o-mini", true, ms);
+    expect(names(order.routeFor(streamed, route))[0]).toBe("openai/gpt-4o-mini");
+    // A third, fast: 900, 800 and 300 ms, median 800, over the goal.
+    order.latency.observe("openai", "gpt-4o-mini", true, 300);
+    for (const ms of [200, 200, 200]) order.latency.observe("anthropic", "claude-sonnet-4-6", true, ms);
     expect(names(order.routeFor(streamed, route))).toEqual(["anthropic/claude-sonnet-4-6", "openai/gpt-4o-mini"]);
     // Whole answers are judged by their own times, of which there are none yet.
     expect(names(order.routeFor(request(400, 100, false), route))).toEqual(["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-6"]);
-    // Two fast calls more: 300, 300, 800, 900 and ... the median of four is 550 ms, still over.
-    order.observe("openai", "gpt-4o-mini", true, 300);
+    // One fast call more: 300, 300, 800, 900, whose median is 550 ms, still over.
+    order.latency.observe("openai", "gpt-4o-mini", true, 300);
     expect(names(order.routeFor(streamed, route))[0]).toBe("anthropic/claude-sonnet-4-6");
-    order.observe("openai", "gpt-4o-mini", true, 300);
+    order.latency.observe("openai", "gpt-4o-mini", true, 300);
     // 300, 300, 300, 800, 900: median 300, within the goal again.
     expect(names(order.routeFor(streamed, route))[0]).toBe("openai/gpt-4o-mini");
     // A slow spell, then the window passes with no calls: the target is tried (and measured) again.
-    for (const ms of [2000, 2000, 2000, 2000, 2000, 2000]) order.observe("openai", "gpt-4o-mini", true, ms);
+    for (const ms of [2000, 2000, 2000, 2000, 2000, 2000]) order.latency.observe("openai", "gpt-4o-mini", true, ms);
     expect(names(order.routeFor(streamed, route))[0]).toBe("anthropic/claude-sonnet-4-6");
     advance(LATENCY_WINDOW_MS + 1);
     expect(names(order.routeFor(streamed, route))[0]).toBe("openai/gpt-4o-mini");

@@ -1,10 +1,12 @@
 import type { RouteConfig } from "../config/config-schema.ts";
 import type { ResolvedConfig } from "../config/resolve-config.ts";
+import type { CostRecord } from "../metering/cost-record.ts";
 import type { PriceBook } from "../metering/price-book.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import { outputBoundOf, promptBytes } from "../budgets/worst-case-cost.ts";
 import { computeCost } from "../pricing/compute-cost.ts";
 import { findModelLimits } from "../pricing/find-model-price.ts";
+import type { RouteObserver } from "./route-chat.ts";
 import { TargetLatency } from "./target-latency.ts";
 
 // The "cheapest" strategy: the same fallback loop as "fallback", over the route's targets put in
@@ -64,9 +66,37 @@ export class CheapestFirst {
     return { ...route, targets };
   }
 
-  /** How long the target that answered took to begin (a stream) or to answer (a whole answer). */
-  observe(provider: string, model: string, streamed: boolean, ms: number): void {
-    this.latency.observe(provider, model, streamed, ms);
+  /**
+   * A request's record: how long its target took to the first token (a stream) or to the whole
+   * answer, as the meter measured it. The record's figure, not the router's: a stream committed
+   * on silence (keep-alives) is committed before its first token.
+   */
+  heard(record: CostRecord): void {
+    // A response-cache hit called no provider: its upstreamTtftMs is null.
+    if (record.status !== "ok" || record.upstreamTtftMs === null) return;
+    this.latency.observe(record.provider, record.model, record.stream, record.upstreamTtftMs);
+  }
+
+  /**
+   * `observer`, for a "cheapest" route also noting each call that ran into its provider's
+   * deadline as that slow: a target that keeps timing out has missed the goal, though it never
+   * answered. (A 429 or a 5xx says nothing of speed.)
+   */
+  watching(observer: RouteObserver, route: RouteConfig, streamed: boolean): RouteObserver {
+    if (route.strategy !== "cheapest") return observer;
+    let startedAt = 0;
+    return {
+      attemptStarted: (target, request, at) => {
+        startedAt = at;
+        return observer.attemptStarted(target, request, at);
+      },
+      firstChunk: (at) => observer.firstChunk?.(at),
+      attemptFailed: (target, error, clientLeft) => {
+        if (error.kind === "timeout" && !clientLeft) this.latency.observe(target.model.providerName, target.modelName, streamed, performance.now() - startedAt);
+        observer.attemptFailed(target, error, clientLeft);
+      },
+      ...(observer.mayTryNext ? { mayTryNext: () => observer.mayTryNext!() } : {}),
+    };
   }
 
   /** What `request` is expected to cost on `target` (see the top of this file); undefined: unpriced. */

@@ -13,6 +13,11 @@
 export const LATENCY_WINDOW_MS = 5 * 60_000;
 /** The most recent calls kept per target and kind. */
 const KEPT = 16;
+/**
+ * Calls needed before a target is judged. One slow call (a cold start) must not demote a cheap
+ * target: demoted, it gets no calls to be re-measured by until its slow ones age out.
+ */
+export const MIN_SAMPLES = 3;
 
 type Sample = { at: number; ms: number };
 
@@ -29,13 +34,13 @@ export class TargetLatency {
     if (kept.length > KEPT) kept.shift();
   }
 
-  /** The median of the recent calls' times, or undefined when there are none within the window. */
+  /** The median of the recent calls' times, or undefined when fewer than MIN_SAMPLES are within the window. */
   median(provider: string, model: string, streamed: boolean): number | undefined {
     const kept = this.samples.get(keyOf(provider, model, streamed));
     if (!kept) return undefined;
     const since = this.now() - LATENCY_WINDOW_MS;
     const recent = kept.filter((sample) => sample.at >= since).map((sample) => sample.ms).sort((a, b) => a - b);
-    if (recent.length === 0) return undefined;
+    if (recent.length < MIN_SAMPLES) return undefined;
     const middle = recent.length >> 1;
     return recent.length % 2 === 1 ? recent[middle]! : (recent[middle - 1]! + recent[middle]!) / 2;
   }
