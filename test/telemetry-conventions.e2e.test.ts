@@ -126,6 +126,22 @@ describe("the upstream call", () => {
   });
 });
 
+describe("a client's traceparent with its sampled flag off", () => {
+  // W3C Trace Context: a traceparent received is sent on to outgoing requests. Used to be dropped:
+  // the sampler leaves such a span unrecorded, and only recording spans were injected.
+  it("still reaches the upstream call, with the same trace id and the flag still off", async () => {
+    const { gateway } = await rig.start();
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json", traceparent: `00-${traceId}-00f067aa0ba902b7-00` },
+      body: JSON.stringify({ model: "gpt", messages: [{ role: "user", content: "hi" }] }),
+    });
+    await response.text();
+    expect(rig.mocks.openai.requests[0]!.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-00$`));
+  });
+});
+
 describe("the tollgate.cost counter", () => {
   it("sums requests exactly, in integer nano-dollars", async () => {
     const { openai } = await rig.start();

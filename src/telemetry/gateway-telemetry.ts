@@ -1,4 +1,4 @@
-import { context, INVALID_SPAN_CONTEXT, metrics, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, ValueType, type Attributes, type Span, type TextMapGetter } from "@opentelemetry/api";
+import { context, INVALID_SPAN_CONTEXT, isSpanContextValid, metrics, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, ValueType, type Attributes, type Span, type TextMapGetter } from "@opentelemetry/api";
 import type { CostRecord } from "../metering/cost-record.ts";
 import type { AssistantContent, ChatRequest } from "../model/chat-request.ts";
 import { totalInputTokens } from "../model/usage.ts";
@@ -138,7 +138,9 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
     },
 
     traceHeaders(span) {
-      if (!enabled || !span.isRecording()) return undefined;
+      // Not isRecording(): a caller that sampled its trace out still has its trace id passed on
+      // (W3C Trace Context: a traceparent received is sent on), with the sampled flag off.
+      if (!enabled || !isSpanContextValid(span.spanContext())) return undefined;
       const carrier: Record<string, string> = {};
       propagation.inject(trace.setSpan(ROOT_CONTEXT, span), carrier);
       return Object.keys(carrier).length > 0 ? carrier : undefined;
