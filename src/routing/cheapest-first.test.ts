@@ -89,21 +89,34 @@ describe("CheapestFirst", () => {
     expect(names(order.routeFor(longPrompt, route))).toEqual(["anthropic/claude-haiku-4-5", "openai/o4-mini"]);
   });
 
-  it("prices a local decoder from its GPU hour, and a request without max_tokens at each target's default bound", () => {
+  it("prices a local decoder from its GPU hour, and a request without max_tokens at 4,096 tokens out on every target", () => {
     const { config, order } = gatewayParts({
       r: { strategy: "cheapest", targets: [{ provider: "openai", model: "gpt-4o" }, { provider: "local", model: "tiny" }, { provider: "unpriced", model: "x" }] },
     });
     const route = config.routes.r!;
-    // No max_tokens: gpt-4o's bound is its 16,384-token maximum; a local decoder's the default 4,096.
-    //   gpt-4o: 100 × 2,500 + 16,384 × 10,000 = 164,090,000
+    // No max_tokens: 4,096 tokens out on each (not gpt-4o's 16,384-token maximum: how long an
+    // answer is depends on the question, so one length is weighed for every target).
+    //   gpt-4o: 100 × 2,500 + 4,096 × 10,000 = 41,210,000
     //   local: $2 / 3600 s over 5,000 and 100 tokens/s (computeCost's rates, rounded once per record)
     const asked = request(400);
     const [gpt, local, unpriced] = route.targets.map((target) => order.expectedCostNano(target, asked));
-    expect(gpt).toBe(164_090_000);
+    expect(gpt).toBe(41_210_000);
     // 100 / (5000 × 3600) × $2 = $0.0000111111 and 4096 / (100 × 3600) × $2 = $0.0227555556 → 22,766,667 nano.
     expect(local).toBe(22_766_667);
     expect(unpriced).toBeUndefined();
     expect(names(order.routeFor(asked, route))).toEqual(["local/tiny", "openai/gpt-4o", "unpriced/x"]);
+  });
+
+  it("without max_tokens, weighs one answer length on every target (used to weigh each target's own maximum)", () => {
+    const { config, order } = gatewayParts({
+      r: { strategy: "cheapest", targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }] },
+    });
+    // gpt-4o is cheaper per token both ways ($2.50 / $10 against $3 / $15); weighed at its own
+    // 16,384-token maximum against Claude's 4,096 default, it looked dearer.
+    //   claude-sonnet-4-6: 100 × 3,000 + 4,096 × 15,000 = 61,740,000; gpt-4o: 41,210,000.
+    const asked = request(400);
+    expect(config.routes.r!.targets.map((target) => order.expectedCostNano(target, asked))).toEqual([61_740_000, 41_210_000]);
+    expect(names(order.routeFor(asked, config.routes.r!))).toEqual(["openai/gpt-4o", "anthropic/claude-sonnet-4-6"]);
   });
 
   it("tries a target that missed the latency goal last, until its slow calls are older than the window", () => {

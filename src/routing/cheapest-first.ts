@@ -3,7 +3,7 @@ import type { ResolvedConfig } from "../config/resolve-config.ts";
 import type { CostRecord } from "../metering/cost-record.ts";
 import type { PriceBook } from "../metering/price-book.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
-import { outputBoundOf, promptBytes } from "../budgets/worst-case-cost.ts";
+import { DEFAULT_OUTPUT_BOUND, promptBytes } from "../budgets/worst-case-cost.ts";
 import { computeCost } from "../pricing/compute-cost.ts";
 import { findModelLimits } from "../pricing/find-model-price.ts";
 import type { RouteObserver } from "./route-chat.ts";
@@ -16,8 +16,10 @@ import { TargetLatency } from "./target-latency.ts";
 //
 // What "cheapest" weighs is this request's expected cost on each target: its prompt at about 4
 // bytes per token (no tokenizer on the request path; the ranking needs the scale, not the exact
-// count), and the most output the target would generate for it (its max_tokens, else the
-// target's default bound), at the target's prices, long-context tier and GPU-hour rates included.
+// count), and its max_tokens of output (4,096 when it names none: the same length for every
+// target, since an answer's length depends on the question, not on which model may write more;
+// held to a model's own maximum), at the target's prices, long-context tier and GPU-hour rates
+// included.
 // Cache discounts are not guessed at. An unpriced target's cost is unknown: it comes after the
 // priced ones.
 
@@ -104,7 +106,8 @@ export class CheapestFirst {
     const price = this.prices.priceOf(target.provider, target.model);
     if (!price) return undefined;
     const type = this.config.providers[target.provider]?.type;
-    const outputTokens = outputBoundOf(type, type ? findModelLimits(type, target.model) : {}, request.maxTokens);
+    const limits = type ? findModelLimits(type, target.model) : {};
+    const outputTokens = Math.min(request.maxTokens ?? DEFAULT_OUTPUT_BOUND, limits.maxOutputTokens ?? Infinity);
     return computeCost({ inputTokens, outputTokens }, price).totalNano;
   }
 }
