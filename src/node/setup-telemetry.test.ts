@@ -218,6 +218,20 @@ describe("setupTelemetry", () => {
     expect(pointWith(cost.sum!.dataPoints, { ...costAttributes, "tollgate.team": "research" }).asInt).toBe(0);
   });
 
+  it("says at start-up that it sends http/json when another OTLP protocol is asked for, and reports a propagator it lacks", async () => {
+    const lines: string[] = [];
+    handle = await setupTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: origin, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc", OTEL_PROPAGATORS: "tracecontext,b3" }, (line) => lines.push(line));
+    expect(lines).toEqual([
+      "[tollgate] warning: OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not what tollgate sends: it exports OTLP over HTTP as JSON (http/json), which a collector's HTTP port (4318) takes",
+      '[tollgate] warning: OTEL_PROPAGATORS names "b3", which tollgate does not ship; it reads "tracecontext" and "baggage"',
+    ]);
+    await handle!.shutdown();
+    handle = undefined;
+    lines.length = 0;
+    handle = await setupTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: origin, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }, (line) => lines.push(line));
+    expect(lines).toEqual([]);
+  });
+
   it("registers again after shutdown, honouring the traces-only endpoint and OTEL_SERVICE_NAME", async () => {
     handle = await setupTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: origin });
     await handle!.shutdown();

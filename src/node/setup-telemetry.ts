@@ -28,6 +28,12 @@ export async function setupTelemetry(environment: TelemetryEnvironment, log: (li
   const tracesUrl = signalUrl(environment, "TRACES", "v1/traces");
   const metricsUrl = signalUrl(environment, "METRICS", "v1/metrics");
   if (tracesUrl === undefined && metricsUrl === undefined) return undefined;
+  // The exporters speak OTLP/HTTP with JSON. A collector reached on its gRPC port (4317) would
+  // refuse every export in silence; say so at start-up instead.
+  for (const variable of ["OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"]) {
+    const protocol = environment[variable]?.trim().toLowerCase();
+    if (protocol && protocol !== "http/json") log(`[tollgate] warning: ${variable}=${protocol} is not what tollgate sends: it exports OTLP over HTTP as JSON (http/json), which a collector's HTTP port (4318) takes`);
+  }
 
   // OTEL_RESOURCE_ATTRIBUTES (deployment.environment.name=prod,…) as the SDK's own detector reads
   // it, from the process environment; a fresh service.instance.id under it, so that several
