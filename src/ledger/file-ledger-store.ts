@@ -97,7 +97,11 @@ export async function readLedger(path: string, visit: (record: CostRecord) => vo
     // the parsing itself on a file of a million records.
     const lines = createInterface({ input: file.createReadStream({ autoClose: false }), crlfDelay: Infinity });
     let failure: unknown;
-    lines.on("line", (line) => {
+    let first = true;
+    lines.on("line", (text) => {
+      // A file saved once by an editor that writes a byte order mark would lose its first record.
+      const line = first && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+      first = false;
       if (failure !== undefined || !line.trim()) return;
       let record: CostRecord;
       try {

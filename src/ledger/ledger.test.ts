@@ -120,6 +120,12 @@ describe("file ledger (the embedded store)", () => {
     expect((await readLedgerFile(path)).map((record) => record.requestId)).toEqual(["req_1", "req_2"]);
   });
 
+  it("reads the first record of a file an editor saved with a byte order mark (used to be skipped)", async () => {
+    const path = join(dir, "bom.jsonl");
+    await writeFile(path, "\uFEFF" + [makeCostRecord({ requestId: "req_first" }), makeCostRecord({ requestId: "req_second" })].map((line) => JSON.stringify(line) + "\n").join(""));
+    expect((await readLedgerFile(path)).map((record) => record.requestId)).toEqual(["req_first", "req_second"]);
+  });
+
   it("survives a torn last line from a crash mid-append", async () => {
     const path = join(dir, "torn.jsonl");
     await writeFile(path, JSON.stringify(makeCostRecord({ requestId: "req_whole" })) + "\n" + '{"requestId":"req_torn","ti');
