@@ -69,6 +69,28 @@ export function aggregateIncrements(record: CostRecord): [AggregateMetric, numbe
   return increments.filter(([, value]) => value !== 0);
 }
 
+/**
+ * Why a store cannot add up this record, if it cannot: every increment must be an exact integer
+ * (Redis's counters are 64-bit; a number past 2^53 is no longer exact). The meter never makes
+ * such a record from a provider's usage; a price in the config absurd enough still could.
+ */
+export function unaddableReason(record: CostRecord): string | undefined {
+  const bad = aggregateIncrements(record).find(([, value]) => !Number.isSafeInteger(value));
+  return bad && `its ${bad[0]} of ${bad[1]} is not an exact integer`;
+}
+
+/**
+ * Thrown by a store that wrote the rest of a batch but can never write these records: the
+ * ledger sets them aside (logged whole) instead of retrying them, and with them every record
+ * queued behind, for ever.
+ */
+export class UnwritableRecords extends Error {
+  constructor(readonly records: readonly { record: CostRecord; reason: string }[]) {
+    super(`${records.length} cost records cannot be written: ${records.map(({ record, reason }) => `${record.requestId} (${reason})`).join("; ")}`);
+    this.name = "UnwritableRecords";
+  }
+}
+
 export function dimensionsOf(record: CostRecord): AggregateDimensions {
   // The admin key's records written before ADMIN_NAME say "admin", a name a tenant's team or key
   // may have: their `admin` flag puts them under the reserved name, never in a tenant's totals.

@@ -49,18 +49,26 @@ describe("Redis ledger (real redis-server)", () => {
     expect((await store.totals("2026-11-23")).find((total) => total.metric === "cost_nano")?.value).toBe(2_140_000);
   });
 
-  it("writes a record whole or not at all: one with an increment Redis cannot add is refused before any of it is written", async () => {
+  it("writes a record whole or not at all, and sets aside one it can never add up instead of retrying it for ever", async () => {
     // Used to be wrong: the script SET the record, then its HINCRBYs failed at the first value past
     // 64 bits; Redis keeps what ran, and every retry skipped the record (its key existed) with
-    // part of its sums missing.
+    // part of its sums missing. Refused whole, such a record must not then hold up the queue.
     const store = new RedisLedgerStore(rig.redis, `${rig.prefix}whole:`);
     const fine = makeCostRecord({ requestId: "fine" });
     const absurd = makeCostRecord({ requestId: "absurd", cost: { inputNano: 4.6e22, cacheReadNano: 0, cacheWriteNano: 0, outputNano: 0, totalNano: 4.6e22, cacheSavingsNano: 0 } });
-    await expect(store.write([fine, absurd])).rejects.toThrow(/record absurd has an increment Redis cannot add/);
-    await expect(store.write([fine, absurd])).rejects.toThrow(/record absurd/);
-    expect((await store.records("2026-11-22")).map((record) => record.requestId)).toEqual(["fine"]);
+    const after = makeCostRecord({ requestId: "after" });
+    const log: string[] = [];
+    const ledger = new Ledger({ store, log: (line) => log.push(line), schedule: () => undefined });
+    for (const record of [fine, absurd, after]) ledger.record(record);
+    await ledger.flush();
+    expect(ledger.pending).toBe(0);
+    expect((await store.records("2026-11-22")).map((record) => record.requestId)).toEqual(["fine", "after"]);
     const totals = Object.fromEntries((await store.totals("2026-11-22")).map(({ metric, value }) => [metric, value]));
-    expect(totals).toMatchObject({ requests: 1, cost_nano: 2_140_000 });
+    expect(totals).toMatchObject({ requests: 2, cost_nano: 4_280_000 });
+    // Set aside whole in the log, where nothing of it is lost.
+    expect(log).toHaveLength(1);
+    expect(log[0]).toMatch(/^\[tollgate\] error: cost record absurd cannot be written \(its cost_nano of 4\.6e\+22 is not an exact integer\); set aside: \{/);
+    expect(JSON.parse(log[0]!.slice(log[0]!.indexOf("set aside: ") + 11))).toEqual(absurd);
   });
 
   it("keeps every key of a day in one Redis Cluster slot (a shared hash tag)", () => {

@@ -1,5 +1,5 @@
 import type { CostRecord } from "../metering/cost-record.ts";
-import type { AggregateEntry, LedgerStore } from "./ledger-store.ts";
+import { UnwritableRecords, type AggregateEntry, type LedgerStore } from "./ledger-store.ts";
 import { nextTurn } from "../runtime/next-turn.ts";
 
 // Records leave the request path here. `record()` only queues: the write happens on a later turn
@@ -123,6 +123,12 @@ export class Ledger {
       try {
         await this.store.write(batch);
       } catch (error) {
+        if (error instanceof UnwritableRecords) {
+          // The rest of the batch is written; these never will be. The log keeps them whole.
+          for (const { record, reason } of error.records) this.log(`[tollgate] error: cost record ${record.requestId} cannot be written (${reason}); set aside: ${JSON.stringify(record)}`);
+          this.queue.splice(0, batch.length);
+          continue;
+        }
         this.failures += 1;
         const delay = Math.min(this.retryDelayMs * 2 ** (this.failures - 1), this.maxRetryDelayMs);
         this.log(`[tollgate] error: writing ${batch.length} cost records failed (${(error as Error).message}); retrying in ${delay} ms, ${this.queue.length} queued`);

@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import type { CostRecord } from "../metering/cost-record.ts";
-import { aggregateEntry, aggregateIncrements, dimensionsOf, recordDay, totalsFields, type AggregateEntry, type LedgerStore } from "./ledger-store.ts";
+import { aggregateEntry, aggregateIncrements, dimensionsOf, recordDay, totalsFields, unaddableReason, UnwritableRecords, type AggregateEntry, type LedgerStore } from "./ledger-store.ts";
 
 // The ledger in Redis. Each record and the aggregates it feeds are written by the same Lua script
 // call, and the script writes nothing for a record whose key already exists: a retried write never
@@ -57,8 +57,14 @@ export class RedisLedgerStore implements LedgerStore {
     return { record: (requestId: string) => `${base}:record:${requestId}`, records: `${base}:records`, totals: `${base}:totals` };
   }
 
-  async write(records: readonly CostRecord[]): Promise<void> {
+  async write(batchOfRecords: readonly CostRecord[]): Promise<void> {
     const redis = this.redis as unknown as RecordCommand;
+    const unwritable: { record: CostRecord; reason: string }[] = [];
+    const records = batchOfRecords.filter((record) => {
+      const reason = unaddableReason(record);
+      if (reason) unwritable.push({ record, reason });
+      return reason === undefined;
+    });
     const calls: Promise<number>[] = [];
     for (const [day, ofDay] of groupBy(records, recordDay)) {
       const keys = this.keysFor(day);
@@ -77,6 +83,7 @@ export class RedisLedgerStore implements LedgerStore {
     // Every call is awaited before a failure is reported, so a retry never overlaps one in flight.
     const failed = (await Promise.allSettled(calls)).find((result) => result.status === "rejected");
     if (failed) throw failed.reason;
+    if (unwritable.length > 0) throw new UnwritableRecords(unwritable);
   }
 
   /** A day's aggregates, for reports and tests: one HGETALL. */
