@@ -89,6 +89,11 @@ export class UnwritableRecords extends Error {
     super(`${records.length} cost records cannot be written: ${records.map(({ record, reason }) => `${record.requestId} (${reason})`).join("; ")}`);
     this.name = "UnwritableRecords";
   }
+
+  /** The log lines that keep each record whole, since no store will. */
+  logLines(): string[] {
+    return this.records.map(({ record, reason }) => `[tollgate] error: cost record ${record.requestId} cannot be written (${reason}); set aside: ${JSON.stringify(record)}`);
+  }
 }
 
 export function dimensionsOf(record: CostRecord): AggregateDimensions {

@@ -125,7 +125,7 @@ export class Ledger {
       } catch (error) {
         if (error instanceof UnwritableRecords) {
           // The rest of the batch is written; these never will be. The log keeps them whole.
-          for (const { record, reason } of error.records) this.log(`[tollgate] error: cost record ${record.requestId} cannot be written (${reason}); set aside: ${JSON.stringify(record)}`);
+          for (const line of error.logLines()) this.log(line);
           this.queue.splice(0, batch.length);
           continue;
         }

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { makeCostRecord } from "../../test/support/cost-records.ts";
 import type { CostRecord } from "../metering/cost-record.ts";
 import type { SettlePlan } from "../budgets/admission-store.ts";
+import { UnwritableRecords } from "../ledger/ledger-store.ts";
 import { keepUnsettled, keepUnwritten, replayUnwritten } from "./unwritten-records.ts";
 
 // The records a gateway stopped during a Redis outage could not write, kept on disk and written
@@ -53,6 +54,27 @@ describe("kept cost records", () => {
     expect(readdirSync(dir)).toEqual([`${name}.unreadable`]);
     expect(readFileSync(join(dir, `${name}.unreadable`), "utf8")).toContain(records[2]!.requestId.slice(0, 4));
     expect(logs.some((line) => line.includes("set aside"))).toBe(true);
+  });
+
+  it("with a record no store can add up, write the others, log that one whole, and remove the file (not retry it at every start)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tollgate-kept-"));
+    const fine = makeCostRecord({ requestId: "req_fine" });
+    const absurd = makeCostRecord({ requestId: "req_absurd", cost: { inputNano: 4.6e22, cacheReadNano: 0, cacheWriteNano: 0, outputNano: 0, totalNano: 4.6e22, cacheSavingsNano: 0 } });
+    await keepUnwritten(dir)([fine, absurd]);
+    const written: CostRecord[] = [];
+    const ledger = {
+      write: async (records: readonly CostRecord[]) => {
+        written.push(...records.filter((record) => record.requestId !== "req_absurd"));
+        const refused = records.filter((record) => record.requestId === "req_absurd");
+        if (refused.length > 0) throw new UnwritableRecords(refused.map((record) => ({ record, reason: "its cost_nano of 4.6e+22 is not an exact integer" })));
+      },
+      close: async () => {},
+    };
+    const logs: string[] = [];
+    await replayUnwritten(dir, { ledger, settle: async () => {} }, (line) => logs.push(line));
+    expect(written.map((record) => record.requestId)).toEqual(["req_fine"]);
+    expect(readdirSync(dir)).toEqual([]);
+    expect(logs.some((line) => line.startsWith("[tollgate] error: cost record req_absurd cannot be written") && line.includes(JSON.stringify(absurd)))).toBe(true);
   });
 
   it("kept settlements are made by the next start, and their file is removed", async () => {

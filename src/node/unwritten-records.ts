@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { SettlePlan } from "../budgets/admission-store.ts";
-import type { LedgerStore } from "../ledger/ledger-store.ts";
+import { UnwritableRecords, type LedgerStore } from "../ledger/ledger-store.ts";
 import type { CostRecord } from "../metering/cost-record.ts";
 
 // A gateway stopped while Redis is away would drop the cost records it could not write: billed
@@ -64,7 +64,11 @@ export async function replayUnwritten(
           unreadable.push(line);
         }
       }
-      await stores.ledger.write(records);
+      await stores.ledger.write(records).catch((error: unknown) => {
+        // The rest are written; these never will be, and must not hold the file back for ever.
+        if (!(error instanceof UnwritableRecords)) throw error;
+        for (const line of error.logLines()) log(line);
+      });
       // A torn line (a disk that filled up) must not hold back the whole file for ever: it is set
       // aside for a person to read, and the rest is written.
       if (unreadable.length > 0) {
