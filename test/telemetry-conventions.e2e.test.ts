@@ -126,6 +126,34 @@ describe("the upstream call", () => {
   });
 });
 
+describe("a stream the client cut before the provider reported usage", () => {
+  // The CLIENT span's gen_ai.usage.* are then tollgate's own count; the token metric leaves such
+  // counts out (docs/metering.md), and the span used to show them with nothing to say so.
+  it("has its counted usage on the CLIENT span flagged tollgate.usage.estimated, and nothing in the token metric", async () => {
+    const { openai } = await rig.start();
+    rig.mocks.openai.enqueue({ kind: "stall", afterChunks: 2 });
+    const controller = new AbortController();
+    const stream = await openai.chat.completions.create({ model: "gpt", stream: true, messages: [{ role: "user", content: "one two three" }] }, { signal: controller.signal });
+    let seen = 0;
+    await (async () => {
+      for await (const chunk of stream) if (chunk.choices[0]?.delta.content && ++seen === 2) controller.abort();
+    })().catch(() => undefined);
+    await rig.gateway!.ledger.flush();
+    await closeAndCollect();
+    const client = attributes(spansOfKind(CLIENT)[0]);
+    expect(client["tollgate.usage.estimated"]).toBe(true);
+    expect(client["gen_ai.usage.output_tokens"]).toBeGreaterThan(0);
+    expect(receiver.metrics().get("gen_ai.client.token.usage")?.histogram?.dataPoints ?? []).toHaveLength(0);
+  });
+
+  it("a provider's own usage is not flagged", async () => {
+    const { openai } = await rig.start();
+    await openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "hi" }] });
+    await closeAndCollect();
+    expect(attributes(spansOfKind(CLIENT)[0])).not.toHaveProperty("tollgate.usage.estimated");
+  });
+});
+
 describe("a client's traceparent with its sampled flag off", () => {
   // W3C Trace Context: a traceparent received is sent on to outgoing requests. Used to be dropped:
   // the sampler leaves such a span unrecorded, and only recording spans were injected.

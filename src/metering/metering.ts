@@ -262,6 +262,7 @@ export class MeteredCall implements RouteObserver {
     if (this.chatSpan) {
       telemetry.endChatSpan(this.chatSpan, {
         usage: record.usage,
+        ...(record.estimated ? { usageEstimated: true } : {}),
         ...(this.meter.responseId ? { responseId: this.meter.responseId } : {}),
         ...(record.responseModel ? { responseModel: record.responseModel } : {}),
         ...(record.finishReason ? { finishReason: record.finishReason } : {}),

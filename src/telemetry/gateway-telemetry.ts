@@ -45,6 +45,8 @@ export type ChatOutcome = ChatResponseFacts & {
   error?: { type: string; message: string };
   /** The answer as it was given; read only when content capture is on. */
   output?: AssistantContent[];
+  /** Some of `usage` is tollgate's own count, not the provider's (a cut stream, a server without usage). */
+  usageEstimated?: boolean;
 };
 
 export type RequestOutcome = {
@@ -150,6 +152,8 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
       // A non-recording span (no SDK, or sampled out) would drop these anyway: skip building them.
       if (span.isRecording()) {
         span.setAttributes(chatResponseAttributes(outcome));
+        // The gen_ai.usage.* figures are then tollgate's count; the token metric leaves them out.
+        if (outcome.usageEstimated) span.setAttribute("tollgate.usage.estimated", true);
         if (captureContent && outcome.output !== undefined) {
           span.setAttributes(chatOutputMessagesAttributes(outcome.output, outcome.finishReason));
         }
