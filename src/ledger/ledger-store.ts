@@ -70,12 +70,13 @@ export function aggregateIncrements(record: CostRecord): [AggregateMetric, numbe
 }
 
 /**
- * Why a store cannot add up this record, if it cannot: every increment must be an exact integer
- * (Redis's counters are 64-bit; a number past 2^53 is no longer exact). The meter never makes
- * such a record from a provider's usage; a price in the config absurd enough still could.
+ * Why a store cannot add up a record with these increments (aggregateIncrements), if it cannot:
+ * every increment must be an exact integer (Redis's counters are 64-bit; a number past 2^53 is
+ * no longer exact). The meter never makes such a record from a provider's usage; a price in the
+ * config absurd enough still could.
  */
-export function unaddableReason(record: CostRecord): string | undefined {
-  const bad = aggregateIncrements(record).find(([, value]) => !Number.isSafeInteger(value));
+export function unaddableReason(increments: readonly [AggregateMetric, number][]): string | undefined {
+  const bad = increments.find(([, value]) => !Number.isSafeInteger(value));
   return bad && `its ${bad[0]} of ${bad[1]} is not an exact integer`;
 }
 

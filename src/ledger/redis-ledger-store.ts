@@ -15,19 +15,13 @@ import { aggregateEntry, aggregateIncrements, dimensionsOf, recordDay, totalsFie
 // Writes a batch of one day's records.
 // KEYS: records list, totals, then each record's key.
 // ARGV: per record: the record's JSON, its request id, k, then k pairs of totals field and increment.
-// Each record is all or nothing: its increments are checked before anything of it is written. A
-// HINCRBY that failed half-way would leave the record's key, so every retry would skip the record
-// with part of its sums missing. 18 digits always fit Redis's signed 64-bit integers.
+// Each record is all or nothing: write() sends only records whose increments are exact integers
+// (unaddableReason), which HINCRBY always takes. One it refused half-way would leave the record's
+// key, and every retry would skip the record with part of its sums missing.
 const RECORD_SCRIPT = `
 local written, a = 0, 1
 for r = 3, #KEYS do
   local count = tonumber(ARGV[a + 2])
-  for i = a + 4, a + 2 + 2 * count, 2 do
-    local digits = string.match(ARGV[i], '^%-?(%d+)$')
-    if not digits or #digits > 18 then
-      return redis.error_reply('ERR tollgate: record ' .. ARGV[a + 1] .. ' has an increment Redis cannot add: ' .. ARGV[i])
-    end
-  end
   if redis.call('SET', KEYS[r], ARGV[a], 'NX') then
     redis.call('RPUSH', KEYS[1], ARGV[a + 1])
     for i = a + 3, a + 2 + 2 * count, 2 do redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1]) end
@@ -57,27 +51,28 @@ export class RedisLedgerStore implements LedgerStore {
     return { record: (requestId: string) => `${base}:record:${requestId}`, records: `${base}:records`, totals: `${base}:totals` };
   }
 
-  async write(batchOfRecords: readonly CostRecord[]): Promise<void> {
+  async write(records: readonly CostRecord[]): Promise<void> {
     const redis = this.redis as unknown as RecordCommand;
     const unwritable: { record: CostRecord; reason: string }[] = [];
-    const records = batchOfRecords.filter((record) => {
-      const reason = unaddableReason(record);
+    const writable: { record: CostRecord; increments: ReturnType<typeof aggregateIncrements> }[] = [];
+    for (const record of records) {
+      const increments = aggregateIncrements(record);
+      const reason = unaddableReason(increments);
       if (reason) unwritable.push({ record, reason });
-      return reason === undefined;
-    });
+      else writable.push({ record, increments });
+    }
     const calls: Promise<number>[] = [];
-    for (const [day, ofDay] of groupBy(records, recordDay)) {
+    for (const [day, ofDay] of groupBy(writable, ({ record }) => recordDay(record))) {
       const keys = this.keysFor(day);
       for (let at = 0; at < ofDay.length; at += MAX_SCRIPT_BATCH) {
         const batch = ofDay.slice(at, at + MAX_SCRIPT_BATCH);
         const args: string[] = [];
-        for (const record of batch) {
+        for (const { record, increments } of batch) {
           const fieldOf = totalsFields(dimensionsOf(record));
-          const increments = aggregateIncrements(record);
           args.push(JSON.stringify(record), record.requestId, String(increments.length));
           for (const [metric, value] of increments) args.push(fieldOf(metric), String(value));
         }
-        calls.push(redis.tollgateRecordCosts(2 + batch.length, keys.records, keys.totals, ...batch.map((record) => keys.record(record.requestId)), ...args));
+        calls.push(redis.tollgateRecordCosts(2 + batch.length, keys.records, keys.totals, ...batch.map(({ record }) => keys.record(record.requestId)), ...args));
       }
     }
     // Every call is awaited before a failure is reported, so a retry never overlaps one in flight.
