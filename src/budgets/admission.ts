@@ -8,11 +8,12 @@ import { hasCacheMarks, type ChatRequest } from "../model/chat-request.ts";
 import { totalInputTokens } from "../model/usage.ts";
 import { findModelLimits } from "../pricing/find-model-price.ts";
 import { formatUsd, usdToNano } from "../pricing/format-usd.ts";
+import { DEFAULT_ANTHROPIC_MAX_TOKENS } from "../../adapters/anthropic/convert-to-anthropic-request.ts";
 import type { AdmissionStore, RateCheck, ScopeCharge, ScopeLevel, SettlePlan } from "./admission-store.ts";
 import type { BudgetConfig } from "./budget-config.ts";
 import { windowKey, windowOf } from "./budget-window.ts";
 import { ReservationKeeper } from "./reservation-keeper.ts";
-import { DEFAULT_OUTPUT_BOUND, outputBoundOf, worstCaseCost } from "./worst-case-cost.ts";
+import { DEFAULT_OUTPUT_BOUND, worstCaseCost } from "./worst-case-cost.ts";
 import { unrefTimer } from "../runtime/unref-timer.ts";
 
 // Admission, between the policies and the router: the per-request cap, the rate limits, and the
@@ -117,7 +118,9 @@ export class Admission {
         const price = this.deps.prices.priceOf(target.provider, target.model);
         // Only a priced target's bound weighs in the worst case (an unpriced one reserves nothing).
         if (price && provider?.type !== "anthropic" && limits.maxOutputTokens === undefined) unknownMaximum = true;
-        const outputBound = outputBoundOf(provider?.type, limits, request.maxTokens);
+        // Anthropic always gets a max_tokens: the one the adapter sends when the client named none.
+        const fallback = provider?.type === "anthropic" ? DEFAULT_ANTHROPIC_MAX_TOKENS : limits.maxOutputTokens ?? DEFAULT_OUTPUT_BOUND;
+        const outputBound = Math.min(request.maxTokens ?? fallback, limits.maxOutputTokens ?? Infinity);
         largestOutputBound = Math.max(largestOutputBound, outputBound);
         const defaultBound = request.maxTokens === undefined && outputBound < (limits.maxOutputTokens ?? Infinity);
         return { price, outputBound, defaultBound, ...(limits.maxImageTokens ? { imageTokens: limits.maxImageTokens } : {}) };

@@ -1,6 +1,4 @@
-import { DEFAULT_ANTHROPIC_MAX_TOKENS } from "../../adapters/anthropic/convert-to-anthropic-request.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
-import type { ModelLimits } from "../pricing/bundled-prices.ts";
 import { computeCost } from "../pricing/compute-cost.ts";
 import type { ModelPrice } from "../pricing/rates.ts";
 
@@ -11,16 +9,6 @@ import type { ModelPrice } from "../pricing/rates.ts";
 
 /** When neither the request nor the model says how long an answer may be (a local decoder). */
 export const DEFAULT_OUTPUT_BOUND = 4096;
-
-/**
- * The most tokens a target generates for a request: its max_tokens, else the default the target
- * applies (Anthropic always gets one: the one the adapter sends when the client named none), held
- * to the model's own maximum where the bundled list knows it.
- */
-export function outputBoundOf(providerType: string | undefined, limits: ModelLimits, maxTokens: number | undefined): number {
-  const fallback = providerType === "anthropic" ? DEFAULT_ANTHROPIC_MAX_TOKENS : limits.maxOutputTokens ?? DEFAULT_OUTPUT_BOUND;
-  return Math.min(maxTokens ?? fallback, limits.maxOutputTokens ?? Infinity);
-}
 
 export type PricedTarget = {
   price: ModelPrice | undefined;

@@ -309,14 +309,10 @@ const NO_USAGE: Required<Usage> = { inputTokens: 0, cacheReadTokens: 0, cacheWri
 
 /** The usage without the counts no server could mean (negative, not finite, absurdly large). */
 function plausible(usage: Usage): { usage: Usage; dropped: boolean } {
-  let dropped = false;
-  const kept: Usage = {};
-  for (const [kind, count] of Object.entries(usage) as [keyof Usage, number | undefined][]) {
-    if (count === undefined) continue;
-    if (isPlausibleTokenCount(count)) kept[kind] = count;
-    else dropped = true;
-  }
-  return { usage: kept, dropped };
+  const entries = Object.entries(usage) as [keyof Usage, number | undefined][];
+  // Every record passes here: copy only when there is something to drop.
+  if (entries.every(([, count]) => count === undefined || isPlausibleTokenCount(count))) return { usage, dropped: false };
+  return { usage: Object.fromEntries(entries.filter(([, count]) => count !== undefined && isPlausibleTokenCount(count))), dropped: true };
 }
 
 /** A count as the ledger keeps it: a whole, non-negative number, whatever a server reported. */
