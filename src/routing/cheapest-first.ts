@@ -45,15 +45,11 @@ export function orderTargets<T>(targets: readonly T[], weigh: (target: T) => Tar
 
 /** Puts a "cheapest" route's targets in order per request, and hears how long each took. */
 export class CheapestFirst {
-  readonly latency: TargetLatency;
-
   constructor(
     private readonly config: ResolvedConfig,
     private readonly prices: PriceBook,
-    latency = new TargetLatency(),
-  ) {
-    this.latency = latency;
-  }
+    readonly latency = new TargetLatency(),
+  ) {}
 
   /** The route to try for this request: `route` itself unless its strategy is "cheapest". */
   routeFor(request: ChatRequest, route: RouteConfig): RouteConfig {
