@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import { defineScript, type RedisClient } from "../store/redis-connection.ts";
 import {
   MINUTE_MS,
   secondsUntilRoom,
@@ -195,15 +195,15 @@ const MAX_EXTEND_BATCH = 1_000;
 type QueuedSettlement = { plan: SettlePlan; resolve(): void; reject(error: unknown): void };
 
 export class RedisAdmissionStore implements AdmissionStore {
-  private readonly redis: Redis & Scripts;
+  private readonly redis: RedisClient & Scripts;
   private readonly base: string;
   private readonly settling: QueuedSettlement[] = [];
 
-  constructor(redis: Redis, prefix = "") {
-    redis.defineCommand("tollgateAdmit", { lua: ADMIT });
-    redis.defineCommand("tollgateSettle", { lua: SETTLE });
-    redis.defineCommand("tollgateLevels", { lua: LEVELS });
-    this.redis = redis as Redis & Scripts;
+  constructor(redis: RedisClient, prefix = "") {
+    defineScript(redis, "tollgateAdmit", ADMIT);
+    defineScript(redis, "tollgateSettle", SETTLE);
+    defineScript(redis, "tollgateLevels", LEVELS);
+    this.redis = redis as RedisClient & Scripts;
     this.base = `${prefix}{tollgate:budgets}`;
   }
 

@@ -219,6 +219,11 @@ export const configSchema = z
         path: z.string().min(1).optional(),
         /** Prepended to every Redis key, to keep deployments apart on one Redis. */
         keyPrefix: z.string().default(""),
+        /**
+         * `redisUrl` is a Redis Cluster: its value lists one or more seed nodes, comma-separated
+         * (`redis://10.0.0.1:6379,redis://10.0.0.2:6379`), and the rest are learned from them.
+         */
+        cluster: z.boolean().default(false),
       })
       .optional(),
     telemetry: z.strictObject({ captureContent: z.boolean().default(false) }).optional(),

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import { defineScript, type RedisClient } from "../store/redis-connection.ts";
 import type { CostRecord } from "../metering/cost-record.ts";
 import { aggregateEntry, aggregateIncrements, dimensionsOf, recordDay, totalsFields, unaddableReason, UnwritableRecords, type AggregateEntry, type LedgerStore } from "./ledger-store.ts";
 
@@ -39,11 +39,11 @@ type RecordCommand = { tollgateRecordCosts(keyCount: number, ...keysAndArgs: str
 
 export class RedisLedgerStore implements LedgerStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     /** Prepended to every key, e.g. to keep two deployments apart on one Redis. */
     private readonly prefix = "",
   ) {
-    redis.defineCommand("tollgateRecordCosts", { lua: RECORD_SCRIPT });
+    defineScript(redis, "tollgateRecordCosts", RECORD_SCRIPT);
   }
 
   keysFor(day: string) {

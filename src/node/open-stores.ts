@@ -1,6 +1,6 @@
 import { dirname, resolve } from "node:path";
 import { Redis } from "ioredis";
-import type { ResolvedConfig } from "../config/resolve-config.ts";
+import { ConfigError, type ResolvedConfig } from "../config/resolve-config.ts";
 import { FileLedgerStore } from "../ledger/file-ledger-store.ts";
 import { Ledger } from "../ledger/ledger.ts";
 import type { LedgerStore } from "../ledger/ledger-store.ts";
@@ -13,6 +13,7 @@ import { SpendTally } from "../budgets/spend-tally.ts";
 import type { KeyValueStore } from "../store/key-value-store.ts";
 import { MemoryKeyValueStore } from "../store/memory-key-value-store.ts";
 import { RedisKeyValueStore } from "../store/redis-key-value-store.ts";
+import { connectRedis, isClusterNode, RedisUrlError, type RedisClient } from "../store/redis-connection.ts";
 import { keepUnwritten } from "./unwritten-records.ts";
 
 /** Where the embedded store keeps records when the config names no path. */
@@ -39,11 +40,27 @@ export async function openStores(config: ResolvedConfig, log: (line: string) => 
     // hang, and a refused admission is never sent later from a queue. The ledger and the settles
     // retry what fails. Auto-pipelining sends the commands issued in one event-loop turn
     // (admissions, settlements) in one write: fewer syscalls under load, no added wait when idle.
-    const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3, enableAutoPipelining: true, enableOfflineQueue: false, commandTimeout: REDIS_COMMAND_TIMEOUT_MS });
-    redis.on("error", (error: Error) => log(`[tollgate] redis: ${error.message}`));
+    const cluster = config.store?.cluster ?? false;
+    let redis: RedisClient;
+    try {
+      redis = connectRedis(config.redisUrl, cluster, { commandTimeoutMs: REDIS_COMMAND_TIMEOUT_MS });
+    } catch (error) {
+      if (error instanceof RedisUrlError) throw new ConfigError([`store.redisUrl: ${error.message}`]);
+      throw error;
+    }
+    redis.on("error", (error: Error & { lastNodeError?: Error }) =>
+      // A cluster that cannot load its slot map says why only in the last node's error.
+      log(`[tollgate] redis: ${error.message}${error.lastNodeError ? ` (${error.lastNodeError.message})` : ""}`),
+    );
     // Without an offline queue, commands sent before the connection is up would fail: wait for it
     // (a Redis that is down at start-up is an outage like any other, answered with 503s meanwhile).
-    await readyWithin(redis, REDIS_CONNECT_WAIT_MS, log);
+    const ready = await readyWithin(redis, REDIS_CONNECT_WAIT_MS, log);
+    if (ready && redis instanceof Redis && (await isClusterNode(redis).catch(() => false))) {
+      redis.disconnect();
+      throw new ConfigError([
+        'store.redisUrl: this Redis is a Redis Cluster node, and keys on its other nodes would fail on every request; add "cluster": true to "store"',
+      ]);
+    }
     const prefix = config.store?.keyPrefix ?? "";
     const ledgerStore = new RedisLedgerStore(redis, prefix);
     // Records a gateway stopped during an outage could not write wait beside the embedded ledger's
@@ -73,8 +90,9 @@ const REDIS_COMMAND_TIMEOUT_MS = 2_000;
 /** How long start-up waits for Redis before serving anyway. */
 const REDIS_CONNECT_WAIT_MS = 5_000;
 
-async function readyWithin(redis: Redis, waitMs: number, log: (line: string) => void): Promise<void> {
-  if (redis.status === "ready") return;
+/** Whether Redis came up within `waitMs`. */
+async function readyWithin(redis: RedisClient, waitMs: number, log: (line: string) => void): Promise<boolean> {
+  if (redis.status === "ready") return true;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let onReady: (() => void) | undefined;
   const ready = await Promise.race([
@@ -84,4 +102,5 @@ async function readyWithin(redis: Redis, waitMs: number, log: (line: string) => 
   clearTimeout(timer);
   redis.off("ready", onReady!);
   if (!ready) log(`[tollgate] warning: Redis is not reachable after ${waitMs} ms; budgeted routes answer 503 until it is`);
+  return ready;
 }

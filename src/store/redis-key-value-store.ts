@@ -1,10 +1,10 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./redis-connection.ts";
 import type { KeyValueStore } from "./key-value-store.ts";
 
 /** The shared store on Redis. Keys are `<prefix>tollgate:kv:<key>`; each is its own slot, fine on Cluster. */
 export class RedisKeyValueStore implements KeyValueStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix = "",
   ) {}
 
@@ -14,12 +14,15 @@ export class RedisKeyValueStore implements KeyValueStore {
 
   async countSightings(keys: readonly string[], ttlSeconds: number): Promise<number[]> {
     if (keys.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const key of keys) pipeline.incr(this.key(key)).expire(this.key(key), ttlSeconds);
-    const results = (await pipeline.exec()) ?? [];
-    const failed = results.find(([error]) => error);
-    if (failed) throw failed[0];
-    return keys.map((_, index) => Number(results[index * 2]![1]));
+    // One pipeline per key: on a Cluster the keys live on different nodes, and a pipeline may only
+    // hold one node's keys. Sent in the same turn, the pipelines still leave in one write per node.
+    return Promise.all(
+      keys.map(async (key) => {
+        const [[incrError, count] = [], [expireError] = []] = (await this.redis.pipeline().incr(this.key(key)).expire(this.key(key), ttlSeconds).exec()) ?? [];
+        if (incrError || expireError) throw incrError ?? expireError;
+        return Number(count);
+      }),
+    );
   }
 
   async get(key: string): Promise<string | undefined> {

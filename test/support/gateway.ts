@@ -87,16 +87,16 @@ function withTemporaryLedger(config: unknown): unknown {
 }
 
 /**
- * `count` gateways on one real Redis (`redis`: its URL and this file's key prefix), as a platform
- * runs several instances: each with the test config's provider keys and a temporary directory of
- * its own for kept records. The caller closes them.
+ * `count` gateways on one real Redis (`redis`: its URL, this file's key prefix, and whether it is
+ * a Redis Cluster), as a platform runs several instances: each with the test config's provider
+ * keys and a temporary directory of its own for kept records. The caller closes them.
  */
-export async function startGatewaysOnRedis(count: number, config: Record<string, unknown>, redis: { url: string; prefix: string }): Promise<RunningGateway[]> {
+export async function startGatewaysOnRedis(count: number, config: Record<string, unknown>, redis: { url: string; prefix: string; cluster?: boolean }): Promise<RunningGateway[]> {
   const gateways: RunningGateway[] = [];
   for (let i = 0; i < count; i++) {
     gateways.push(
       await startGateway({
-        config: { ...config, store: { redisUrl: { env: "TEST_REDIS_URL" }, keyPrefix: redis.prefix, path: temporaryLedgerPath() } },
+        config: { ...config, store: { redisUrl: { env: "TEST_REDIS_URL" }, keyPrefix: redis.prefix, path: temporaryLedgerPath(), cluster: redis.cluster ?? false } },
         port: 0,
         upstreamTransport: "fetch",
         env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY, TEST_REDIS_URL: redis.url },

@@ -73,9 +73,9 @@ export function uniquePrefix(label = "tollgate-test"): string {
   return `${label}:${randomBytes(6).toString("hex")}:`;
 }
 
-class PortTakenError extends Error {}
+export class PortTakenError extends Error {}
 
-function findFreePort(): Promise<number> {
+export function findFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once("error", reject);
@@ -87,11 +87,19 @@ function findFreePort(): Promise<number> {
   });
 }
 
-async function startRedisOn(port: number, { dir = tmpdir(), persist = false } = {}): Promise<RedisHandle & { crash(): Promise<void> }> {
+/** `extraArgs`: more redis-server options, e.g. a cluster node's (redis-cluster.ts). */
+export async function startRedisOn(
+  port: number,
+  { dir = tmpdir(), persist = false, extraArgs = [] as string[] } = {},
+): Promise<RedisHandle & { crash(): Promise<void> }> {
   const child = spawn(
     "redis-server",
     // Memory only unless persisting: no RDB snapshots, and any stray file goes to a temp dir, not the repo.
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", ...(persist ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"]), "--dir", dir],
+    [
+      ...["--port", String(port), "--bind", "127.0.0.1", "--save", ""],
+      ...(persist ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"]),
+      ...["--dir", dir, ...extraArgs],
+    ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   let log = "";

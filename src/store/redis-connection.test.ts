@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { clusterSeeds, RedisUrlError } from "./redis-connection.ts";
+
+describe("clusterSeeds", () => {
+  it("reads every seed node of a comma-separated list, with the first one's credentials", () => {
+    expect(clusterSeeds("redis://app:s%40cret@10.0.0.1:7000, redis://10.0.0.2:7001,redis://cache.internal,10.0.0.4:7003")).toEqual({
+      nodes: [
+        { host: "10.0.0.1", port: 7000 },
+        { host: "10.0.0.2", port: 7001 },
+        { host: "cache.internal", port: 6379 },
+        { host: "10.0.0.4", port: 7003 },
+      ],
+      credentials: { username: "app", password: "s@cret" },
+    });
+  });
+
+  it("takes TLS from rediss:// and IPv6 hosts without their brackets", () => {
+    expect(clusterSeeds("rediss://:pw@[::1]:6380/0")).toEqual({ nodes: [{ host: "::1", port: 6380 }], credentials: { password: "pw", tls: {} } });
+  });
+
+  it.each([
+    ["", /the variable is empty/],
+    [" , ", /the variable is empty/],
+    ["tcp://10.0.0.1:6379", /"tcp:\/\/10\.0\.0\.1:6379" is not a redis:\/\/ or rediss:\/\/ URL/],
+    ["10.0.0.1:port", /"10\.0\.0\.1:port" is not a URL; write each seed node as redis:\/\/host:port/],
+    ["redis://10.0.0.1:6379/2", /names database 2; a Redis Cluster has only database 0, so drop the path/],
+    ["https://admin:hunter2@10.0.0.1", /"https:\/\/admin:\*\*\*@10\.0\.0\.1" is not a redis:\/\/ or rediss:\/\/ URL/],
+  ])("refuses %j, saying what to write", (list, message) => {
+    expect(() => clusterSeeds(list)).toThrow(RedisUrlError);
+    expect(() => clusterSeeds(list)).toThrow(message);
+    expect(() => clusterSeeds(list)).not.toThrow(/hunter2/);
+  });
+});

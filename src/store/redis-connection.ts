@@ -1,0 +1,99 @@
+import { Cluster, Redis, type RedisOptions } from "ioredis";
+
+/**
+ * One Redis server or a Redis Cluster. The stores use only what both offer: commands, scripts
+ * (`defineCommand`), pipelines whose keys share one slot, `status`, `quit` and `disconnect`.
+ */
+export type RedisClient = Redis | Cluster;
+
+/** What every tollgate connection to Redis is given, whichever the kind. */
+export type RedisClientOptions = {
+  /** The longest wait for a reply before the command fails. */
+  commandTimeoutMs: number;
+};
+
+/**
+ * Connects to `url`: one server, or with `cluster` a Redis Cluster whose seed nodes `url` lists,
+ * comma-separated (`redis://10.0.0.1:6379,redis://10.0.0.2:6379`; a bare `host:port` is a
+ * `redis://` one). The cluster's other nodes are
+ * learned from the seeds. A node's user, password and TLS (`rediss://`) come from the first seed.
+ *
+ * Neither kind queues commands while it is disconnected (a command fails at once), and both
+ * auto-pipeline: the commands issued in one event-loop turn go in one write per node.
+ */
+export function connectRedis(url: string, cluster: boolean, { commandTimeoutMs }: RedisClientOptions): RedisClient {
+  const perNode = { maxRetriesPerRequest: 3, commandTimeout: commandTimeoutMs } satisfies RedisOptions;
+  if (!cluster) return new Redis(url, { ...perNode, enableAutoPipelining: true, enableOfflineQueue: false });
+  const { nodes, credentials } = clusterSeeds(url);
+  return new Cluster(nodes, {
+    enableAutoPipelining: true,
+    enableOfflineQueue: false,
+    redisOptions: { ...perNode, ...credentials },
+    // With TLS, nodes are reached by the names the cluster gives, not by addresses ioredis looked
+    // up itself: a certificate names the host (AWS ElastiCache, for one, needs this).
+    ...(credentials.tls ? { dnsLookup: (address: string, callback: (error: null, address: string) => void) => callback(null, address) } : {}),
+  });
+}
+
+/**
+ * Defines a Lua script as a command of `redis`. On a Cluster, calls of it are sent on their own,
+ * not auto-pipelined: ioredis places an auto-pipelined script whose number of keys varies by its
+ * first argument (that number) instead of its first key, and so batched it with commands bound
+ * for other nodes ("All keys in the pipeline should belong to the same slots allocation group").
+ * Sent on its own, it goes to the node of its first key. The scripts batch their own work.
+ */
+export function defineScript(redis: RedisClient, name: string, lua: string): void {
+  redis.defineCommand(name, { lua });
+  if (redis instanceof Cluster) {
+    const ignored = redis.options.autoPipeliningIgnoredCommands ?? [];
+    if (!ignored.includes(name)) redis.options.autoPipeliningIgnoredCommands = [...ignored, name];
+  }
+}
+
+export class RedisUrlError extends Error {}
+
+/** The seed nodes of a comma-separated list of `redis://` / `rediss://` URLs, and their credentials. */
+export function clusterSeeds(list: string): { nodes: { host: string; port: number }[]; credentials: Pick<RedisOptions, "username" | "password" | "tls"> } {
+  const urls = list
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part.length > 0)
+    .map((part) => {
+      let url: URL;
+      try {
+        // A bare host:port, as cluster nodes are often listed, is a plain redis:// node.
+        url = new URL(part.includes("://") ? part : `redis://${part}`);
+      } catch {
+        throw new RedisUrlError(`"${redact(part)}" is not a URL; write each seed node as redis://host:port (rediss:// for TLS), separated by commas`);
+      }
+      if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
+        throw new RedisUrlError(`"${redact(part)}" is not a redis:// or rediss:// URL; write each seed node as redis://host:port`);
+      }
+      // A cluster has only database 0: a URL naming another would silently mean something else.
+      if (url.pathname !== "" && url.pathname !== "/" && url.pathname !== "/0") {
+        throw new RedisUrlError(`"${redact(part)}" names database ${url.pathname.slice(1)}; a Redis Cluster has only database 0, so drop the path`);
+      }
+      return url;
+    });
+  if (urls.length === 0) throw new RedisUrlError("the variable is empty; write one or more seed nodes as redis://host:port, separated by commas");
+  const first = urls[0]!;
+  const credentials: Pick<RedisOptions, "username" | "password" | "tls"> = {};
+  if (first.username) credentials.username = decodeURIComponent(first.username);
+  if (first.password) credentials.password = decodeURIComponent(first.password);
+  if (first.protocol === "rediss:") credentials.tls = {};
+  return { nodes: urls.map((url) => ({ host: url.hostname.replace(/^\[(.*)\]$/, "$1"), port: url.port ? Number(url.port) : 6379 })), credentials };
+}
+
+/** A URL as it may be printed: never with its password. */
+function redact(text: string): string {
+  return text.replace(/\/\/([^@/]*)@/, (_, userInfo: string) => `//${userInfo.includes(":") ? `${userInfo.split(":")[0]}:***` : "***"}@`);
+}
+
+/**
+ * Whether the server behind a single-server connection is in fact a Redis Cluster node: keys of
+ * other nodes would then fail with MOVED on every request, so start-up says what to change.
+ */
+export async function isClusterNode(redis: Redis): Promise<boolean> {
+  const info = await redis.info("cluster");
+  return /^cluster_enabled:1\b/m.test(info);
+}
