@@ -9,7 +9,7 @@ import { RedisLedgerStore } from "../src/ledger/redis-ledger-store.ts";
 import { startGateway, type RunningGateway } from "../src/node/serve.ts";
 import { connectRedis } from "../src/store/redis-connection.ts";
 import type { Cluster } from "ioredis";
-import { ADMIN_KEY, APP_KEY, OPENAI_KEY, ANTHROPIC_KEY, postJson, startGatewaysOnRedis, testConfig } from "./support/gateway.ts";
+import { ADMIN_KEY, APP_KEY, OPENAI_KEY, ANTHROPIC_KEY, postJson, startGatewaysOnRedis, temporaryLedgerPath, testConfig } from "./support/gateway.ts";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 import { startRedisCluster, type RedisClusterHandle } from "./support/redis-cluster.ts";
 import { uniquePrefix } from "./support/redis-server.ts";
@@ -195,4 +195,29 @@ describe("start-up against a Redis Cluster", () => {
     await expect(start).rejects.toThrow(/store\.redisUrl: "http:\/\/ops:\*\*\*@10\.0\.0\.9:6379" is not a redis:\/\/ or rediss:\/\/ URL/);
     await expect(start).rejects.not.toThrow(/hunter2/);
   });
+
+  // Last in the file: it takes a node away from the cluster the other tests share.
+  it("a node that goes away: budgets kept on it fail closed with a 503, other routes still answer, and the log names the node", async () => {
+    const lines: string[] = [];
+    const gateway = await startGateway({
+      config: { ...clusterConfig(), store: { redisUrl: { env: "REDIS_URL" }, cluster: true, keyPrefix: prefix, path: temporaryLedgerPath() } },
+      port: 0,
+      env: { ...env, REDIS_URL: cluster.url },
+      upstreamTransport: "fetch",
+      log: (line) => lines.push(line),
+    });
+    try {
+      const budgetNode = await cluster.nodeFor(`${prefix}{tollgate:budgets}:expiries`);
+      await cluster.stopNode(cluster.nodeUrls.indexOf(budgetNode));
+      const refused = await ask(gateway, "budgeted");
+      expect(refused.status).toBe(503);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("budget_store_unavailable");
+      const answered = await ask(gateway, "gpt");
+      expect(answered.status).toBe(200);
+      await answered.text();
+      expect(lines).toContain(`[tollgate] redis node ${new URL(budgetNode).host}: connect ECONNREFUSED ${new URL(budgetNode).host}`);
+    } finally {
+      await gateway.close({ drainMs: 0 });
+    }
+  }, 30_000);
 });

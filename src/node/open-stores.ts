@@ -52,6 +52,8 @@ export async function openStores(config: ResolvedConfig, log: (line: string) => 
       // A cluster that cannot load its slot map says why only in the last node's error.
       log(`[tollgate] redis: ${error.message}${error.lastNodeError ? ` (${error.lastNodeError.message})` : ""}`),
     );
+    // A cluster reports a node's own connection errors apart (a single server's are "error").
+    redis.on("node error", (error: Error, address: string) => log(`[tollgate] redis node ${address}: ${error.message}`));
     // Without an offline queue, commands sent before the connection is up would fail: wait for it
     // (a Redis that is down at start-up is an outage like any other, answered with 503s meanwhile).
     const ready = await readyWithin(redis, REDIS_CONNECT_WAIT_MS, log);

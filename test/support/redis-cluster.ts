@@ -15,6 +15,8 @@ export interface RedisClusterHandle {
   nodeUrls: string[];
   /** The URL of the master that serves `key`'s slot. */
   nodeFor(key: string): Promise<string>;
+  /** Stops one master (the cluster then lacks its slots: a node outage). */
+  stopNode(index: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -48,6 +50,10 @@ export async function startRedisCluster(masters = 3): Promise<RedisClusterHandle
     async nodeFor(key) {
       const slot = Number(await clients[0]!.call("CLUSTER", "KEYSLOT", key));
       return nodes[Math.floor(slot / Math.ceil(SLOTS / masters))]!.url;
+    },
+    async stopNode(index) {
+      clients[index]!.disconnect();
+      await nodes[index]!.stop();
     },
     stop,
   };
