@@ -14,13 +14,13 @@ export class RedisKeyValueStore implements KeyValueStore {
 
   async countSightings(keys: readonly string[], ttlSeconds: number): Promise<number[]> {
     if (keys.length === 0) return [];
-    // One pipeline per key: on a Cluster the keys live on different nodes, and a pipeline may only
-    // hold one node's keys. Sent in the same turn, the pipelines still leave in one write per node.
+    // Plain commands, not one pipeline: on a Cluster the keys live on different nodes, and a
+    // pipeline may only hold one node's keys. Issued in the same turn, they are auto-pipelined:
+    // one write per node.
     return Promise.all(
       keys.map(async (key) => {
-        const [[incrError, count] = [], [expireError] = []] = (await this.redis.pipeline().incr(this.key(key)).expire(this.key(key), ttlSeconds).exec()) ?? [];
-        if (incrError || expireError) throw incrError ?? expireError;
-        return Number(count);
+        const [count] = await Promise.all([this.redis.incr(this.key(key)), this.redis.expire(this.key(key), ttlSeconds)]);
+        return count;
       }),
     );
   }
