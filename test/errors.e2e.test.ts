@@ -88,7 +88,7 @@ describe("errors in the OpenAI dialect", () => {
     expect(response.status).toBe(404);
     const { error } = await response.json();
     expect(error.message).toBe(
-      "no such endpoint: POST /v1/completions; tollgate serves POST /v1/chat/completions, POST /v1/messages, GET /v1/models, GET /v1/budgets, GET /v1/admin/costs, GET /admin (the cost dashboard), GET /healthz",
+      "no such endpoint: POST /v1/completions; tollgate serves POST /v1/chat/completions, POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models, GET /v1/budgets, GET /v1/admin/costs, GET /admin (the cost dashboard), GET /healthz",
     );
     // A path, not a model: not the "model_not_found" an unknown route gets.
     expect(error.code).toBe("unknown_endpoint");

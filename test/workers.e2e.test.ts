@@ -97,6 +97,18 @@ describe("the Workers entry on workerd", () => {
     });
   });
 
+  it("counts tokens for an Anthropic client with the edge's byte estimate (no tokenizer on Workers)", async () => {
+    const response = await miniflare.dispatchFetch("http://gateway/v1/messages/count_tokens", {
+      method: "POST",
+      headers: { "x-api-key": EDGE_KEY, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+      body: JSON.stringify({ model: "local", messages: [{ role: "user", content: "Hello there" }] }),
+    });
+    expect(response.status).toBe(200);
+    // 11 bytes ÷ 4, rounded up: 3; + 3 for the message + 3 priming the reply.
+    expect(await response.json()).toEqual({ input_tokens: 9 });
+    expect(response.headers.get("x-tollgate-estimated")).toBe("true");
+  });
+
   it("streams an Anthropic-dialect answer as Messages events", async () => {
     const response = await miniflare.dispatchFetch("http://gateway/v1/messages", {
       method: "POST",

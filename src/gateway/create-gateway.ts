@@ -22,6 +22,7 @@ import type { GatewayEnv } from "./gateway-context.ts";
 import { CheapestFirst } from "../routing/cheapest-first.ts";
 import { httpServerSpan } from "../telemetry/http-server-span.ts";
 import { createChatHandler } from "./handle-chat.ts";
+import { createCountTokensHandler } from "./handle-count-tokens.ts";
 import { newRequestId } from "./request-id.ts";
 import { jsonResponse } from "./json-response.ts";
 import { renderModelList } from "./render-model-list.ts";
@@ -64,6 +65,7 @@ export type GatewayOptions = {
 const ENDPOINT_METHODS = new Map([
   ["/v1/chat/completions", "POST"],
   ["/v1/messages", "POST"],
+  ["/v1/messages/count_tokens", "POST"],
   ["/v1/models", "GET"],
   ["/v1/budgets", "GET"],
   ["/v1/admin/costs", "GET"],
@@ -72,7 +74,7 @@ const ENDPOINT_METHODS = new Map([
 ]);
 
 /** Endpoints named in span names; anything else is named by its method only (bounded cardinality). */
-const SPAN_PATHS = new Set(["/v1/chat/completions", "/v1/messages", "/v1/models", "/v1/budgets", "/v1/admin/costs", "/healthz"]);
+const SPAN_PATHS = new Set(["/v1/chat/completions", "/v1/messages", "/v1/messages/count_tokens", "/v1/models", "/v1/budgets", "/v1/admin/costs", "/healthz"]);
 
 /** The gateway as a Hono app: Web-standard Request in, Response out, on any runtime. */
 export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {
@@ -151,7 +153,7 @@ export function buildGateway({
       return jsonResponse(c.get("dialect").renderError(error), error.status, c.get("requestId"), { allow: allow === "GET" ? "GET, HEAD" : allow });
     }
     // Not "model_not_found" (the default code of a 404, for an unknown route): this is a path.
-    throw new GatewayError("not_found", `no such endpoint: ${c.req.method} ${c.req.path}; tollgate serves POST /v1/chat/completions, POST /v1/messages, GET /v1/models, GET /v1/budgets, GET /v1/admin/costs, GET /admin (the cost dashboard), GET /healthz`, {
+    throw new GatewayError("not_found", `no such endpoint: ${c.req.method} ${c.req.path}; tollgate serves POST /v1/chat/completions, POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models, GET /v1/budgets, GET /v1/admin/costs, GET /admin (the cost dashboard), GET /healthz`, {
       code: "unknown_endpoint",
     });
   });
@@ -185,6 +187,7 @@ export function buildGateway({
   app.get("/v1/admin/costs", (c) => answerCostReport(c, ledger, now()));
   app.post("/v1/chat/completions", handleChat);
   app.post("/v1/messages", handleChat);
+  app.post("/v1/messages/count_tokens", createCountTokensHandler({ config, slots, order, counter }));
 
   return {
     app,

@@ -2,11 +2,11 @@ import type { Context } from "hono";
 import type { PolicyChain } from "../../policies/policy-chain.ts";
 import type { PolicyContext } from "../../policies/policy.ts";
 import { isDeterministic, type ResponseCache } from "../../policies/response-cache/response-cache.ts";
-import { mayUseRoute, teamOf, type Caller } from "../auth/authenticate.ts";
+import { teamOf } from "../auth/authenticate.ts";
 import type { RouteConfig } from "../config/config-schema.ts";
 import type { ResolvedConfig } from "../config/resolve-config.ts";
 import { summarizeRecord } from "../dialects/stream-summary.ts";
-import { GatewayError, toGatewayError } from "../errors/gateway-error.ts";
+import { toGatewayError } from "../errors/gateway-error.ts";
 import type { MeteredCall, Metering } from "../metering/metering.ts";
 import type { TokenCounter } from "../metering/token-counter.ts";
 import type { CostRecord } from "../metering/cost-record.ts";
@@ -19,6 +19,7 @@ import type { ProviderSlot } from "../routing/create-chat-models.ts";
 import { generateOnRoute, streamOnRoute, type AdaptToTarget, type RoutedStream, type RouteObserver } from "../routing/route-chat.ts";
 import type { KeyValueStore } from "../store/key-value-store.ts";
 import { answerFromCache } from "./answer-from-cache.ts";
+import { findRoute } from "./find-route.ts";
 import { answerHeaders, streamHeaders } from "./answer-headers.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
 import { jsonResponse } from "./json-response.ts";
@@ -174,15 +175,6 @@ function takeRequestSpan(c: Context<GatewayEnv>) {
   const holder = c.get("requestSpan");
   holder.handedOff = true;
   return holder.span;
-}
-
-function findRoute(config: ResolvedConfig, caller: Caller, name: string): RouteConfig {
-  // Own keys only: `model: "constructor"` must not find Object.prototype's.
-  const route = Object.hasOwn(config.routes, name) ? config.routes[name] : undefined;
-  if (route && mayUseRoute(caller, name)) return route;
-  const allowed = Object.keys(config.routes).filter((routeName) => mayUseRoute(caller, routeName));
-  if (route) throw new GatewayError("permission", `this key may not use route "${name}"; it may use: ${allowed.join(", ") || "none"}`, { param: "model" });
-  throw new GatewayError("not_found", `unknown route "${name}": set model to one of ${allowed.join(", ") || "(no routes)"}`, { param: "model" });
 }
 
 async function answer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, slot, observer }: Job): Promise<Response> {

@@ -22,6 +22,11 @@ export interface ChatModel {
   /** `headers`: what the call carries besides the adapter's own (trace context: UpstreamHeaders). */
   generate(request: ChatRequest, model: string, signal: AbortSignal, headers?: UpstreamHeaders): Promise<ChatResponse>;
   stream(request: ChatRequest, model: string, signal: AbortSignal, headers?: UpstreamHeaders): AsyncGenerator<StreamPart>;
+  /**
+   * The provider's own count of the input tokens `request` would cost on `model` (Anthropic's
+   * count_tokens, which is free). Absent where the provider has no such endpoint.
+   */
+  countTokens?(request: ChatRequest, model: string, signal: AbortSignal): Promise<number>;
 }
 
 /**

@@ -163,3 +163,15 @@ describe("answer deadline (not streamed)", () => {
     expect(seen.aborted).toBe(true);
   });
 });
+
+describe("count deadlines", () => {
+  it("holds a provider's token count to timeoutMs, and keeps no count the adapter lacks", async () => {
+    const { model, seen } = scriptedModel(["stall"]);
+    const counting: ChatModel = { ...model, countTokens: (_request, _model, signal) => model.generate(request, "m", signal).then(() => 1) };
+    const error = await withDeadlines(counting, { timeoutMs: 50, idleMs: 50 }).countTokens!(request, "m", new AbortController().signal).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(error).toMatchObject({ kind: "timeout" });
+    expect(seen.aborted).toBe(true);
+    expect(withDeadlines(model, { timeoutMs: 50, idleMs: 50 }).countTokens).toBeUndefined();
+  });
+});

@@ -1,7 +1,6 @@
 import { didNotAnswer } from "../../adapters/shared/timeouts.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { ChatModel } from "../model/chat-model.ts";
-import type { ChatResponse } from "../model/chat-response.ts";
 import { isPreamble, type StreamPart } from "../model/stream-part.ts";
 import { QuietTimer, type QuietListener } from "../runtime/quiet-timer.ts";
 
@@ -32,15 +31,16 @@ export function withDeadlines(model: ChatModel, deadlines: CallDeadlines): ChatM
     ...(model.refuse ? { refuse: model.refuse } : {}),
     generate: (request, modelName, signal, headers) => answerWithin(model, deadlines.timeoutMs, signal, (inner) => model.generate(request, modelName, inner, headers)),
     stream: (request, modelName, signal, headers) => guarded(model, deadlines, signal, (inner) => model.stream(request, modelName, inner, headers)),
+    ...(model.countTokens ? { countTokens: (request, modelName, signal) => answerWithin(model, deadlines.timeoutMs, signal, (inner) => model.countTokens!(request, modelName, inner)) } : {}),
   };
 }
 
-async function answerWithin(
+async function answerWithin<Answer>(
   model: ChatModel,
   timeoutMs: number,
   client: AbortSignal,
-  call: (signal: AbortSignal) => Promise<ChatResponse>,
-): Promise<ChatResponse> {
+  call: (signal: AbortSignal) => Promise<Answer>,
+): Promise<Answer> {
   const watchdog = new Watchdog(client);
   watchdog.waitAtMost(timeoutMs);
   try {

@@ -214,7 +214,8 @@ class Failures {
   }
 }
 
-function* usableTargets(route: RouteConfig, slots: Map<string, ProviderSlot>): Generator<Target> {
+/** The route's targets whose provider is available, in the route's order. */
+export function* usableTargets(route: RouteConfig, slots: Map<string, ProviderSlot>): Generator<Target> {
   for (const target of route.targets) {
     const slot = slots.get(target.provider);
     if (slot && "model" in slot) yield { model: slot.model, modelName: target.model };
@@ -222,7 +223,7 @@ function* usableTargets(route: RouteConfig, slots: Map<string, ProviderSlot>): G
 }
 
 /** Every target is an optional provider without its key: say which variable to set. */
-function noTargetError(route: RouteConfig, slots: Map<string, ProviderSlot>): GatewayError {
+export function noTargetError(route: RouteConfig, slots: Map<string, ProviderSlot>): GatewayError {
   const reasons = route.targets.flatMap((target) => {
     const slot = slots.get(target.provider);
     return slot && "unavailable" in slot ? [slot.unavailable] : [];

@@ -45,6 +45,16 @@ export function parseAnthropicRequest(body: unknown): ChatRequest {
   });
 }
 
+/**
+ * A count_tokens body: a Messages request without `max_tokens` (nor anything else about the
+ * answer). Read as a Messages request with a placeholder bound, which is then dropped.
+ */
+export function parseAnthropicCountTokensRequest(body: unknown): ChatRequest {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return parseAnthropicRequest(body);
+  const { maxTokens: _placeholder, ...request } = parseAnthropicRequest({ ...body, max_tokens: 1, stream: false });
+  return request;
+}
+
 type AnthropicMessage = AnthropicMessagesRequest["messages"][number];
 
 /**

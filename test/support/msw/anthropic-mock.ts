@@ -1,6 +1,6 @@
-// msw stand-in for Anthropic's `POST /v1/messages`, answering in the real wire format
-// (see anthropic-wire-format.ts). Tests script replies with `enqueue` and read `requests` to see
-// exactly what the gateway sent upstream.
+// msw stand-in for Anthropic's `POST /v1/messages` and `POST /v1/messages/count_tokens`, answering
+// in the real wire format (see anthropic-wire-format.ts). Tests script replies with `enqueue` (and
+// `enqueueCountTokens`) and read `requests` to see exactly what the gateway sent upstream.
 
 import { http, HttpResponse } from "msw";
 import {
@@ -119,7 +119,16 @@ export type AnthropicMockReply =
 
 export type AnthropicMockOptions = ProviderMockOptions;
 
-export type AnthropicMock = ProviderMock<AnthropicMockReply>;
+/** One scripted count_tokens answer: a count (default: the request's words, see the handler) or an HTTP error. */
+export type AnthropicCountTokensReply = { kind: "count"; inputTokens?: number } | Extract<AnthropicMockReply, { kind: "http-error" }>;
+
+export type AnthropicMock = ProviderMock<AnthropicMockReply> & {
+  /** Queues count_tokens answers (a queue of their own: a count never takes a Messages reply). */
+  enqueueCountTokens(...replies: AnthropicCountTokensReply[]): void;
+};
+
+/** Fields about the answer, which count_tokens refuses as extra inputs. */
+const NOT_FOR_COUNTING = ["max_tokens", "stream", "temperature", "top_p", "top_k", "stop_sequences", "metadata"];
 
 export const DEFAULT_ANTHROPIC_TEXT = "Hello from mock Anthropic.";
 
@@ -129,18 +138,21 @@ export function createAnthropicMock({
 }: AnthropicMockOptions = {}): AnthropicMock {
   const requests: RecordedRequest[] = [];
   const replies = new ReplyQueue<AnthropicMockReply>(() => ({ kind: "text" }));
+  const countReplies = new ReplyQueue<AnthropicCountTokensReply>(() => ({ kind: "count" }));
+  const base = baseUrl.replace(/\/$/, "");
 
-  const messages = http.post(`${baseUrl.replace(/\/$/, "")}/v1/messages`, async ({ request }) => {
-    const record = await recordRequest(request, requests);
-    const requestId = newAnthropicRequestId();
-    const errorResponse = (status: number, type: string, message: string, extra: Record<string, string> = {}) =>
-      HttpResponse.json(anthropicErrorBody(type, message, requestId), {
-        status,
-        headers: { "request-id": requestId, ...extra },
-      });
+  /** An error answer in Anthropic's shape, with its request id. */
+  const errorResponder = (requestId: string) => (status: number, type: string, message: string, extra: Record<string, string> = {}) =>
+    HttpResponse.json(anthropicErrorBody(type, message, requestId), {
+      status,
+      headers: { "request-id": requestId, ...extra },
+    });
 
-    // Checked before anything else, so a rejected request uses up no scripted reply.
-    // Older clients send the key as `x-api-key`; @anthropic-ai/sdk 1.x sends `Authorization: Bearer <key>`.
+  /**
+   * The key and version every endpoint checks first, so a rejected request uses up no scripted
+   * reply. Older clients send the key as `x-api-key`; @anthropic-ai/sdk 1.x sends `Authorization: Bearer <key>`.
+   */
+  const refuseHeaders = (request: Request, errorResponse: ReturnType<typeof errorResponder>) => {
     const viaHeader = request.headers.get("x-api-key");
     const viaBearer = /^Bearer\s+(.*)$/i.exec(request.headers.get("authorization") ?? "")?.[1]?.trim();
     if (!viaHeader && !viaBearer) return errorResponse(401, "authentication_error", "x-api-key header is required");
@@ -151,6 +163,42 @@ export function createAnthropicMock({
     if (!request.headers.get("anthropic-version")) {
       return errorResponse(400, "invalid_request_error", "anthropic-version: header is required");
     }
+    return undefined;
+  };
+
+  // count_tokens answers `{"input_tokens": N}` and nothing else. N defaults to the mock's token
+  // unit over the prompt: the words of `system` and `messages`, plus one per tool definition.
+  const countTokens = http.post(`${base}/v1/messages/count_tokens`, async ({ request }) => {
+    const record = await recordRequest(request, requests);
+    const requestId = newAnthropicRequestId();
+    const errorResponse = errorResponder(requestId);
+    const refused = refuseHeaders(request, errorResponse);
+    if (refused) return refused;
+    const body = record.body;
+    if (!body || typeof body !== "object") {
+      return errorResponse(400, "invalid_request_error", "There was an error parsing the body: invalid JSON");
+    }
+    if (typeof body.model !== "string") return errorResponse(400, "invalid_request_error", "model: Field required");
+    if (!Array.isArray(body.messages)) return errorResponse(400, "invalid_request_error", "messages: Field required");
+    const extra = NOT_FOR_COUNTING.find((field) => field in body);
+    if (extra) return errorResponse(400, "invalid_request_error", `${extra}: Extra inputs are not permitted`);
+
+    const reply = countReplies.next();
+    if (reply.kind === "http-error") {
+      const fallback = defaultAnthropicError(reply.status);
+      const retryAfter = reply.retryAfter ?? (reply.status === 429 ? 1 : undefined);
+      return errorResponse(reply.status, reply.type ?? fallback.type, reply.message ?? fallback.message, retryAfter === undefined ? {} : { "retry-after": String(retryAfter) });
+    }
+    const words = countWordsInContent(body.system) + countWordsInContent(body.messages) + (Array.isArray(body.tools) ? body.tools.length : 0);
+    return HttpResponse.json({ input_tokens: reply.inputTokens ?? words }, { headers: { "request-id": requestId } });
+  });
+
+  const messages = http.post(`${base}/v1/messages`, async ({ request }) => {
+    const record = await recordRequest(request, requests);
+    const requestId = newAnthropicRequestId();
+    const errorResponse = errorResponder(requestId);
+    const refused = refuseHeaders(request, errorResponse);
+    if (refused) return refused;
     const body = record.body;
     if (!body || typeof body !== "object") {
       return errorResponse(400, "invalid_request_error", "There was an error parsing the body: invalid JSON");
@@ -223,7 +271,15 @@ export function createAnthropicMock({
     }
   });
 
-  return providerMock(messages, requests, replies);
+  const mock = providerMock([messages, countTokens], requests, replies);
+  return {
+    ...mock,
+    enqueueCountTokens: (...next) => countReplies.enqueue(...next),
+    reset: () => {
+      mock.reset();
+      countReplies.clear();
+    },
+  };
 }
 
 /** The content blocks of an answer, how each is streamed, and its stop reason. */

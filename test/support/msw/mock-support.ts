@@ -32,10 +32,10 @@ export interface ProviderMock<Reply> {
   reset(): void;
 }
 
-/** The mock around one handler: `requests` and `replies` are the ones that handler uses. */
-export function providerMock<Reply>(handler: HttpHandler, requests: RecordedRequest[], replies: ReplyQueue<Reply>): ProviderMock<Reply> {
+/** The mock around its handlers: `requests` and `replies` are the ones they use. */
+export function providerMock<Reply>(handlers: HttpHandler | HttpHandler[], requests: RecordedRequest[], replies: ReplyQueue<Reply>): ProviderMock<Reply> {
   return {
-    handlers: [handler],
+    handlers: [handlers].flat(),
     requests,
     enqueue: (...next) => replies.enqueue(...next),
     reset: () => {
