@@ -28,6 +28,11 @@ export type PolicyContext = {
    * makes, and what must happen once per request (a sighting counted) is kept here.
    */
   perRequest?: Map<string, unknown>;
+  /**
+   * The request is only counted (count_tokens), never sent: shape it as for a call, but change no
+   * shared state (no prefix sighting is counted).
+   */
+  countOnly?: boolean;
 };
 
 export interface Policy {

@@ -9,7 +9,20 @@ import { ANTHROPIC_KEY, APP_KEY, LIMITED_KEY, ledgerRecords, postJson, useMocked
 const rig = useMockedGateway({
   // Budget of a millionth of a dollar: one chat request would be refused, a count must not be.
   "tiny-claude": { targets: [{ provider: "anthropic", model: "claude-haiku-4-5" }], budget: { usd: 0.000001, window: "day" } },
+  "claude-then-gpt": {
+    targets: [
+      { provider: "anthropic", model: "claude-sonnet-4-6" },
+      { provider: "openai", model: "gpt-4o" },
+    ],
+  },
+  "cached-claude": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }], policies: { promptCache: { mode: "auto" } } },
 });
+
+const lastCountBody = () => rig.mocks.anthropic.requests.filter((request) => request.url.endsWith("/v1/messages/count_tokens")).at(-1)?.body;
+const inputTokens = async (response: Response) => {
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { input_tokens: number }).input_tokens;
+};
 
 const weatherTool = { name: "get_weather", description: "Weather of a city", input_schema: { type: "object" as const, properties: { city: { type: "string" } } } };
 
@@ -73,6 +86,58 @@ describe("count_tokens with the Anthropic SDK", () => {
     const error = await rig.gateway.anthropic.messages.countTokens({ model: "claude", messages: [{ role: "user", content: "hi" }] }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(Anthropic.RateLimitError);
     expect((error as InstanceType<typeof Anthropic.RateLimitError>).headers?.get("retry-after")).toBe("7");
+  });
+});
+
+describe("count_tokens counts what a chat request would send, where it would send it", () => {
+  const count = (body: unknown) => postJson(rig.gateway, "/v1/messages/count_tokens", body);
+
+  it("counts a client's JSON schema as the line the chat writes into Claude's system prompt", async () => {
+    const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
+    await inputTokens(await count({ model: "claude", messages: [{ role: "user", content: "Which city?" }], output_config: { format: { type: "json_schema", schema } } }));
+    expect(lastCountBody().system).toEqual([{ type: "text", text: `Respond with a single JSON object that conforms to this JSON Schema, and nothing else: ${JSON.stringify(schema)}` }]);
+  });
+
+  it("refuses a blank last user turn as the chat does, without calling Anthropic", async () => {
+    const response = await count({ model: "claude", messages: [{ role: "user", content: "   " }] });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { type: string; message: string } }).error).toMatchObject({ type: "invalid_request_error", message: expect.stringMatching(/only whitespace/) });
+    expect(rig.mocks.anthropic.requests).toHaveLength(0);
+  });
+
+  it("moves on to the route's next target when the first refuses the request, as the chat does", async () => {
+    const response = await count({ model: "claude-then-gpt", messages: [{ role: "user", content: "   " }] });
+    expect(response.headers.get("x-tollgate-provider")).toBe("openai");
+    expect(response.headers.get("x-tollgate-estimated")).toBe("true");
+    // o200k_base: "   " is 1 token, + 3 for the message + 3 priming the reply.
+    expect(await inputTokens(response)).toBe(7);
+  });
+
+  it("moves on to the route's next target when the first is overloaded", async () => {
+    rig.mocks.anthropic.enqueueCountTokens({ kind: "http-error", status: 529 });
+    const response = await count({ model: "claude-then-gpt", messages: [{ role: "user", content: "Hello there" }] });
+    expect(response.headers.get("x-tollgate-provider")).toBe("openai");
+    expect(await inputTokens(response)).toBe(8);
+    expect(rig.mocks.anthropic.requests).toHaveLength(1);
+  });
+
+  it("estimates an image at 765 tokens where the target cannot count (gpt-4o's price of a 1024 × 1024 image at high detail)", async () => {
+    const image = { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } };
+    const withImage = await inputTokens(await count({ model: "gpt", messages: [{ role: "user", content: [image, { type: "text", text: "what is this" }] }] }));
+    const without = await inputTokens(await count({ model: "gpt", messages: [{ role: "user", content: [{ type: "text", text: "what is this" }] }] }));
+    expect(withImage - without).toBe(765);
+  });
+
+  it("counts no prompt-cache sighting: a chat after two counts of its conversation is still its first sighting", async () => {
+    const conversation = [
+      { role: "user", content: "Summarize this support ticket. " + "The details of the ticket follow in full. ".repeat(300) },
+    ];
+    await inputTokens(await count({ model: "cached-claude", system: "You are a helpful assistant. ".repeat(10), messages: conversation }));
+    await inputTokens(await count({ model: "cached-claude", system: "You are a helpful assistant. ".repeat(10), messages: conversation }));
+    const chat = await postJson(rig.gateway, "/v1/messages", { model: "cached-claude", max_tokens: 16, system: "You are a helpful assistant. ".repeat(10), messages: conversation });
+    expect(chat.status).toBe(200);
+    await chat.text();
+    expect(chat.headers.get("x-tollgate-policies")).toContain("prompt_cache=first-sighting");
   });
 });
 

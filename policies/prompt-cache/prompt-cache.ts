@@ -31,7 +31,9 @@ export function promptCachePolicy(options: PromptCacheOptions): Policy {
   return {
     name: "promptCache",
     async adaptToTarget(request, target, log, context) {
-      if (options.mode === "off") return request;
+      // Breakpoints change what a call costs, not how many tokens it holds: a count needs none,
+      // and must not count as a sighting.
+      if (options.mode === "off" || context.countOnly) return request;
       if (target.providerType === "openai-compatible") {
         log.notes.push("prompt_cache=reuse-prefix");
         return { ...request, promptCache: { reusePrefix: true } };

@@ -20,6 +20,7 @@ import { generateOnRoute, streamOnRoute, type AdaptToTarget, type RoutedStream, 
 import type { KeyValueStore } from "../store/key-value-store.ts";
 import { answerFromCache } from "./answer-from-cache.ts";
 import { findRoute } from "./find-route.ts";
+import { targetAdapter } from "./target-adapter.ts";
 import { answerHeaders, streamHeaders } from "./answer-headers.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
 import { jsonResponse } from "./json-response.ts";
@@ -159,14 +160,7 @@ async function answerRouted(
   const hit = slot && (await slot.cache.lookup(slot.key).catch(() => undefined));
   if (hit) return answerFromCache(c, request, call, hit);
 
-  const adapt: AdaptToTarget = async (toAdapt, target) => {
-    const refusal = target.model.refuse?.(toAdapt);
-    if (refusal) throw refusal;
-    const policyTarget = { providerName: target.model.providerName, providerType: target.model.providerType, model: target.modelName };
-    const adapted = await chain.adaptToTarget(toAdapt, policyTarget, context);
-    call.notePolicies("target", adapted.log.notes, adapted.log.warnings);
-    return adapted.request;
-  };
+  const adapt = targetAdapter(chain, context, (log) => call.notePolicies("target", log.notes, log.warnings));
   const job: Job = { request, route, slots, call, adapt, slot, streaming, observer };
   return request.stream ? streamAnswer(c, job) : answer(c, job);
 }

@@ -1,49 +1,82 @@
 import type { Context } from "hono";
+import type { PolicyChain } from "../../policies/policy-chain.ts";
+import type { PolicyContext } from "../../policies/policy.ts";
+import { teamOf } from "../auth/authenticate.ts";
 import type { ResolvedConfig } from "../config/resolve-config.ts";
 import { parseAnthropicCountTokensRequest } from "../dialects/anthropic/parse-anthropic-request.ts";
 import { countRequestTokens, type TokenCounter } from "../metering/token-counter.ts";
+import type { ChatRequest, ImageContent } from "../model/chat-request.ts";
 import type { CheapestFirst } from "../routing/cheapest-first.ts";
 import type { ProviderSlot } from "../routing/create-chat-models.ts";
-import { noTargetError, usableTargets } from "../routing/route-chat.ts";
+import { callOnRoute } from "../routing/route-chat.ts";
+import type { KeyValueStore } from "../store/key-value-store.ts";
 import { findRoute } from "./find-route.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
 import { jsonResponse } from "./json-response.ts";
 import { readJsonBody } from "./read-json-body.ts";
+import { targetAdapter } from "./target-adapter.ts";
 
 // POST /v1/messages/count_tokens: Anthropic's token counting, which the Anthropic SDK's
 // `messages.countTokens()` calls (and agents that manage their context window call often). It
-// answers the input tokens the request would cost on the first target its route would try:
-//   - an Anthropic target counts them itself (its count_tokens endpoint, which is free);
+// answers the input tokens the request would cost where a chat request would go: the route's
+// policies shape it (a format instruction, a brevity line, a client's JSON schema written out for
+// Claude), and its targets are tried in the route's order, skipping those that refuse it and
+// moving on when one fails in a way the next could make good. Then:
+//   - an Anthropic target counts the tokens itself (its count_tokens endpoint, which is free);
 //   - other targets have no such endpoint: tollgate counts with its tokenizer, as it does for a
 //     usage the provider never reported, and says so with `x-tollgate-estimated: true`.
-// Counting spends nothing, so it reserves no budget, takes nothing from a rate limit and leaves
-// no cost record. The route's policies are not applied: their lines (a format instruction, a
-// brevity line) add a few tokens the count does not hold.
+// Counting spends nothing: it reserves no budget, takes nothing from a rate limit, leaves no
+// cost record, and counts no prompt-cache sighting.
 
 export type CountTokensDeps = {
   config: ResolvedConfig;
   slots: Map<string, ProviderSlot>;
   /** Orders a "cheapest" route's targets for this request, as a chat request would be. */
   order: CheapestFirst;
+  policies: Map<string, PolicyChain>;
+  store: KeyValueStore;
   counter: TokenCounter;
 };
 
-export function createCountTokensHandler({ config, slots, order, counter }: CountTokensDeps) {
-  return async function handleCountTokens(c: Context<GatewayEnv>): Promise<Response> {
-    const request = parseAnthropicCountTokensRequest(await readJsonBody(c.req.raw, config.server.maxBodyBytes));
-    const route = order.routeFor(request, findRoute(config, c.get("caller"), request.route));
-    const target = usableTargets(route, slots).next().value;
-    if (!target) throw noTargetError(route, slots);
+type Count = { inputTokens: number; estimated: boolean };
 
-    const provider = target.model.countTokens
-      ? await target.model.countTokens(request, target.modelName, c.req.raw.signal)
-      : undefined;
-    const inputTokens = provider ?? (await countRequestTokens(counter, request));
-    return jsonResponse({ input_tokens: inputTokens }, 200, c.get("requestId"), {
-      "x-tollgate-route": request.route,
+export function createCountTokensHandler({ config, slots, order, policies, store, counter }: CountTokensDeps) {
+  return async function handleCountTokens(c: Context<GatewayEnv>): Promise<Response> {
+    const parsed = parseAnthropicCountTokensRequest(await readJsonBody(c.req.raw, config.server.maxBodyBytes));
+    const route = findRoute(config, c.get("caller"), parsed.route);
+    const chain = policies.get(parsed.route)!;
+    const context: PolicyContext = { route: parsed.route, team: teamOf(c.get("caller")), store, counter, perRequest: new Map(), countOnly: true };
+    const { request } = await chain.apply(parsed, context);
+    const signal = c.req.raw.signal;
+
+    const { target, answer } = await callOnRoute(request, order.routeFor(request, route), slots, signal, targetAdapter(chain, context), async (adapted, target): Promise<Count> => {
+      if (target.model.countTokens) return { inputTokens: await target.model.countTokens(adapted, target.modelName, signal), estimated: false };
+      return { inputTokens: await estimateInputTokens(counter, adapted), estimated: true };
+    });
+    return jsonResponse({ input_tokens: answer.inputTokens }, 200, c.get("requestId"), {
+      "x-tollgate-route": parsed.route,
       "x-tollgate-provider": target.model.providerName,
       "x-tollgate-model": target.modelName,
-      ...(provider === undefined ? { "x-tollgate-estimated": "true" } : {}),
+      ...(answer.estimated ? { "x-tollgate-estimated": "true" } : {}),
     });
   };
+}
+
+/**
+ * What an image is counted as without a provider's count. Its real price depends on its size,
+ * which tollgate does not read: this is gpt-4o's for a 1024 × 1024 image at high detail (85 + 4
+ * tiles × 170), or 85 at low detail. Anthropic bills about (width × height) / 750, near 1,400
+ * for the same image, but Anthropic targets count for themselves.
+ */
+const IMAGE_TOKENS = { low: 85, other: 765 };
+
+/** The tokenizer's count of the request's texts and framing, plus each image at IMAGE_TOKENS. */
+async function estimateInputTokens(counter: TokenCounter, request: ChatRequest): Promise<number> {
+  const images: ImageContent[] = [];
+  for (const message of request.messages) {
+    if (message.role === "user") for (const part of message.content) if (part.type === "image") images.push(part);
+    if (message.role === "tool") images.push(...(message.images ?? []));
+  }
+  const imageTokens = images.reduce((sum, image) => sum + (image.detail === "low" ? IMAGE_TOKENS.low : IMAGE_TOKENS.other), 0);
+  return (await countRequestTokens(counter, request)) + imageTokens;
 }

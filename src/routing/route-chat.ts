@@ -109,6 +109,29 @@ export async function streamOnRoute(
   return { target, ...answer, upstreamTtftMs };
 }
 
+/**
+ * Any other call along a route (a token count): the same targets in the same order, the same
+ * per-target refusals, and on a failure another target could make good, the next target. Nothing
+ * is observed: such a call is neither billed nor metered.
+ */
+export async function callOnRoute<T>(
+  request: ChatRequest,
+  route: RouteConfig,
+  slots: Map<string, ProviderSlot>,
+  signal: AbortSignal,
+  adapt: AdaptToTarget,
+  call: (adapted: ChatRequest, target: Target) => Promise<T>,
+): Promise<{ target: Target; answer: T }> {
+  const { target, answer } = await tryTargets(request, route, slots, signal, NO_OBSERVER, adapt, async (adapted, target): Promise<Attempt<T>> => {
+    try {
+      return { answer: await call(adapted, target) };
+    } catch (error) {
+      return { failure: toGatewayError(error) };
+    }
+  });
+  return { target, answer };
+}
+
 /** A billed call is billed with the usage its preamble reported (Anthropic's message_start). */
 function withPreambleUsage(failure: GatewayError, preamble: readonly StreamPart[]): GatewayError {
   if (!failure.billed || failure.billed.usage) return failure;
@@ -214,8 +237,7 @@ class Failures {
   }
 }
 
-/** The route's targets whose provider is available, in the route's order. */
-export function* usableTargets(route: RouteConfig, slots: Map<string, ProviderSlot>): Generator<Target> {
+function* usableTargets(route: RouteConfig, slots: Map<string, ProviderSlot>): Generator<Target> {
   for (const target of route.targets) {
     const slot = slots.get(target.provider);
     if (slot && "model" in slot) yield { model: slot.model, modelName: target.model };
@@ -223,7 +245,7 @@ export function* usableTargets(route: RouteConfig, slots: Map<string, ProviderSl
 }
 
 /** Every target is an optional provider without its key: say which variable to set. */
-export function noTargetError(route: RouteConfig, slots: Map<string, ProviderSlot>): GatewayError {
+function noTargetError(route: RouteConfig, slots: Map<string, ProviderSlot>): GatewayError {
   const reasons = route.targets.flatMap((target) => {
     const slot = slots.get(target.provider);
     return slot && "unavailable" in slot ? [slot.unavailable] : [];

@@ -180,6 +180,7 @@ export function createAnthropicMock({
     }
     if (typeof body.model !== "string") return errorResponse(400, "invalid_request_error", "model: Field required");
     if (!Array.isArray(body.messages)) return errorResponse(400, "invalid_request_error", "messages: Field required");
+    if (body.messages.length === 0) return errorResponse(400, "invalid_request_error", "messages: at least one message is required");
     const extra = NOT_FOR_COUNTING.find((field) => field in body);
     if (extra) return errorResponse(400, "invalid_request_error", `${extra}: Extra inputs are not permitted`);
 
