@@ -71,6 +71,33 @@ describe("the Redis stores on a Redis Cluster", () => {
     expect(await store.get("missing")).toBeUndefined();
   });
 
+  it("after a slot moves to another node (resharding), sightings and a day's totals are still read and written", async () => {
+    const store = new RedisKeyValueStore(redis, prefix);
+    const ledger = new RedisLedgerStore(redis, prefix);
+    const owner = cluster.nodeUrls[0]!;
+    // Two sighting keys and two days on the first node, each in a slot of its own.
+    const onFirstNode = async (candidates: string[], keyOf: (candidate: string) => string) => {
+      const found: string[] = [];
+      for (const candidate of candidates) if ((await cluster.nodeFor(keyOf(candidate))) === owner && found.length < 2) found.push(candidate);
+      return found;
+    };
+    const keys = await onFirstNode(Array.from({ length: 40 }, (_, index) => `moved-${index}`), (key) => `${prefix}tollgate:kv:${key}`);
+    const days = await onFirstNode(Array.from({ length: 28 }, (_, index) => `2026-02-${String(index + 1).padStart(2, "0")}`), (day) => ledger.keysFor(day).totals);
+    expect([keys.length, days.length]).toEqual([2, 2]);
+    expect(await store.countSightings(keys, 300)).toEqual([1, 1]);
+    await ledger.write([makeCostRecord({ requestId: "req_before_move", time: `${days[0]}T09:00:00.000Z` })]);
+
+    // The client still holds the old slot map when the slots move.
+    await redis.del(`${prefix}tollgate:kv:${keys[1]}`);
+    await cluster.moveSlot(await cluster.slotOf(`${prefix}tollgate:kv:${keys[1]}`), 1);
+    await cluster.moveSlot(await cluster.slotOf(ledger.keysFor(days[1]!).totals), 2);
+
+    expect(await store.countSightings(keys, 300)).toEqual([2, 1]);
+    await ledger.write([makeCostRecord({ requestId: "req_after_move", time: `${days[1]}T09:00:00.000Z` })]);
+    const totals = await Promise.all(days.map((day) => ledger.totals(day)));
+    expect(totals.map((entries) => entries.find((entry) => entry.metric === "requests")?.value)).toEqual([1, 1]);
+  });
+
   it("budgets: admit, settle, renew and read levels across scopes, all in one slot", async () => {
     const store = new RedisAdmissionStore(redis, prefix);
     const now = Date.UTC(2026, 10, 24, 12);

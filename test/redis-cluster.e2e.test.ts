@@ -12,7 +12,7 @@ import type { Cluster } from "ioredis";
 import { ADMIN_KEY, APP_KEY, OPENAI_KEY, ANTHROPIC_KEY, postJson, startGatewaysOnRedis, temporaryLedgerPath, testConfig } from "./support/gateway.ts";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 import { startRedisCluster, type RedisClusterHandle } from "./support/redis-cluster.ts";
-import { uniquePrefix } from "./support/redis-server.ts";
+import { startRedis, uniquePrefix } from "./support/redis-server.ts";
 import { makeCostRecord } from "./support/cost-records.ts";
 import { CLEAR_OF_MIDNIGHT_TIMEOUT_MS, clearOfMidnight } from "./support/clear-of-midnight.ts";
 
@@ -185,6 +185,41 @@ describe("start-up against a Redis Cluster", () => {
     await expect(start).rejects.toThrow(/store\.redisUrl: this Redis is a Redis Cluster node.*add "cluster": true to "store"/);
   });
 
+  it('refuses a single Redis named with "cluster": true, saying what to remove, without waiting out the connect', async () => {
+    const single = await startRedis({ privateServer: true });
+    try {
+      const started = Date.now();
+      const start = startGateway({
+        config: { ...testConfig(), store: { redisUrl: { env: "REDIS_URL" }, cluster: true, path: temporaryLedgerPath() } },
+        port: 0,
+        env: { ...env, REDIS_URL: single.url },
+        log: () => {},
+      });
+      await expect(start).rejects.toThrow(/store\.redisUrl: this Redis is not a Redis Cluster \(its cluster support is disabled\); remove "cluster": true from "store"/);
+      // Refused on the server's answer, not after the 5 s wait for a Redis that is down.
+      expect(Date.now() - started).toBeLessThan(4_000);
+    } finally {
+      await single.stop();
+    }
+  });
+
+  it("serves when one seed's host name no longer resolves, from the seeds that do", async () => {
+    const gateway = await startGateway({
+      config: { ...clusterConfig(), store: { redisUrl: { env: "REDIS_URL" }, cluster: true, keyPrefix: uniquePrefix("cluster-dns"), path: temporaryLedgerPath() } },
+      port: 0,
+      env: { ...env, REDIS_URL: `redis://retired-node.invalid:6379,${cluster.url}` },
+      upstreamTransport: "fetch",
+      log: () => {},
+    });
+    try {
+      const response = await ask(gateway, "budgeted");
+      expect(response.status).toBe(200);
+      await response.text();
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it("refuses seed nodes that are not redis:// URLs, naming the field and never the password", async () => {
     const start = startGateway({
       config: { ...testConfig(), store: { redisUrl: { env: "REDIS_URL" }, cluster: true } },
@@ -192,7 +227,7 @@ describe("start-up against a Redis Cluster", () => {
       env: { ...env, REDIS_URL: `${cluster.nodeUrls[0]!},http://ops:hunter2@10.0.0.9:6379` },
       log: () => {},
     });
-    await expect(start).rejects.toThrow(/store\.redisUrl: "http:\/\/ops:\*\*\*@10\.0\.0\.9:6379" is not a redis:\/\/ or rediss:\/\/ URL/);
+    await expect(start).rejects.toThrow(/store\.redisUrl: "http:\/\/\*\*\*@10\.0\.0\.9:6379" is not a redis:\/\/ or rediss:\/\/ URL/);
     await expect(start).rejects.not.toThrow(/hunter2/);
   });
 
@@ -216,6 +251,9 @@ describe("start-up against a Redis Cluster", () => {
       expect(answered.status).toBe(200);
       await answered.text();
       expect(lines).toContain(`[tollgate] redis node ${new URL(budgetNode).host}: connect ECONNREFUSED ${new URL(budgetNode).host}`);
+      // Each connection to the node fails alike: each line is written once per 10 s, not per try.
+      const nodeLines = lines.filter((line) => line.startsWith("[tollgate] redis node"));
+      expect(nodeLines).toEqual([...new Set(nodeLines)]);
     } finally {
       await gateway.close({ drainMs: 0 });
     }

@@ -65,3 +65,12 @@ describe("imageUrls on a cloud provider", () => {
     expect(() => resolveConfig(config, { K: "sk-test" })).toThrow(/providers\.openai\.imageUrls: only for openai-compatible providers/);
   });
 });
+
+describe("store.keyPrefix", () => {
+  it("with a brace is refused at start-up: Redis Cluster would place keys by it and split tollgate's own tags", () => {
+    const withPrefix = (keyPrefix: string) => ({ ...local("http://127.0.0.1:8080/v1"), store: { redisUrl: { env: "REDIS_URL" }, keyPrefix } });
+    expect(() => resolveConfig(withPrefix("acme-prod:"), {})).not.toThrow();
+    expect(() => resolveConfig(withPrefix("app{}:"), {})).toThrow(/store\.keyPrefix: a key prefix may not contain \{ or \}.*use e\.g\. "acme-prod:"/);
+    expect(() => resolveConfig(withPrefix("{tenant}:"), {})).toThrow(ConfigError);
+  });
+});

@@ -217,8 +217,17 @@ export const configSchema = z
       .strictObject({
         redisUrl: secretSchema.optional(),
         path: z.string().min(1).optional(),
-        /** Prepended to every Redis key, to keep deployments apart on one Redis. */
-        keyPrefix: z.string().default(""),
+        /**
+         * Prepended to every Redis key, to keep deployments apart on one Redis. Without braces:
+         * Redis Cluster places a key by the first `{…}` in it, and tollgate's own tags keep each
+         * day's ledger keys, and the budget keys, in one slot.
+         */
+        keyPrefix: z
+          .string()
+          .regex(/^[^{}]*$/, {
+            error: "a key prefix may not contain { or }: Redis Cluster places a key by the first {…} in it, which would split tollgate's own tags; use e.g. \"acme-prod:\"",
+          })
+          .default(""),
         /**
          * `redisUrl` is a Redis Cluster: its value lists one or more seed nodes, comma-separated
          * (`redis://10.0.0.1:6379,redis://10.0.0.2:6379`), and the rest are learned from them.

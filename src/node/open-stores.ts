@@ -35,34 +35,7 @@ export type OpenedStores = {
  */
 export async function openStores(config: ResolvedConfig, log: (line: string) => void): Promise<OpenedStores> {
   if (config.redisUrl) {
-    // While Redis is away a command fails at once (no offline queue), and one it does not answer
-    // fails after REDIS_COMMAND_TIMEOUT_MS: a budgeted request gets its 503 in seconds, never a
-    // hang, and a refused admission is never sent later from a queue. The ledger and the settles
-    // retry what fails. Auto-pipelining sends the commands issued in one event-loop turn
-    // (admissions, settlements) in one write: fewer syscalls under load, no added wait when idle.
-    const cluster = config.store?.cluster ?? false;
-    let redis: RedisClient;
-    try {
-      redis = connectRedis(config.redisUrl, cluster, { commandTimeoutMs: REDIS_COMMAND_TIMEOUT_MS });
-    } catch (error) {
-      if (error instanceof RedisUrlError) throw new ConfigError([`store.redisUrl: ${error.message}`]);
-      throw error;
-    }
-    redis.on("error", (error: Error & { lastNodeError?: Error }) =>
-      // A cluster that cannot load its slot map says why only in the last node's error.
-      log(`[tollgate] redis: ${error.message}${error.lastNodeError ? ` (${error.lastNodeError.message})` : ""}`),
-    );
-    // A cluster reports a node's own connection errors apart (a single server's are "error").
-    redis.on("node error", (error: Error, address: string) => log(`[tollgate] redis node ${address}: ${error.message}`));
-    // Without an offline queue, commands sent before the connection is up would fail: wait for it
-    // (a Redis that is down at start-up is an outage like any other, answered with 503s meanwhile).
-    const ready = await readyWithin(redis, REDIS_CONNECT_WAIT_MS, log);
-    if (ready && redis instanceof Redis && (await isClusterNode(redis).catch(() => false))) {
-      redis.disconnect();
-      throw new ConfigError([
-        'store.redisUrl: this Redis is a Redis Cluster node, and keys on its other nodes would fail on every request; add "cluster": true to "store"',
-      ]);
-    }
+    const redis = await openRedis(config.redisUrl, config.store?.cluster ?? false, log);
     const prefix = config.store?.keyPrefix ?? "";
     const ledgerStore = new RedisLedgerStore(redis, prefix);
     // Records a gateway stopped during an outage could not write wait beside the embedded ledger's
@@ -87,22 +60,92 @@ export async function openStores(config: ResolvedConfig, log: (line: string) => 
   return { ledger: new Ledger({ store: ledgerStore, log }), ledgerStore, keyValues: new MemoryKeyValueStore(), admissionStore, describe: path };
 }
 
+/**
+ * The store's connection, once it is up or REDIS_CONNECT_WAIT_MS have passed (a Redis that is
+ * down at start-up is an outage like any other, answered with 503s meanwhile).
+ *
+ * While Redis is away a command fails at once (no offline queue; on a Cluster after ioredis's
+ * redirection retries, about a second and a half), and one it does not answer fails after
+ * REDIS_COMMAND_TIMEOUT_MS: a budgeted request gets its 503 in seconds, never a hang, and a
+ * refused admission is never sent later from a queue. The ledger and the settles retry what fails.
+ *
+ * A store named the wrong kind stops start-up with the fix: a Cluster node named as one server
+ * would fail every key on its other nodes (MOVED), and a single server named as a Cluster has no
+ * slot map to give.
+ */
+async function openRedis(url: string, cluster: boolean, log: (line: string) => void): Promise<RedisClient> {
+  let redis: RedisClient;
+  try {
+    redis = connectRedis(url, cluster, { commandTimeoutMs: REDIS_COMMAND_TIMEOUT_MS });
+  } catch (error) {
+    if (error instanceof RedisUrlError) throw new ConfigError([`store.redisUrl: ${error.message}`]);
+    throw error;
+  }
+  redis.on("error", (error: Error & { lastNodeError?: Error }) =>
+    // A cluster that cannot load its slot map says why only in the last node's error.
+    log(`[tollgate] redis: ${error.message}${error.lastNodeError ? ` (${error.lastNodeError.message})` : ""}`),
+  );
+  // A cluster reports a node's own connection errors apart. A node that is down fails every
+  // connection to it, and a cluster opens one for each command sent its way: one line per node
+  // and message per 10 s.
+  const nodeLog = onceEvery(10_000, log);
+  redis.on("node error", (error: Error, address: string) => nodeLog(`[tollgate] redis node ${address}: ${error.message}`));
+
+  const outcome = await readyWithin(redis, REDIS_CONNECT_WAIT_MS);
+  if (outcome === "not a cluster") {
+    redis.disconnect();
+    throw new ConfigError(['store.redisUrl: this Redis is not a Redis Cluster (its cluster support is disabled); remove "cluster": true from "store"']);
+  }
+  if (outcome === "waited") log(`[tollgate] warning: Redis is not reachable after ${REDIS_CONNECT_WAIT_MS} ms; budgeted routes answer 503 until it is`);
+  if (outcome === "ready" && redis instanceof Redis && (await isClusterNode(redis).catch(() => false))) {
+    redis.disconnect();
+    throw new ConfigError([
+      'store.redisUrl: this Redis is a Redis Cluster node, and keys on its other nodes would fail on every request; add "cluster": true to "store"',
+    ]);
+  }
+  return redis;
+}
+
+/** `log`, but a line already written within `everyMs` is not written again. */
+function onceEvery(everyMs: number, log: (line: string) => void): (line: string) => void {
+  const lastWritten = new Map<string, number>();
+  return (line) => {
+    const now = Date.now();
+    if (now - (lastWritten.get(line) ?? -Infinity) < everyMs) return;
+    if (lastWritten.size >= 1_000) lastWritten.clear(); // bounded: addresses and messages are few
+    lastWritten.set(line, now);
+    log(line);
+  };
+}
+
 /** The longest wait for a Redis reply before the command fails (admission then answers 503). */
 const REDIS_COMMAND_TIMEOUT_MS = 2_000;
 /** How long start-up waits for Redis before serving anyway. */
 const REDIS_CONNECT_WAIT_MS = 5_000;
 
-/** Whether Redis came up within `waitMs`. */
-async function readyWithin(redis: RedisClient, waitMs: number, log: (line: string) => void): Promise<boolean> {
-  if (redis.status === "ready") return true;
+/**
+ * How the wait for the connection ended: "ready", "waited" (`waitMs` passed), or "not a cluster"
+ * (a Cluster client's seeds answered that they are not cluster nodes).
+ */
+async function readyWithin(redis: RedisClient, waitMs: number): Promise<"ready" | "waited" | "not a cluster"> {
+  if (redis.status === "ready") return "ready";
   let timer: ReturnType<typeof setTimeout> | undefined;
   let onReady: (() => void) | undefined;
-  const ready = await Promise.race([
-    new Promise<boolean>((resolve) => redis.once("ready", (onReady = () => resolve(true)))),
-    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), waitMs))),
+  let onError: ((error: Error & { lastNodeError?: Error }) => void) | undefined;
+  const outcome = await Promise.race([
+    new Promise<"ready">((resolve) => redis.once("ready", (onReady = () => resolve("ready")))),
+    new Promise<"waited">((resolve) => (timer = setTimeout(() => resolve("waited"), waitMs))),
+    new Promise<"not a cluster">((resolve) =>
+      redis.on(
+        "error",
+        (onError = (error) => {
+          if (/cluster support disabled/i.test(`${error.message} ${error.lastNodeError?.message ?? ""}`)) resolve("not a cluster");
+        }),
+      ),
+    ),
   ]);
   clearTimeout(timer);
   redis.off("ready", onReady!);
-  if (!ready) log(`[tollgate] warning: Redis is not reachable after ${waitMs} ms; budgeted routes answer 503 until it is`);
-  return ready;
+  redis.off("error", onError!);
+  return outcome;
 }

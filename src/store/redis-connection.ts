@@ -15,32 +15,35 @@ export type RedisClientOptions = {
 /**
  * Connects to `url`: one server, or with `cluster` a Redis Cluster whose seed nodes `url` lists,
  * comma-separated (`redis://10.0.0.1:6379,redis://10.0.0.2:6379`; a bare `host:port` is a
- * `redis://` one). The cluster's other nodes are
- * learned from the seeds. A node's user, password and TLS (`rediss://`) come from the first seed.
+ * `redis://` one). The cluster's other nodes are learned from the seeds. A node's user, password
+ * and TLS (`rediss://`) come from the first seed.
  *
- * Neither kind queues commands while it is disconnected (a command fails at once), and both
- * auto-pipeline: the commands issued in one event-loop turn go in one write per node.
+ * Neither kind queues commands while it is disconnected. A single server auto-pipelines (the
+ * commands issued in one event-loop turn go in one write); a Cluster sends each command on its
+ * own, because ioredis neither retries nor re-reads the slot map when a batch meets a slot that
+ * moved (MOVED): after a resharding, a batched command failed on every call.
  */
 export function connectRedis(url: string, cluster: boolean, { commandTimeoutMs }: RedisClientOptions): RedisClient {
   const perNode = { maxRetriesPerRequest: 3, commandTimeout: commandTimeoutMs } satisfies RedisOptions;
   if (!cluster) return new Redis(url, { ...perNode, enableAutoPipelining: true, enableOfflineQueue: false });
   const { nodes, credentials } = clusterSeeds(url);
   return new Cluster(nodes, {
-    enableAutoPipelining: true,
     enableOfflineQueue: false,
     redisOptions: { ...perNode, ...credentials },
-    // With TLS, nodes are reached by the names the cluster gives, not by addresses ioredis looked
-    // up itself: a certificate names the host (AWS ElastiCache, for one, needs this).
-    ...(credentials.tls ? { dnsLookup: (address: string, callback: (error: null, address: string) => void) => callback(null, address) } : {}),
+    // Seeds are reached by name, not by addresses ioredis looks up first: it looks all of them up
+    // at once, and one name that no longer resolves failed every connect, with nothing logged.
+    // With TLS a certificate names the host anyway (AWS ElastiCache, for one, needs this).
+    dnsLookup: (address: string, callback: (error: null, address: string) => void) => callback(null, address),
   });
 }
 
 /**
- * Defines a Lua script as a command of `redis`. On a Cluster, calls of it are sent on their own,
- * not auto-pipelined: ioredis places an auto-pipelined script whose number of keys varies by its
+ * Defines a Lua script as a command of `redis`. On a Cluster, calls of it are never
+ * auto-pipelined: ioredis places an auto-pipelined script whose number of keys varies by its
  * first argument (that number) instead of its first key, and so batched it with commands bound
  * for other nodes ("All keys in the pipeline should belong to the same slots allocation group").
- * Sent on its own, it goes to the node of its first key. The scripts batch their own work.
+ * connectRedis turns auto-pipelining off for a Cluster; this keeps it so for one made elsewhere.
+ * Sent on its own, a script goes to the node of its first key.
  */
 export function defineScript(redis: RedisClient, name: string, lua: string): void {
   redis.defineCommand(name, { lua });
@@ -84,9 +87,17 @@ export function clusterSeeds(list: string): { nodes: { host: string; port: numbe
   return { nodes: urls.map((url) => ({ host: url.hostname.replace(/^\[(.*)\]$/, "$1"), port: url.port ? Number(url.port) : 6379 })), credentials };
 }
 
-/** A URL as it may be printed: never with its password. */
+/**
+ * A seed as it may be printed: whatever stands between the scheme and the last "@" (user and
+ * password) becomes ***. Done on the text, since an unparsable URL (a password with "/") must not
+ * be printed either.
+ */
 function redact(text: string): string {
-  return text.replace(/\/\/([^@/]*)@/, (_, userInfo: string) => `//${userInfo.includes(":") ? `${userInfo.split(":")[0]}:***` : "***"}@`);
+  const at = text.lastIndexOf("@");
+  if (at < 0) return text;
+  const scheme = text.indexOf("://");
+  const start = scheme >= 0 && scheme < at ? scheme + 3 : 0;
+  return `${text.slice(0, start)}***${text.slice(at)}`;
 }
 
 /**

@@ -15,8 +15,8 @@ export class RedisKeyValueStore implements KeyValueStore {
   async countSightings(keys: readonly string[], ttlSeconds: number): Promise<number[]> {
     if (keys.length === 0) return [];
     // Plain commands, not one pipeline: on a Cluster the keys live on different nodes, and a
-    // pipeline may only hold one node's keys. Issued in the same turn, they are auto-pipelined:
-    // one write per node.
+    // pipeline may only hold one node's keys. On a single server, issued in the same turn, they
+    // are auto-pipelined into one write.
     return Promise.all(
       keys.map(async (key) => {
         const [count] = await Promise.all([this.redis.incr(this.key(key)), this.redis.expire(this.key(key), ttlSeconds)]);

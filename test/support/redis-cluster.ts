@@ -13,8 +13,12 @@ export interface RedisClusterHandle {
   url: string;
   /** Each master's URL, in the order of the slots it serves (0–5460, 5461–10921, 10922–16383). */
   nodeUrls: string[];
-  /** The URL of the master that serves `key`'s slot. */
+  /** The URL of the master that serves `key`'s slot (as the slots were first assigned). */
   nodeFor(key: string): Promise<string>;
+  /** The hash slot of `key`. */
+  slotOf(key: string): Promise<number>;
+  /** Gives an empty slot to another master, as a resharding does (its keys must be gone first). */
+  moveSlot(slot: number, toIndex: number): Promise<void>;
   /** Stops one master (the cluster then lacks its slots: a node outage). */
   stopNode(index: number): Promise<void>;
   stop(): Promise<void>;
@@ -50,6 +54,13 @@ export async function startRedisCluster(masters = 3): Promise<RedisClusterHandle
     async nodeFor(key) {
       const slot = Number(await clients[0]!.call("CLUSTER", "KEYSLOT", key));
       return nodes[Math.floor(slot / Math.ceil(SLOTS / masters))]!.url;
+    },
+    slotOf: async (key) => Number(await clients[0]!.call("CLUSTER", "KEYSLOT", key)),
+    async moveSlot(slot, toIndex) {
+      const target = (await clients[toIndex]!.call("CLUSTER", "MYID")) as string;
+      // The new owner first, then the others (the order redis-cli --cluster reshard uses).
+      await clients[toIndex]!.call("CLUSTER", "SETSLOT", slot, "NODE", target);
+      for (const [index, client] of clients.entries()) if (index !== toIndex) await client.call("CLUSTER", "SETSLOT", slot, "NODE", target);
     },
     async stopNode(index) {
       clients[index]!.disconnect();
