@@ -152,6 +152,23 @@ describe("format-first", () => {
   });
 });
 
+describe("format with Claude's thinking", () => {
+  it("sends no prefill when the client asks Claude to think, which Claude refuses, and says why", async () => {
+    const response = await fetch(`${gateway.url}/v1/messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "json-claude", max_tokens: 4096, thinking: { type: "enabled", budget_tokens: 2048 }, messages: user("List a colour") }),
+    });
+    expect(response.status).toBe(200);
+    const sent = mocks.anthropic.requests.at(-1)!.body;
+    expect(sent.messages.at(-1).role).toBe("user");
+    expect(sent.thinking).toEqual({ type: "enabled", budget_tokens: 2048 });
+    const record = await recordOf(response);
+    expect(record.policies).toContain("format=prefill-unsupported");
+    expect(record.warnings.join()).toContain("does not accept a prefilled answer while it thinks");
+  });
+});
+
 describe("brevity", () => {
   it("adds the instruction at the end of the system prompt and records it", async () => {
     const response = await chat({ model: "capped", messages: [{ role: "system", content: "You help." }, ...user("hi")] });

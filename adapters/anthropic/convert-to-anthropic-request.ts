@@ -76,6 +76,7 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
     body.tool_choice = { ...(body.tool_choice ?? { type: "auto" }), disable_parallel_tool_use: true };
   }
   if (request.user) body.metadata = { user_id: request.user };
+  if (request.thinking) body.thinking = request.thinking as unknown as Anthropic.Messages.ThinkingConfigParam;
   return body;
 }
 
@@ -90,11 +91,19 @@ function convertContent(message: Exclude<ChatMessage, { role: "system" }>): Cont
     case "assistant":
       return message.content
         .filter((part) => part.type !== "text" || hasText(part.text))
-        .map((part): ContentBlock =>
-          part.type === "text"
-            ? { type: "text", text: part.text, ...cacheControlOf(part.cacheControl) }
-            : { type: "tool_use", id: part.id, name: part.name, input: parseToolArguments(part.arguments) as Record<string, unknown>, ...cacheControlOf(part.cacheControl) },
-        );
+        .map((part): ContentBlock => {
+          switch (part.type) {
+            case "text":
+              return { type: "text", text: part.text, ...cacheControlOf(part.cacheControl) };
+            case "tool-call":
+              return { type: "tool_use", id: part.id, name: part.name, input: parseToolArguments(part.arguments) as Record<string, unknown>, ...cacheControlOf(part.cacheControl) };
+            // Sent back as Claude signed them: a tool-use turn's thinking must come back unchanged.
+            case "thinking":
+              return { type: "thinking", thinking: part.text, signature: part.signature };
+            case "redacted-thinking":
+              return { type: "redacted_thinking", data: part.data };
+          }
+        });
     case "tool":
       return [
         {

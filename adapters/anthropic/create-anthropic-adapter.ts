@@ -52,10 +52,10 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
     async countTokens(request, model, signal) {
       // count_tokens takes the prompt's fields only: anything about the answer (max_tokens,
       // sampling, stop sequences, metadata) is refused there as an extra input.
-      const { messages, system, tools, tool_choice } = convertToAnthropicRequest(request, model);
+      const { messages, system, tools, tool_choice, thinking } = convertToAnthropicRequest(request, model);
       try {
         const counted = await client.messages.countTokens(
-          { model, messages, ...(system ? { system } : {}), ...(tools ? { tools } : {}), ...(tool_choice ? { tool_choice } : {}) },
+          { model, messages, ...(system ? { system } : {}), ...(tools ? { tools } : {}), ...(tool_choice ? { tool_choice } : {}), ...(thinking ? { thinking } : {}) },
           { signal },
         );
         return counted.input_tokens;

@@ -8,7 +8,12 @@ export function mapAnthropicResponse(message: Anthropic.Messages.Message): ChatR
   const content: AssistantContent[] = [];
   let reasoning = "";
   for (const block of message.content) {
-    if (block.type === "thinking") reasoning += block.thinking;
+    // Claude's thinking is kept signed, for Anthropic clients, and as text for the others.
+    if (block.type === "thinking") {
+      reasoning += block.thinking;
+      content.push({ type: "thinking", text: block.thinking, signature: block.signature });
+    }
+    if (block.type === "redacted_thinking") content.push({ type: "redacted-thinking", data: block.data });
     if (block.type === "text") content.push({ type: "text", text: block.text });
     if (block.type === "tool_use") content.push({ type: "tool-call", id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) });
   }

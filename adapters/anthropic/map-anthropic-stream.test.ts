@@ -12,12 +12,13 @@ async function* replay<T>(items: T[]): AsyncGenerator<T> {
 }
 
 describe("mapAnthropicStream", () => {
-  it("passes thinking on as reasoning, numbers tool calls apart from block indexes, and keeps cumulative usage", async () => {
+  it("passes thinking on as signed reasoning, numbers tool calls apart from block indexes, and keeps cumulative usage", async () => {
     const parts = [];
     for await (const part of mapAnthropicStream(replay(fixture("thinking-then-tool-use.events.json")))) parts.push(part);
     expect(parts.filter((part) => part.type !== "usage")).toEqual([
       { type: "start", id: "msg_01X", model: "claude-sonnet-4-6" },
-      { type: "reasoning-delta", text: "The user wants the weather." },
+      { type: "reasoning-delta", text: "The user wants the weather.", signed: true },
+      { type: "reasoning-signature", signature: "EqQBCgIYAhIM" },
       { type: "text-delta", text: "Checking." },
       { type: "tool-call-start", index: 0, id: "toolu_01A", name: "weather" },
       { type: "tool-call-delta", index: 0, argumentsDelta: '{"city": "Os' },

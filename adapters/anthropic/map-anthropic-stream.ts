@@ -25,15 +25,21 @@ export async function* mapAnthropicStream(events: AsyncIterable<Anthropic.Messag
           yield { type: "tool-call-start", index, id: event.content_block.id, name: event.content_block.name };
         } else if (event.content_block.type === "text" && event.content_block.text) {
           yield { type: "text-delta", text: event.content_block.text };
+        } else if (event.content_block.type === "redacted_thinking") {
+          yield { type: "redacted-reasoning", data: event.content_block.data };
+        } else if (event.content_block.type === "thinking" && event.content_block.thinking) {
+          yield { type: "reasoning-delta", text: event.content_block.thinking, signed: true };
         }
         break;
       case "content_block_delta":
         if (event.delta.type === "text_delta") yield { type: "text-delta", text: event.delta.text };
-        // A model that thinks (by default, or adaptively): output it generated and bills, and a
-        // sign of life for the stream's deadlines through minutes of thinking. Counted when a cut
-        // stream reports no usage; rendered as local decoders' thinking is (see the renderers).
+        // Thinking: output Claude generated and bills, and a sign of life for the stream's deadlines
+        // through minutes of thinking (counted when a cut stream reports no usage). Signed: its
+        // block ends with the signature an Anthropic client must send back in a later turn.
         else if (event.delta.type === "thinking_delta") {
-          if (event.delta.thinking) yield { type: "reasoning-delta", text: event.delta.thinking };
+          if (event.delta.thinking) yield { type: "reasoning-delta", text: event.delta.thinking, signed: true };
+        } else if (event.delta.type === "signature_delta") {
+          yield { type: "reasoning-signature", signature: event.delta.signature };
         } else if (event.delta.type === "input_json_delta") {
           const index = toolIndexByBlock.get(event.index);
           // Each tool_use stream opens with an empty partial_json; it carries nothing.

@@ -36,9 +36,10 @@ describe("Anthropic thinking tokens", () => {
   });
 });
 
-// Claude's thinking text is output it generated: the stream carries it as reasoning-delta (a sign
-// of life for the stream's idle deadline, and counted when a cut stream reports no usage), and a
-// whole answer as `reasoning`, as a local decoder's thinking is.
+// Claude's thinking text is output it generated: the stream carries it as signed reasoning-delta
+// parts closed by the block's signature (a sign of life for the stream's idle deadline, and
+// counted when a cut stream reports no usage), and a whole answer as its signed thinking block
+// plus `reasoning`, the text OpenAI clients get.
 // Used to be wrong: thinking_delta events and thinking blocks were dropped.
 describe("Claude's thinking text", () => {
   const thinkingStream = async function* () {
@@ -52,12 +53,13 @@ describe("Claude's thinking text", () => {
     yield { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: "42" } };
   };
 
-  it("streams as reasoning-delta parts before the answer's text", async () => {
+  it("streams as signed reasoning-delta parts and their signature, before the answer's text", async () => {
     const parts = [];
     for await (const part of mapAnthropicStream(thinkingStream() as AsyncIterable<Anthropic.Messages.RawMessageStreamEvent>)) parts.push(part);
-    expect(parts.filter((part) => part.type === "reasoning-delta" || part.type === "text-delta")).toEqual([
-      { type: "reasoning-delta", text: "Six times seven" },
-      { type: "reasoning-delta", text: " is 42." },
+    expect(parts.filter((part) => part.type !== "start" && part.type !== "usage")).toEqual([
+      { type: "reasoning-delta", text: "Six times seven", signed: true },
+      { type: "reasoning-delta", text: " is 42.", signed: true },
+      { type: "reasoning-signature", signature: "EqQBCkYIBxgCKkA" },
       { type: "text-delta", text: "42" },
     ]);
   });
@@ -76,6 +78,12 @@ describe("Claude's thinking text", () => {
       stop_sequence: null,
       usage: { input_tokens: 20, output_tokens: 30 },
     } as unknown as Anthropic.Messages.Message;
-    expect(mapAnthropicResponse(message)).toMatchObject({ reasoning: "Six times seven is 42.", content: [{ type: "text", text: "42" }] });
+    expect(mapAnthropicResponse(message)).toMatchObject({
+      reasoning: "Six times seven is 42.",
+      content: [
+        { type: "thinking", text: "Six times seven is 42.", signature: "EqQBCkYIBxgCKkA" },
+        { type: "text", text: "42" },
+      ],
+    });
   });
 });

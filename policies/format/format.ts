@@ -80,6 +80,12 @@ export function formatPolicy(options?: FormatOptions): Policy {
       if (request.responseFormat?.type !== "json" && request.responseFormat?.type !== "json-schema") return request;
       // Prefill cannot follow a trailing assistant turn (the client's own prefill) or go with tools.
       if (request.messages.at(-1)?.role === "assistant" || request.tools?.length) return request;
+      if (request.thinking && request.thinking.type !== "disabled") {
+        // Claude takes no prefilled answer while it thinks: its answer starts with the thinking.
+        log.notes.push("format=prefill-unsupported");
+        log.warnings.push(`${target.model} does not accept a prefilled answer while it thinks; sent with the format instruction only`);
+        return request;
+      }
       if (findModelLimits("anthropic", target.model).noPrefill) {
         // Claude 4.6 and later refuse a prefilled turn with a 400: the first line has to do alone.
         log.notes.push("format=prefill-unsupported");

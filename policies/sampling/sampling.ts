@@ -37,8 +37,9 @@ export const samplingOptionsSchema = z.strictObject({
 
 export type SamplingOptions = z.output<typeof samplingOptionsSchema>;
 
-type Parameter = "temperature" | "topP" | "topK" | "minP" | "frequencyPenalty" | "presencePenalty" | "logitBias";
+type Parameter = "temperature" | "topP" | "topK" | "minP" | "frequencyPenalty" | "presencePenalty" | "logitBias" | "thinking";
 const WIRE_NAMES: Record<Parameter, string> = {
+  thinking: "thinking",
   temperature: "temperature",
   topP: "top_p",
   topK: "top_k",
@@ -92,6 +93,11 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
         next = { ...next, [parameter]: undefined };
       };
       for (const parameter of unsupported(request, target)) drop(parameter, "");
+      // Anthropic's thinking is Claude's alone. Asking for none ("disabled") needs no warning.
+      if (next.thinking && target.providerType !== "anthropic") {
+        if (next.thinking.type === "disabled") next = { ...next, thinking: undefined };
+        else drop("thinking", " (Anthropic's extended thinking)");
+      }
       // Claude Opus 4.1 and 4.5+ take temperature or top_p, not both. top_p is the one that goes:
       // temperature is what a client usually means to set (many SDK wrappers send top_p 1 as a
       // default), and a route's temperature default is the route's explicit wish.

@@ -72,12 +72,12 @@ describe("reasoning", () => {
     expect(body.reasoning_effort).toBe("high");
   });
 
-  it("an Anthropic client asking for extended thinking gets a 400 naming the field, not an answer without thinking", () => {
-    const ask = () =>
-      parseAnthropicRequest({ model: "claude", max_tokens: 4000, thinking: { type: "enabled", budget_tokens: 2048 }, messages: [{ role: "user", content: "prove it" }] });
-    expect(ask).toThrow(GatewayError);
-    expect(ask).toThrow(/^thinking: tollgate does not carry extended thinking yet: remove `thinking`/);
-    expect(() => parseAnthropicRequest({ model: "claude", max_tokens: 10, thinking: { type: "disabled" }, messages: [{ role: "user", content: "hi" }] })).not.toThrow();
+  it("an Anthropic client's thinking is carried as sent, and one without a type is a 400 naming it", () => {
+    const thinking = { type: "enabled", budget_tokens: 2048 };
+    expect(parseAnthropicRequest({ model: "claude", max_tokens: 4000, thinking, messages: [{ role: "user", content: "prove it" }] }).thinking).toEqual(thinking);
+    const untyped = () => parseAnthropicRequest({ model: "claude", max_tokens: 4000, thinking: { budget_tokens: 2048 }, messages: [{ role: "user", content: "prove it" }] });
+    expect(untyped).toThrow(GatewayError);
+    expect(untyped).toThrow(/^thinking\.type: required: the kind of thinking/);
   });
 });
 

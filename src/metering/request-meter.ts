@@ -159,7 +159,11 @@ export class RequestMeter {
     this.finishReason = response.finishReason;
     if (response.usage) this.usage = response.usage;
     if (response.reasoning) this.reasoningText.push(response.reasoning);
-    for (const content of response.content) this.outputText.push(content.type === "text" ? content.text : content.name + content.arguments);
+    for (const content of response.content) {
+      if (content.type === "text") this.outputText.push(content.text);
+      else if (content.type === "tool-call") this.outputText.push(content.name + content.arguments);
+      // Claude's thinking is counted once, from `reasoning` above.
+    }
   }
 
   notePolicies(moment: "route" | "target", notes: string[], warnings: string[]): void {

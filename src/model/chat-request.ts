@@ -1,7 +1,7 @@
 // The provider-neutral request every dialect parses into and every adapter converts from.
 // It keeps what some provider can act on. Fields a drop-in proxy may ignore (logprobs, penalties,
 // metadata) the dialect parsers accept and drop; fields whose meaning tollgate cannot honour (n > 1,
-// legacy functions, extended thinking) they reject with a 400 that names the field.
+// legacy functions) they reject with a 400 that names the field.
 
 export type ChatRequest = {
   /** The route the client asked for (its `model` field). */
@@ -28,6 +28,11 @@ export type ChatRequest = {
   parallelToolCalls?: boolean;
   /** OpenAI reasoning models' effort; passed to OpenAI-shaped targets only. */
   reasoningEffort?: ReasoningEffort;
+  /**
+   * Anthropic's `thinking` (extended or adaptive thinking, or `disabled`), as the client sent it:
+   * Anthropic targets only, which check its fields themselves (the types keep growing).
+   */
+  thinking?: ThinkingConfig;
   responseFormat?: ResponseFormat;
   /** An end-user id for provider abuse tracking (OpenAI `user`, Anthropic `metadata.user_id`). */
   user?: string;
@@ -69,8 +74,16 @@ export type ImageDetail = "auto" | "low" | "high";
 export type ReasoningEffort = "minimal" | "low" | "medium" | "high";
 export type ToolCallContent = { type: "tool-call"; id: string; name: string; arguments: string; cacheControl?: CacheMark };
 
+/**
+ * Claude's thinking in an answer: its text (empty when the request asked not to display it) and
+ * the signature that lets the answer be sent back in a later turn; or a block of thinking
+ * Anthropic encrypted. Only the model that signed them can be sent them: other targets drop them.
+ */
+export type ThinkingContent = { type: "thinking"; text: string; signature: string } | { type: "redacted-thinking"; data: string };
+export type ThinkingConfig = { type: string; [field: string]: unknown };
+
 export type UserContent = TextContent | ImageContent;
-export type AssistantContent = TextContent | ToolCallContent;
+export type AssistantContent = TextContent | ToolCallContent | ThinkingContent;
 
 export type ToolDefinition = {
   name: string;
@@ -97,6 +110,6 @@ export type ResponseFormat =
 export function hasCacheMarks(request: ChatRequest): boolean {
   if (request.tools?.some((tool) => tool.cacheControl)) return true;
   return request.messages.some((message) =>
-    message.role === "system" || message.role === "tool" ? Boolean(message.cacheControl) : message.content.some((part) => part.cacheControl),
+    message.role === "system" || message.role === "tool" ? Boolean(message.cacheControl) : message.content.some((part) => "cacheControl" in part && part.cacheControl),
   );
 }

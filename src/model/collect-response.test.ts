@@ -36,3 +36,45 @@ describe("ResponseCollector keeps the stop sequence", () => {
     expect(JSON.parse(delta.slice(delta.indexOf("data: ") + 6)).delta).toEqual({ stop_reason: "stop_sequence", stop_sequence: "trois" });
   });
 });
+
+// A streamed answer that thought (kept by the response cache, replayed as parts) keeps Claude's
+// signed blocks in order and whole, and a local decoder's unsigned thinking stays `reasoning` only.
+describe("ResponseCollector keeps Claude's thinking blocks", () => {
+  const thinking: StreamPart[] = [
+    { type: "start", id: "msg_2", model: "claude-sonnet-4-6" },
+    { type: "redacted-reasoning", data: "Encrypted==" },
+    { type: "reasoning-delta", text: "Two and two", signed: true },
+    { type: "reasoning-delta", text: " make four.", signed: true },
+    { type: "reasoning-signature", signature: "sig-1" },
+    { type: "reasoning-signature", signature: "sig-2" },
+    { type: "text-delta", text: "4" },
+    { type: "finish", reason: "stop" },
+  ];
+
+  it("rebuilds them, and replays them as the same parts", () => {
+    const collector = new ResponseCollector();
+    for (const part of thinking) collector.add(part);
+    const response = collector.response();
+    expect(response.content).toEqual([
+      { type: "redacted-thinking", data: "Encrypted==" },
+      { type: "thinking", text: "Two and two make four.", signature: "sig-1" },
+      { type: "thinking", text: "", signature: "sig-2" },
+      { type: "text", text: "4" },
+    ]);
+    expect(response.reasoning).toBe("Two and two make four.");
+    expect([...responseToParts(response)].slice(0, 6)).toEqual([
+      { type: "start", id: "msg_2", model: "claude-sonnet-4-6" },
+      { type: "redacted-reasoning", data: "Encrypted==" },
+      { type: "reasoning-delta", text: "Two and two make four.", signed: true },
+      { type: "reasoning-signature", signature: "sig-1" },
+      { type: "reasoning-signature", signature: "sig-2" },
+      { type: "text-delta", text: "4" },
+    ]);
+  });
+
+  it("keeps a local decoder's thinking as reasoning only", () => {
+    const collector = new ResponseCollector();
+    for (const part of [{ type: "reasoning-delta", text: "hmm" }, { type: "text-delta", text: "ok" }] as StreamPart[]) collector.add(part);
+    expect(collector.response()).toMatchObject({ reasoning: "hmm", content: [{ type: "text", text: "ok" }] });
+  });
+});

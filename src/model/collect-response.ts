@@ -1,4 +1,4 @@
-import type { AssistantContent } from "./chat-request.ts";
+import type { AssistantContent, ThinkingContent } from "./chat-request.ts";
 import type { ChatResponse } from "./chat-response.ts";
 import type { FinishReason, StreamPart } from "./stream-part.ts";
 import { mergeUsage, type Usage } from "./usage.ts";
@@ -10,6 +10,9 @@ export class ResponseCollector {
   private text = "";
   private refusal = "";
   private reasoning = "";
+  /** Claude's thinking blocks, in order; the last is open until its signature comes. */
+  private readonly thinking: ThinkingContent[] = [];
+  private thinkingOpen = false;
   private readonly toolCalls = new Map<number, { id: string; name: string; arguments: string }>();
   private finishReason: FinishReason = "other";
   private stopSequence: string | undefined;
@@ -27,6 +30,15 @@ export class ResponseCollector {
         break;
       case "reasoning-delta":
         this.reasoning += part.text;
+        if (part.signed) this.openThinking().text += part.text;
+        break;
+      case "reasoning-signature":
+        this.openThinking().signature = part.signature;
+        this.thinkingOpen = false;
+        break;
+      case "redacted-reasoning":
+        this.thinking.push({ type: "redacted-thinking", data: part.data });
+        this.thinkingOpen = false;
         break;
       case "tool-call-start":
         this.toolCalls.set(part.index, { id: part.id, name: part.name, arguments: "" });
@@ -48,8 +60,19 @@ export class ResponseCollector {
     }
   }
 
+  private openThinking(): Extract<ThinkingContent, { type: "thinking" }> {
+    const last = this.thinking.at(-1);
+    if (this.thinkingOpen && last?.type === "thinking") return last;
+    const block = { type: "thinking" as const, text: "", signature: "" };
+    this.thinking.push(block);
+    this.thinkingOpen = true;
+    return block;
+  }
+
   response(): ChatResponse {
-    const content: AssistantContent[] = this.text ? [{ type: "text", text: this.text }] : [];
+    // Thinking comes before the answer it led to, as Claude sends it.
+    const content: AssistantContent[] = [...this.thinking];
+    if (this.text) content.push({ type: "text", text: this.text });
     for (const [, call] of [...this.toolCalls].sort(([a], [b]) => a - b)) content.push({ type: "tool-call", ...call });
     return {
       id: this.id,
@@ -67,15 +90,28 @@ export class ResponseCollector {
 /** A whole answer as the stream parts an adapter would have produced (to stream a cached answer). */
 export function* responseToParts(response: ChatResponse): Generator<StreamPart> {
   yield { type: "start", id: response.id, model: response.model };
-  if (response.reasoning) yield { type: "reasoning-delta", text: response.reasoning };
+  // Claude's thinking is in `content`, signed; `reasoning` alone is a local decoder's.
+  const signed = response.content.some((content) => content.type === "thinking" || content.type === "redacted-thinking");
+  if (response.reasoning && !signed) yield { type: "reasoning-delta", text: response.reasoning };
   if (response.refusal) yield { type: "text-delta", text: response.refusal, refusal: true };
   let index = 0;
   for (const content of response.content) {
-    if (content.type === "text") yield { type: "text-delta", text: content.text };
-    else {
-      yield { type: "tool-call-start", index, id: content.id, name: content.name };
-      yield { type: "tool-call-delta", index, argumentsDelta: content.arguments };
-      index++;
+    switch (content.type) {
+      case "text":
+        yield { type: "text-delta", text: content.text };
+        break;
+      case "tool-call":
+        yield { type: "tool-call-start", index, id: content.id, name: content.name };
+        yield { type: "tool-call-delta", index, argumentsDelta: content.arguments };
+        index++;
+        break;
+      case "thinking":
+        if (content.text) yield { type: "reasoning-delta", text: content.text, signed: true };
+        yield { type: "reasoning-signature", signature: content.signature };
+        break;
+      case "redacted-thinking":
+        yield { type: "redacted-reasoning", data: content.data };
+        break;
     }
   }
   yield { type: "finish", reason: response.finishReason, ...(response.stopSequence ? { stopSequence: response.stopSequence } : {}) };

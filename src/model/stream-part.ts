@@ -23,10 +23,15 @@ export type StreamPart =
   | { type: "text-delta"; text: string; refusal?: true }
   /**
    * The model's thinking, streamed before its answer by local decoders (llama-server's
-   * `reasoning_content`, vLLM's and Ollama's `reasoning`). Output the decoder generated and bills
-   * (as reasoning tokens), and a sign of life for the stream's deadlines.
+   * `reasoning_content`, vLLM's and Ollama's `reasoning`) and Claude. Output the model generated
+   * and bills (as reasoning tokens), and a sign of life for the stream's deadlines. `signed`:
+   * Claude's thinking block, which a `reasoning-signature` closes.
    */
-  | { type: "reasoning-delta"; text: string }
+  | { type: "reasoning-delta"; text: string; signed?: true }
+  /** The signature that ends one of Claude's thinking blocks (alone when its text is not displayed). */
+  | { type: "reasoning-signature"; signature: string }
+  /** A block of Claude's thinking that Anthropic encrypted, as it must be sent back. */
+  | { type: "redacted-reasoning"; data: string }
   /** A tool call begins; `index` orders calls within the answer. */
   | { type: "tool-call-start"; index: number; id: string; name: string }
   | { type: "tool-call-delta"; index: number; argumentsDelta: string }

@@ -121,7 +121,8 @@ type MessagePart =
   | { type: "uri"; modality: "image"; uri: string }
   | { type: "blob"; modality: "image"; mime_type: string }
   | { type: "tool_call"; id: string; name: string; arguments: string }
-  | { type: "tool_call_response"; id: string; response: string };
+  | { type: "tool_call_response"; id: string; response: string }
+  | { type: "reasoning"; content: string };
 
 export function chatInputMessagesAttributes(messages: ChatMessage[]): Attributes {
   const converted = messages.map((message) => ({ role: message.role, parts: messageParts(message) }));
@@ -138,9 +139,19 @@ export function chatOutputMessagesAttributes(content: AssistantContent[], finish
 }
 
 function assistantParts(content: AssistantContent[]): MessagePart[] {
-  return content.map((part): MessagePart =>
-    part.type === "text" ? { type: "text", content: part.text } : { type: "tool_call", id: part.id, name: part.name, arguments: part.arguments },
-  );
+  return content.flatMap((part): MessagePart[] => {
+    switch (part.type) {
+      case "text":
+        return [{ type: "text", content: part.text }];
+      case "tool-call":
+        return [{ type: "tool_call", id: part.id, name: part.name, arguments: part.arguments }];
+      case "thinking":
+        return part.text ? [{ type: "reasoning", content: part.text }] : [];
+      // Encrypted: nothing a trace could show.
+      case "redacted-thinking":
+        return [];
+    }
+  });
 }
 
 function messageParts(message: ChatMessage): MessagePart[] {

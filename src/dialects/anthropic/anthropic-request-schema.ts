@@ -30,11 +30,16 @@ const toolResultBlock = z.object({
   is_error: z.boolean().optional(),
   cache_control: cacheControl,
 });
-// Thinking blocks from an earlier turn can only be replayed to the model that signed them.
-const thinkingBlock = z.object({ type: z.enum(["thinking", "redacted_thinking"]) }).passthrough();
+// Claude's thinking from an earlier answer, sent back as it came: only Claude can check it.
+const thinkingBlock = z.object({
+  type: z.literal("thinking"),
+  thinking: z.string(),
+  signature: z.string({ error: "required: send the thinking block back with the signature it came with" }),
+});
+const redactedThinkingBlock = z.object({ type: z.literal("redacted_thinking"), data: z.string() });
 
-const contentBlock = z.discriminatedUnion("type", [textBlock, imageBlock, toolUseBlock, toolResultBlock, thinkingBlock], {
-  error: 'a content block\'s type must be "text", "image", "tool_use" or "tool_result"',
+const contentBlock = z.discriminatedUnion("type", [textBlock, imageBlock, toolUseBlock, toolResultBlock, thinkingBlock, redactedThinkingBlock], {
+  error: 'a content block\'s type must be "text", "image", "tool_use", "tool_result", "thinking" or "redacted_thinking"',
 });
 
 const message = z.object({
@@ -73,15 +78,11 @@ export const anthropicMessagesRequestSchema = z.object({
   output_config: z
     .object({ format: z.object({ type: z.literal("json_schema"), schema: z.record(z.string(), z.unknown()) }).nullish() })
     .optional(),
-  // Extended thinking needs its thinking blocks carried back, signed, in later turns; tollgate's
-  // neutral model does not carry them, so a request that asks for it is refused, not quietly
-  // answered without thinking.
+  // Extended or adaptive thinking, or "disabled": passed to Anthropic targets as sent (they check
+  // the fields, whose kinds keep growing); other targets drop it with a warning.
   thinking: z
-    .unknown()
-    .refine((value) => value === undefined || (value as { type?: unknown } | null)?.type === "disabled", {
-      error: 'tollgate does not carry extended thinking yet: remove `thinking` (or set {"type": "disabled"})',
-    })
-    .optional(),
+    .looseObject({ type: z.string({ error: 'required: the kind of thinking, e.g. {"type": "enabled", "budget_tokens": 2048}' }) })
+    .nullish(),
 });
 
 export type AnthropicMessagesRequest = z.infer<typeof anthropicMessagesRequestSchema>;

@@ -40,6 +40,7 @@ export function parseAnthropicRequest(body: unknown): ChatRequest {
     toolChoice: convertToolChoice(request.tool_choice),
     parallelToolCalls: request.tool_choice && "disable_parallel_tool_use" in request.tool_choice && request.tool_choice.disable_parallel_tool_use ? false : undefined,
     user: request.metadata?.user_id ?? undefined,
+    thinking: request.thinking ?? undefined,
     // OpenAI-shaped targets get it as response_format; Anthropic ones as the format policy's schema line.
     responseFormat: request.output_config?.format ? { type: "json-schema", name: "output", schema: request.output_config.format.schema } : undefined,
   });
@@ -75,6 +76,8 @@ function convertMessage(message: AnthropicMessage): ChatMessage[] {
       if (block.type === "tool_use") {
         content.push({ type: "tool-call", id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}), ...mark(block) });
       }
+      if (block.type === "thinking") content.push({ type: "thinking", text: block.thinking, signature: block.signature });
+      if (block.type === "redacted_thinking") content.push({ type: "redacted-thinking", data: block.data });
     }
     return [{ role: "assistant", content }];
   }

@@ -10,13 +10,20 @@ export function renderAnthropicResponse(response: ChatResponse) {
     model: response.model,
     content: [
       // Anthropic has no refusal field: an OpenAI model's refusal reads as its answer's text.
-      // A local decoder's thinking is left out, as in the stream renderer.
+      // A local decoder's thinking (`reasoning`, unsigned) is left out, as in the stream renderer.
       ...(response.refusal ? [{ type: "text" as const, text: response.refusal }] : []),
-      ...response.content.map((part) =>
-        part.type === "text"
-          ? { type: "text" as const, text: part.text }
-          : { type: "tool_use" as const, id: part.id, name: part.name, input: parseToolArguments(part.arguments) },
-      ),
+      ...response.content.map((part) => {
+        switch (part.type) {
+          case "text":
+            return { type: "text" as const, text: part.text };
+          case "tool-call":
+            return { type: "tool_use" as const, id: part.id, name: part.name, input: parseToolArguments(part.arguments) };
+          case "thinking":
+            return { type: "thinking" as const, thinking: part.text, signature: part.signature };
+          case "redacted-thinking":
+            return { type: "redacted_thinking" as const, data: part.data };
+        }
+      }),
     ],
     stop_reason: toAnthropicStopReason(response.finishReason),
     stop_sequence: response.stopSequence ?? null,

@@ -17,7 +17,7 @@ export class AnthropicStreamRenderer {
   private started = false;
   private usage: Usage | undefined;
   private nextBlockIndex = 0;
-  private openBlock: { index: number; kind: "text" | "tool" } | undefined;
+  private openBlock: { index: number; kind: "text" | "tool" | "thinking" } | undefined;
   private readonly blockByToolIndex = new Map<number, number>();
   private finishReason: FinishReason = "stop";
   private stopSequence: string | null = null;
@@ -55,11 +55,26 @@ export class AnthropicStreamRenderer {
         this.finishReason = part.reason;
         this.stopSequence = part.stopSequence ?? null;
         return this.ensureStarted() + this.closeBlock();
-      // Anthropic clients get thinking only as `thinking` blocks, which need a signature tollgate
-      // cannot make and come only when the request enabled extended thinking (refused here); one
-      // the client did not ask for would also move the answer's text out of `content[0]`. The
-      // thinking still counts: it keeps the stream's deadlines alive and it is billed.
-      case "reasoning-delta":
+      // Claude's thinking goes on as Claude sent it: a `thinking` block per signed run of
+      // thinking, closed by its signature. A local decoder's thinking is unsigned: an Anthropic
+      // client gets thinking only as `thinking` blocks, which need a signature tollgate cannot
+      // make, so it is left out (it still keeps the stream's deadlines alive, and is billed).
+      case "reasoning-delta": {
+        if (!part.signed) return "";
+        const out = this.ensureThinkingBlock();
+        return out + event("content_block_delta", { type: "content_block_delta", index: this.openBlock!.index, delta: { type: "thinking_delta", thinking: part.text } });
+      }
+      case "reasoning-signature": {
+        // Alone when the thinking is not displayed: the block opens, is signed, and closes.
+        let out = this.ensureThinkingBlock();
+        out += event("content_block_delta", { type: "content_block_delta", index: this.openBlock!.index, delta: { type: "signature_delta", signature: part.signature } });
+        return out + this.closeBlock();
+      }
+      case "redacted-reasoning": {
+        let out = this.ensureStarted() + this.closeBlock();
+        out += this.openNewBlock("thinking", { type: "redacted_thinking", data: part.data });
+        return out + this.closeBlock();
+      }
       case "decoder-timings":
         return "";
       case "error":
@@ -115,7 +130,12 @@ export class AnthropicStreamRenderer {
     });
   }
 
-  private openNewBlock(kind: "text" | "tool", contentBlock: Record<string, unknown>): string {
+  private ensureThinkingBlock(): string {
+    if (this.openBlock?.kind === "thinking") return "";
+    return this.ensureStarted() + this.closeBlock() + this.openNewBlock("thinking", { type: "thinking", thinking: "", signature: "" });
+  }
+
+  private openNewBlock(kind: "text" | "tool" | "thinking", contentBlock: Record<string, unknown>): string {
     const index = this.nextBlockIndex++;
     this.openBlock = { index, kind };
     return event("content_block_start", { type: "content_block_start", index, content_block: contentBlock });

@@ -46,6 +46,9 @@ export class OpenAIStreamRenderer {
         return "";
       case "finish":
         return this.chunk({}, toOpenAIFinishReason(part.reason));
+      // A thinking block's signature, and thinking Anthropic encrypted: nothing an OpenAI client reads.
+      case "reasoning-signature":
+      case "redacted-reasoning":
       case "decoder-timings":
         return "";
       case "error":

@@ -37,6 +37,8 @@ import {
   sseEvent,
   streamErrorBody,
   textDeltaEvent,
+  thinkingDeltaEvent,
+  signatureDeltaEvent,
   type AnthropicContentBlock,
   type AnthropicStopReason,
   type AnthropicToolUse,
@@ -54,6 +56,15 @@ export type AnthropicMockReply =
       kind: "text";
       /** Default "Hello from mock Anthropic." (or `chunks` joined). */
       text?: string;
+      /**
+       * Thinking before the text, in a thinking block streamed one word per thinking_delta, then
+       * signed with `signature` (default "sig-" and the thinking's length). "" is thinking not
+       * displayed: the block carries only its signature. Counts one output token per word.
+       */
+      thinking?: string;
+      signature?: string;
+      /** A redacted_thinking block (its encrypted `data`) before any other block. */
+      redactedThinking?: string;
       /** How the text is split across text_delta events; default one word per delta. */
       chunks?: string[];
       stopReason?: "end_turn" | "max_tokens" | "stop_sequence";
@@ -297,6 +308,16 @@ function planAnswer(reply: Extract<AnthropicMockReply, { kind: "text" | "tool-us
   const streamedPieces: string[][] = [];
   let outputTokens = 0;
 
+  if (reply.kind === "text" && reply.redactedThinking !== undefined) {
+    blocks.push({ type: "redacted_thinking", data: reply.redactedThinking });
+    streamedPieces.push([]);
+  }
+  if (reply.kind === "text" && reply.thinking !== undefined) {
+    const pieces = splitIntoWordChunks(reply.thinking);
+    blocks.push({ type: "thinking", thinking: reply.thinking, signature: reply.signature ?? `sig-${reply.thinking.length}` });
+    streamedPieces.push(pieces);
+    outputTokens += pieces.length;
+  }
   const text = reply.kind === "text" ? reply.text ?? reply.chunks?.join("") ?? DEFAULT_ANTHROPIC_TEXT : reply.text;
   if (text !== undefined) {
     const chunks = (reply.kind === "text" && reply.chunks) || splitIntoWordChunks(text);
@@ -340,9 +361,10 @@ function answerFrames(identity: { id: string; model: string }, answer: PlannedAn
     // The real API sends its first ping right after the first block opens.
     if (index === 0) frames.push(PING_FRAME);
     for (const piece of answer.streamedPieces[index] ?? []) {
-      const delta = block.type === "text" ? textDeltaEvent(index, piece) : inputJsonDeltaEvent(index, piece);
+      const delta = block.type === "text" ? textDeltaEvent(index, piece) : block.type === "thinking" ? thinkingDeltaEvent(index, piece) : inputJsonDeltaEvent(index, piece);
       frames.push(sseEvent("content_block_delta", delta, pad()));
     }
+    if (block.type === "thinking") frames.push(sseEvent("content_block_delta", signatureDeltaEvent(index, block.signature), pad()));
     frames.push(sseEvent("content_block_stop", contentBlockStopEvent(index), pad()));
   });
   if (answer.blocks.length === 0) frames.push(PING_FRAME);

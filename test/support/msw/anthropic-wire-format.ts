@@ -58,7 +58,9 @@ export function buildDeltaUsage(input: AnthropicUsageInput) {
 
 export type AnthropicContentBlock =
   | { type: "text"; text: string }
-  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> };
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
+  | { type: "thinking"; thinking: string; signature: string }
+  | { type: "redacted_thinking"; data: string };
 
 /** The non-streaming Message object (the real API starts it with `model`). */
 export function buildMessage(
@@ -120,8 +122,23 @@ export function messageStartEvent(identity: { id: string; model: string }, usage
 
 /** A block as `content_block_start` announces it: empty text, or a tool_use with `input: {}`. */
 export function contentBlockStartEvent(index: number, block: AnthropicContentBlock) {
-  const opening = block.type === "text" ? { type: "text", text: "" } : { type: "tool_use", id: block.id, name: block.name, input: {} };
+  // Each block opens empty and fills through deltas, except redacted thinking, which comes whole.
+  const opening = {
+    text: () => ({ type: "text", text: "" }),
+    tool_use: () => ({ type: "tool_use", id: (block as { id: string }).id, name: (block as { name: string }).name, input: {} }),
+    thinking: () => ({ type: "thinking", thinking: "", signature: "" }),
+    redacted_thinking: () => block,
+  }[block.type]();
   return { type: "content_block_start", index, content_block: opening };
+}
+
+export function thinkingDeltaEvent(index: number, thinking: string) {
+  return { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking } };
+}
+
+/** The signature closes a thinking block, after its last thinking_delta. */
+export function signatureDeltaEvent(index: number, signature: string) {
+  return { type: "content_block_delta", index, delta: { type: "signature_delta", signature } };
 }
 
 export function textDeltaEvent(index: number, text: string) {
