@@ -6,7 +6,11 @@ import { APP_KEY, postJson, readSseEvents, useMockedGateway } from "./support/ga
 // thinking_delta then signature_delta), and a later turn sends them back unchanged, as Claude
 // requires for a tool-use turn. Other targets drop `thinking` with a warning.
 
-const rig = useMockedGateway();
+const rig = useMockedGateway({
+  "capped-claude": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }], policies: { maxTokens: { cap: 3000 } } },
+  "tight-claude": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }], policies: { maxTokens: { cap: 1024 } } },
+  "tuned-claude": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-5" }], policies: { sampling: { temperature: { default: 0.2 }, topK: { default: 40 } } } },
+});
 
 const THINKING = { type: "enabled" as const, budget_tokens: 2048 };
 const question = [{ role: "user" as const, content: "What is two plus two?" }];
@@ -87,6 +91,51 @@ describe("extended thinking, Anthropic client to Claude", () => {
     expect(body.error.type).toBe("invalid_request_error");
     expect(body.error.message).toBe("messages[1].content[0].signature: required: send the thinking block back with the signature it came with");
     expect(rig.mocks.anthropic.requests).toHaveLength(0);
+  });
+});
+
+describe("route policies keep a thinking request one Claude takes", () => {
+  const ask = (route: string, body: Record<string, unknown>) => postJson(rig.gateway, "/v1/messages", { model: route, messages: question, ...body });
+
+  it("a cap that lowers max_tokens to or under the budget lowers the budget with it, and says so", async () => {
+    const response = await ask("capped-claude", { max_tokens: 8000, thinking: { type: "enabled", budget_tokens: 4096 } });
+    expect(response.status).toBe(200);
+    expect(rig.mocks.anthropic.requests[0]!.body).toMatchObject({ max_tokens: 3000, thinking: { type: "enabled", budget_tokens: 2999 } });
+    expect(response.headers.get("x-tollgate-policies")).toContain("thinking.budget_tokens=clamped:4096->2999");
+  });
+
+  it("a cap under Claude's least budget is a 400 that says what to do, and calls nobody", async () => {
+    const response = await ask("tight-claude", { max_tokens: 4096, thinking: THINKING });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { message: string } };
+    expect(body.error.message).toBe(
+      'thinking needs max_tokens above its budget of at least 1024 tokens, and route "tight-claude" holds claude-sonnet-4-6\'s max_tokens to 1024: send the request without thinking, or have the route\'s cap raised',
+    );
+    expect(rig.mocks.anthropic.requests).toHaveLength(0);
+  });
+
+  it("a client's own budget at or above its max_tokens is a 400 naming the field", async () => {
+    const response = await ask("claude", { max_tokens: 2048, thinking: THINKING });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toBe("thinking.budget_tokens 2048 must be below max_tokens 2048: lower budget_tokens or raise max_tokens");
+  });
+
+  it("a route's temperature and top_k defaults are not sent while Claude thinks, which it refuses", async () => {
+    const response = await ask("tuned-claude", { max_tokens: 4096, thinking: THINKING });
+    expect(response.status).toBe(200);
+    const sent = rig.mocks.anthropic.requests[0]!.body;
+    expect(sent).not.toHaveProperty("temperature");
+    expect(sent).not.toHaveProperty("top_k");
+    expect(response.headers.get("x-tollgate-policies")).toMatch(/temperature=dropped.*top_k=dropped/);
+    // Without thinking, the same route's defaults go as configured.
+    await ask("tuned-claude", { max_tokens: 4096 });
+    expect(rig.mocks.anthropic.requests[1]!.body).toMatchObject({ temperature: 0.2, top_k: 40 });
+  });
+
+  it("refuses a thinking block in a user turn, where Claude never wrote one", async () => {
+    const response = await ask("claude", { max_tokens: 100, messages: [{ role: "user", content: [{ type: "thinking", thinking: "hmm", signature: "sig" }, { type: "text", text: "hi" }] }] });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/belongs in the assistant turn/);
   });
 });
 

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { GatewayError } from "../../src/errors/gateway-error.ts";
 import { findModelLimits } from "../../src/pricing/find-model-price.ts";
-import type { Policy } from "../policy.ts";
+import type { ChatRequest } from "../../src/model/chat-request.ts";
+import type { Policy, PolicyLog, PolicyTarget } from "../policy.ts";
 
 // Output tokens are the expensive ones, and max_tokens is their ceiling. The route may give a
 // default (for clients that send none) and a cap (clamp, or reject with the cap named). Whatever
@@ -28,6 +29,7 @@ export function maxTokensPolicy(options?: MaxTokensOptions): Policy {
   return {
     name: "maxTokens",
     apply(request, log) {
+      refuseThinkingAboveMaxTokens(request);
       let maxTokens = request.maxTokens;
       // A request that names no max_tokens is held to the cap too: leaving the field out must not
       // be a way around it (OpenAI would generate without limit, Anthropic up to the adapter's 4096).
@@ -49,11 +51,53 @@ export function maxTokensPolicy(options?: MaxTokensOptions): Policy {
       }
       return maxTokens === request.maxTokens ? request : { ...request, maxTokens };
     },
-    adaptToTarget(request, target, log) {
+    adaptToTarget(request, target, log, context) {
       const modelMax = findModelLimits(target.providerType, target.model).maxOutputTokens;
-      if (modelMax === undefined || request.maxTokens === undefined || request.maxTokens <= modelMax) return request;
-      log.notes.push(`max_tokens=model-max:${request.maxTokens}->${modelMax}`);
-      return { ...request, maxTokens: modelMax };
+      let next = request;
+      if (modelMax !== undefined && next.maxTokens !== undefined && next.maxTokens > modelMax) {
+        log.notes.push(`max_tokens=model-max:${next.maxTokens}->${modelMax}`);
+        next = { ...next, maxTokens: modelMax };
+      }
+      return fitThinkingBudget(next, target, log, context.route);
     },
   };
+}
+
+/** The least thinking budget Claude takes. */
+const MIN_THINKING_BUDGET = 1024;
+
+/** Claude's extended thinking budget, where the request sets one. */
+function thinkingBudget(request: ChatRequest): number | undefined {
+  const thinking = request.thinking;
+  return thinking?.type === "enabled" && typeof thinking.budget_tokens === "number" ? thinking.budget_tokens : undefined;
+}
+
+/** Claude thinks within max_tokens: a client's budget at or above its own max_tokens is its mistake. */
+function refuseThinkingAboveMaxTokens(request: ChatRequest): void {
+  const budget = thinkingBudget(request);
+  if (budget === undefined || request.maxTokens === undefined || budget < request.maxTokens) return;
+  throw new GatewayError("invalid_request", `thinking.budget_tokens ${budget} must be below max_tokens ${request.maxTokens}: lower budget_tokens or raise max_tokens`, {
+    param: "thinking.budget_tokens",
+  });
+}
+
+/**
+ * A cap (the route's, or the model's own maximum) that lowered max_tokens to or under the thinking
+ * budget lowers the budget with it: thinking is output, which the cap is there to bound. Below
+ * Claude's least budget there is no thinking that fits, and the client is told what would.
+ */
+function fitThinkingBudget(request: ChatRequest, target: PolicyTarget, log: PolicyLog, route: string): ChatRequest {
+  const budget = thinkingBudget(request);
+  if (target.providerType !== "anthropic" || budget === undefined || request.maxTokens === undefined || budget < request.maxTokens) return request;
+  const fitted = request.maxTokens - 1;
+  if (fitted < MIN_THINKING_BUDGET) {
+    throw new GatewayError(
+      "invalid_request",
+      `thinking needs max_tokens above its budget of at least ${MIN_THINKING_BUDGET} tokens, and route "${route}" holds ${target.model}'s max_tokens to ${request.maxTokens}: send the request without thinking, or have the route's cap raised`,
+      { param: "thinking.budget_tokens" },
+    );
+  }
+  log.notes.push(`thinking.budget_tokens=clamped:${budget}->${fitted}`);
+  log.warnings.push(`thinking.budget_tokens ${budget} was lowered to ${fitted}, under max_tokens ${request.maxTokens} as this route holds it`);
+  return { ...request, thinking: { ...request.thinking!, budget_tokens: fitted } };
 }

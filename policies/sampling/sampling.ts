@@ -93,6 +93,13 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
         next = { ...next, [parameter]: undefined };
       };
       for (const parameter of unsupported(request, target)) drop(parameter, "");
+      // While Claude thinks it samples its own way: temperature only 1, no top_k, top_p of at
+      // least 0.95. A route's default (or a client's value) would turn the request into a 400.
+      if (target.providerType === "anthropic" && next.thinking && next.thinking.type !== "disabled") {
+        if (next.temperature !== undefined && next.temperature !== 1) drop("temperature", " while it thinks");
+        if (next.topK !== undefined) drop("topK", " while it thinks");
+        if (next.topP !== undefined && next.topP < 0.95) drop("topP", " below 0.95 while it thinks");
+      }
       // Anthropic's thinking is Claude's alone. Asking for none ("disabled") needs no warning.
       if (next.thinking && target.providerType !== "anthropic") {
         if (next.thinking.type === "disabled") next = { ...next, thinking: undefined };

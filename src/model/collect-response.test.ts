@@ -78,3 +78,26 @@ describe("ResponseCollector keeps Claude's thinking blocks", () => {
     expect(collector.response()).toMatchObject({ reasoning: "hmm", content: [{ type: "text", text: "ok" }] });
   });
 });
+
+describe("ResponseCollector keeps the blocks in the order they came", () => {
+  it("thinking, a tool call, thinking again, then text: as Claude sent them, for a later turn to send back", () => {
+    const collector = new ResponseCollector();
+    const interleaved: StreamPart[] = [
+      { type: "reasoning-delta", text: "Look it up.", signed: true },
+      { type: "reasoning-signature", signature: "sig-A" },
+      { type: "tool-call-start", index: 0, id: "toolu_01", name: "get_weather" },
+      { type: "tool-call-delta", index: 0, argumentsDelta: '{"city":"Paris"}' },
+      { type: "reasoning-delta", text: "It rains.", signed: true },
+      { type: "reasoning-signature", signature: "sig-B" },
+      { type: "text-delta", text: "Rain" },
+      { type: "text-delta", text: " in Paris." },
+    ];
+    for (const part of interleaved) collector.add(part);
+    expect(collector.response().content).toEqual([
+      { type: "thinking", text: "Look it up.", signature: "sig-A" },
+      { type: "tool-call", id: "toolu_01", name: "get_weather", arguments: '{"city":"Paris"}' },
+      { type: "thinking", text: "It rains.", signature: "sig-B" },
+      { type: "text", text: "Rain in Paris." },
+    ]);
+  });
+});

@@ -3,17 +3,20 @@ import type { ChatResponse } from "./chat-response.ts";
 import type { FinishReason, StreamPart } from "./stream-part.ts";
 import { mergeUsage, type Usage } from "./usage.ts";
 
-/** Rebuilds the whole answer from a stream's parts (to keep a streamed answer in the response cache). */
+/**
+ * Rebuilds the whole answer from a stream's parts (to keep a streamed answer in the response
+ * cache), its blocks in the order they came: Claude's thinking between tool calls must be sent
+ * back as Claude produced it.
+ */
 export class ResponseCollector {
   private id = "";
   private model = "";
-  private text = "";
   private refusal = "";
   private reasoning = "";
-  /** Claude's thinking blocks, in order; the last is open until its signature comes. */
-  private readonly thinking: ThinkingContent[] = [];
-  private thinkingOpen = false;
-  private readonly toolCalls = new Map<number, { id: string; name: string; arguments: string }>();
+  private readonly content: AssistantContent[] = [];
+  private readonly toolCalls = new Map<number, Extract<AssistantContent, { type: "tool-call" }>>();
+  /** A thinking block still waiting for its signature. */
+  private openThinking: Extract<ThinkingContent, { type: "thinking" }> | undefined;
   private finishReason: FinishReason = "other";
   private stopSequence: string | undefined;
   private usage: Usage | undefined;
@@ -24,25 +27,36 @@ export class ResponseCollector {
         this.id = part.id;
         this.model = part.model;
         break;
-      case "text-delta":
-        if (part.refusal) this.refusal += part.text;
-        else this.text += part.text;
+      case "text-delta": {
+        if (part.refusal) {
+          this.refusal += part.text;
+          break;
+        }
+        this.openThinking = undefined;
+        const last = this.content.at(-1);
+        if (last?.type === "text") last.text += part.text;
+        else this.content.push({ type: "text", text: part.text });
         break;
+      }
       case "reasoning-delta":
         this.reasoning += part.text;
-        if (part.signed) this.openThinking().text += part.text;
+        if (part.signed) this.thinking().text += part.text;
         break;
       case "reasoning-signature":
-        this.openThinking().signature = part.signature;
-        this.thinkingOpen = false;
+        this.thinking().signature = part.signature;
+        this.openThinking = undefined;
         break;
       case "redacted-reasoning":
-        this.thinking.push({ type: "redacted-thinking", data: part.data });
-        this.thinkingOpen = false;
+        this.content.push({ type: "redacted-thinking", data: part.data });
+        this.openThinking = undefined;
         break;
-      case "tool-call-start":
-        this.toolCalls.set(part.index, { id: part.id, name: part.name, arguments: "" });
+      case "tool-call-start": {
+        this.openThinking = undefined;
+        const call = { type: "tool-call" as const, id: part.id, name: part.name, arguments: "" };
+        this.toolCalls.set(part.index, call);
+        this.content.push(call);
         break;
+      }
       case "tool-call-delta": {
         const call = this.toolCalls.get(part.index);
         if (call) call.arguments += part.argumentsDelta;
@@ -60,24 +74,19 @@ export class ResponseCollector {
     }
   }
 
-  private openThinking(): Extract<ThinkingContent, { type: "thinking" }> {
-    const last = this.thinking.at(-1);
-    if (this.thinkingOpen && last?.type === "thinking") return last;
-    const block = { type: "thinking" as const, text: "", signature: "" };
-    this.thinking.push(block);
-    this.thinkingOpen = true;
-    return block;
+  private thinking(): Extract<ThinkingContent, { type: "thinking" }> {
+    if (!this.openThinking) {
+      this.openThinking = { type: "thinking", text: "", signature: "" };
+      this.content.push(this.openThinking);
+    }
+    return this.openThinking;
   }
 
   response(): ChatResponse {
-    // Thinking comes before the answer it led to, as Claude sends it.
-    const content: AssistantContent[] = [...this.thinking];
-    if (this.text) content.push({ type: "text", text: this.text });
-    for (const [, call] of [...this.toolCalls].sort(([a], [b]) => a - b)) content.push({ type: "tool-call", ...call });
     return {
       id: this.id,
       model: this.model,
-      content,
+      content: this.content.map((block) => ({ ...block })),
       finishReason: this.finishReason,
       ...(this.stopSequence ? { stopSequence: this.stopSequence } : {}),
       ...(this.refusal ? { refusal: this.refusal } : {}),

@@ -100,6 +100,8 @@ function convertMessage(message: AnthropicMessage): ChatMessage[] {
     } else if (block.type === "text") userContent.push({ type: "text", text: block.text, ...mark(block) });
     else if (block.type === "image") {
       userContent.push({ ...imageOf(block), ...mark(block) });
+    } else if (block.type === "thinking" || block.type === "redacted_thinking") {
+      throw new GatewayError("invalid_request", `a ${block.type} block belongs in the assistant turn Claude wrote it in, not in a user turn: move it there, unchanged`, { param: "messages" });
     }
   }
   return userContent.length > 0 ? [...toolResults, { role: "user", content: userContent }] : toolResults;
