@@ -1,4 +1,4 @@
-import { defineScript, type RedisClient } from "../store/redis-connection.ts";
+import type { RedisClient } from "../store/redis-connection.ts";
 import {
   MINUTE_MS,
   secondsUntilRoom,
@@ -200,9 +200,9 @@ export class RedisAdmissionStore implements AdmissionStore {
   private readonly settling: QueuedSettlement[] = [];
 
   constructor(redis: RedisClient, prefix = "") {
-    defineScript(redis, "tollgateAdmit", ADMIT);
-    defineScript(redis, "tollgateSettle", SETTLE);
-    defineScript(redis, "tollgateLevels", LEVELS);
+    redis.defineCommand("tollgateAdmit", { lua: ADMIT });
+    redis.defineCommand("tollgateSettle", { lua: SETTLE });
+    redis.defineCommand("tollgateLevels", { lua: LEVELS });
     this.redis = redis as RedisClient & Scripts;
     this.base = `${prefix}{tollgate:budgets}`;
   }

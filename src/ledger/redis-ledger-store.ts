@@ -1,4 +1,4 @@
-import { defineScript, type RedisClient } from "../store/redis-connection.ts";
+import type { RedisClient } from "../store/redis-connection.ts";
 import type { CostRecord } from "../metering/cost-record.ts";
 import { aggregateEntry, aggregateIncrements, dimensionsOf, recordDay, totalsFields, unaddableReason, UnwritableRecords, type AggregateEntry, type LedgerStore } from "./ledger-store.ts";
 
@@ -43,7 +43,7 @@ export class RedisLedgerStore implements LedgerStore {
     /** Prepended to every key, e.g. to keep two deployments apart on one Redis. */
     private readonly prefix = "",
   ) {
-    defineScript(redis, "tollgateRecordCosts", RECORD_SCRIPT);
+    redis.defineCommand("tollgateRecordCosts", { lua: RECORD_SCRIPT });
   }
 
   keysFor(day: string) {

@@ -20,8 +20,10 @@ export type RedisClientOptions = {
  *
  * Neither kind queues commands while it is disconnected. A single server auto-pipelines (the
  * commands issued in one event-loop turn go in one write); a Cluster sends each command on its
- * own, because ioredis neither retries nor re-reads the slot map when a batch meets a slot that
- * moved (MOVED): after a resharding, a batched command failed on every call.
+ * own. Auto-pipelined there, ioredis neither retried nor re-read the slot map when a batch met a
+ * slot that moved (MOVED), so after a resharding a batched command failed on every call; and it
+ * placed a script by its first argument (the number of keys) instead of its first key, batching
+ * it with commands bound for other nodes.
  */
 export function connectRedis(url: string, cluster: boolean, { commandTimeoutMs }: RedisClientOptions): RedisClient {
   const perNode = { maxRetriesPerRequest: 3, commandTimeout: commandTimeoutMs } satisfies RedisOptions;
@@ -35,22 +37,6 @@ export function connectRedis(url: string, cluster: boolean, { commandTimeoutMs }
     // With TLS a certificate names the host anyway (AWS ElastiCache, for one, needs this).
     dnsLookup: (address: string, callback: (error: null, address: string) => void) => callback(null, address),
   });
-}
-
-/**
- * Defines a Lua script as a command of `redis`. On a Cluster, calls of it are never
- * auto-pipelined: ioredis places an auto-pipelined script whose number of keys varies by its
- * first argument (that number) instead of its first key, and so batched it with commands bound
- * for other nodes ("All keys in the pipeline should belong to the same slots allocation group").
- * connectRedis turns auto-pipelining off for a Cluster; this keeps it so for one made elsewhere.
- * Sent on its own, a script goes to the node of its first key.
- */
-export function defineScript(redis: RedisClient, name: string, lua: string): void {
-  redis.defineCommand(name, { lua });
-  if (redis instanceof Cluster) {
-    const ignored = redis.options.autoPipeliningIgnoredCommands ?? [];
-    if (!ignored.includes(name)) redis.options.autoPipeliningIgnoredCommands = [...ignored, name];
-  }
 }
 
 export class RedisUrlError extends Error {}

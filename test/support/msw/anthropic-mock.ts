@@ -177,18 +177,32 @@ export function createAnthropicMock({
     return undefined;
   };
 
-  // count_tokens answers `{"input_tokens": N}` and nothing else. N defaults to the mock's token
-  // unit over the prompt: the words of `system` and `messages`, plus one per tool definition.
-  const countTokens = http.post(`${base}/v1/messages/count_tokens`, async ({ request }) => {
+  /**
+   * What every endpoint does first: records the request, then checks its key, version and JSON
+   * body. Either the refusal to send, or the body and how to answer an error.
+   */
+  const receive = async (request: Request) => {
     const record = await recordRequest(request, requests);
     const requestId = newAnthropicRequestId();
     const errorResponse = errorResponder(requestId);
-    const refused = refuseHeaders(request, errorResponse);
+    const refused =
+      refuseHeaders(request, errorResponse) ??
+      (!record.body || typeof record.body !== "object" ? errorResponse(400, "invalid_request_error", "There was an error parsing the body: invalid JSON") : undefined);
+    return { refused, record, body: record.body, requestId, errorResponse };
+  };
+
+  /** A scripted HTTP error, in Anthropic's shape; a 429 says when to retry (1 s unless told). */
+  const scriptedError = (reply: Extract<AnthropicMockReply, { kind: "http-error" }>, errorResponse: ReturnType<typeof errorResponder>) => {
+    const fallback = defaultAnthropicError(reply.status);
+    const retryAfter = reply.retryAfter ?? (reply.status === 429 ? 1 : undefined);
+    return errorResponse(reply.status, reply.type ?? fallback.type, reply.message ?? fallback.message, retryAfter === undefined ? {} : { "retry-after": String(retryAfter) });
+  };
+
+  // count_tokens answers `{"input_tokens": N}` and nothing else. N defaults to the mock's token
+  // unit over the prompt: the words of `system` and `messages`, plus one per tool definition.
+  const countTokens = http.post(`${base}/v1/messages/count_tokens`, async ({ request }) => {
+    const { refused, body, requestId, errorResponse } = await receive(request);
     if (refused) return refused;
-    const body = record.body;
-    if (!body || typeof body !== "object") {
-      return errorResponse(400, "invalid_request_error", "There was an error parsing the body: invalid JSON");
-    }
     if (typeof body.model !== "string") return errorResponse(400, "invalid_request_error", "model: Field required");
     if (!Array.isArray(body.messages)) return errorResponse(400, "invalid_request_error", "messages: Field required");
     if (body.messages.length === 0) return errorResponse(400, "invalid_request_error", "messages: at least one message is required");
@@ -196,25 +210,14 @@ export function createAnthropicMock({
     if (extra) return errorResponse(400, "invalid_request_error", `${extra}: Extra inputs are not permitted`);
 
     const reply = countReplies.next();
-    if (reply.kind === "http-error") {
-      const fallback = defaultAnthropicError(reply.status);
-      const retryAfter = reply.retryAfter ?? (reply.status === 429 ? 1 : undefined);
-      return errorResponse(reply.status, reply.type ?? fallback.type, reply.message ?? fallback.message, retryAfter === undefined ? {} : { "retry-after": String(retryAfter) });
-    }
+    if (reply.kind === "http-error") return scriptedError(reply, errorResponse);
     const words = countWordsInContent(body.system) + countWordsInContent(body.messages) + (Array.isArray(body.tools) ? body.tools.length : 0);
     return HttpResponse.json({ input_tokens: reply.inputTokens ?? words }, { headers: { "request-id": requestId } });
   });
 
   const messages = http.post(`${base}/v1/messages`, async ({ request }) => {
-    const record = await recordRequest(request, requests);
-    const requestId = newAnthropicRequestId();
-    const errorResponse = errorResponder(requestId);
-    const refused = refuseHeaders(request, errorResponse);
+    const { refused, record, body, requestId, errorResponse } = await receive(request);
     if (refused) return refused;
-    const body = record.body;
-    if (!body || typeof body !== "object") {
-      return errorResponse(400, "invalid_request_error", "There was an error parsing the body: invalid JSON");
-    }
     if (typeof body.max_tokens !== "number") return errorResponse(400, "invalid_request_error", "max_tokens: Field required");
 
     const reply = replies.next();
@@ -228,12 +231,8 @@ export function createAnthropicMock({
       );
 
     switch (reply.kind) {
-      case "http-error": {
-        const fallback = defaultAnthropicError(reply.status);
-        const retryAfter = reply.retryAfter ?? (reply.status === 429 ? 1 : undefined);
-        const extra: Record<string, string> = retryAfter === undefined ? {} : { "retry-after": String(retryAfter) };
-        return errorResponse(reply.status, reply.type ?? fallback.type, reply.message ?? fallback.message, extra);
-      }
+      case "http-error":
+        return scriptedError(reply, errorResponse);
 
       case "stream-error": {
         const type = reply.type ?? "overloaded_error";
