@@ -110,9 +110,17 @@ function promptSize(request: ChatRequest): { bytes: number; images: number } {
       for (const part of message.content) {
         if (part.type === "text") add(part.text);
         else if (part.type === "tool-call") add(part.name + part.arguments);
+        // Claude's thinking sent back in a tool-use turn is billed as input. Claude 4 models
+        // answer with a summary of their thinking, so the summary's bytes may fall short of
+        // what is billed; the opaque signature, which grows with the thinking, counts too. It
+        // is the most the request itself says about that thinking (no tokenizer could say more).
+        else if (part.type === "thinking") {
+          add(part.text);
+          add(part.signature);
+        } else if (part.type === "redacted-thinking") add(part.data);
         // Images are billed by their pixels, not their bytes: a large image is at most a few
         // thousand tokens on either provider (gpt-4o-mini aside, which says so in its limits).
-        else images++;
+        else if (part.type === "image") images++;
       }
     }
   }
