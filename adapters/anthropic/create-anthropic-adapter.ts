@@ -1,4 +1,5 @@
 import Anthropic from "@anthropic-ai/sdk";
+import type { Stream } from "@anthropic-ai/sdk/streaming";
 import type { ChatModel, TransportOptions } from "../../src/model/chat-model.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
 import { mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
@@ -17,6 +18,14 @@ export type AnthropicAdapterOptions = TransportOptions & {
   timeoutMs?: number;
   maxRetries?: number;
 };
+
+/**
+ * The Messages API through the SDK's client (its errors, retries and SSE parser) rather than
+ * `messages.create`, which prints a deprecation line to the console on every call to a model
+ * that Anthropic is retiring: on a gateway, one line per request. tollgate says it once, at
+ * start-up, naming the route (src/config/retirement-warnings.ts).
+ */
+const MESSAGES_PATH = "/v1/messages";
 
 export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatModel {
   const baseUrl = options.baseUrl ?? "https://api.anthropic.com";
@@ -41,7 +50,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
     async generate(request, model, signal, headers) {
       const body = convertToAnthropicRequest(request, model);
       try {
-        const message = await client.messages.create({ ...body, stream: false }, { signal, ...(headers ? { headers } : {}) });
+        const message = await client.post<Anthropic.Message>(MESSAGES_PATH, { body: { ...body, stream: false }, signal, ...(headers ? { headers } : {}) });
         const response = mapAnthropicResponse(message);
         return request.prefill ? withPrefill(response, request.prefill) : response;
       } catch (error) {
@@ -67,7 +76,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
     async *stream(request, model, signal, headers): AsyncGenerator<StreamPart> {
       const body = convertToAnthropicRequest(request, model);
       try {
-        const events = await client.messages.create({ ...body, stream: true }, { signal, ...(headers ? { headers } : {}) });
+        const events = await client.post<Stream<Anthropic.RawMessageStreamEvent>>(MESSAGES_PATH, { body: { ...body, stream: true }, stream: true, signal, ...(headers ? { headers } : {}) });
         const check = new FinishCheck(options.name);
         const parts = request.prefill ? streamWithPrefill(mapAnthropicStream(events), request.prefill) : mapAnthropicStream(events);
         for await (const part of parts) {

@@ -1,6 +1,7 @@
 import { configSchema, type Config, type ProviderConfig } from "./config-schema.ts";
 import { formatConfigIssues } from "./format-config-issues.ts";
 import { missingLongContextWarnings } from "../pricing/find-model-price.ts";
+import { retirementWarnings } from "./retirement-warnings.ts";
 
 // Turns a raw JSON value plus an environment into a config the gateway can run on: validated,
 // secrets read from the environment, and every problem reported at once.
@@ -31,7 +32,8 @@ export type ResolvedConfig = Omit<Config, "providers"> & {
 
 export type Environment = Record<string, string | undefined>;
 
-export function resolveConfig(raw: unknown, env: Environment): ResolvedConfig {
+/** `now`: the time the retirement days of the bundled model list are read against. */
+export function resolveConfig(raw: unknown, env: Environment, { now = Date.now() }: { now?: number } = {}): ResolvedConfig {
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(formatConfigIssues(parsed.error.issues));
   const config = parsed.data;
@@ -55,6 +57,8 @@ export function resolveConfig(raw: unknown, env: Environment): ResolvedConfig {
     const routedModels = Object.values(config.routes).flatMap((route) => route.targets.filter((target) => target.provider === name).map((target) => target.model));
     warnings.push(...missingLongContextWarnings(name, provider, routedModels));
   }
+
+  warnings.push(...retirementWarnings(config.routes, config.providers, now));
 
   let redisUrl: string | undefined;
   const redisRef = config.store?.redisUrl;

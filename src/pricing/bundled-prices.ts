@@ -18,7 +18,11 @@ export type BundledPrice = {
   /** When the figures were read at the source. */
   asOf: string;
   limits?: ModelLimits;
+  /** The day (UTC) from which the provider's API refuses the model, once it is announced. */
+  retirement?: ModelRetirement;
 };
+
+export type ModelRetirement = { on: string; source: string };
 
 /** What a model accepts, for the policies that must not send it what it would refuse. */
 export type ModelLimits = {
@@ -97,6 +101,13 @@ const sonnetLongContext = { aboveInputTokens: 200_000, price: anthropicPrice(6, 
 // aws-samples/bedrock-access-gateway#208, Vali-98/ChatterUI#564); Sonnet 4 and Opus 4 take both.
 const ONE_SAMPLER = { noTemperatureWithTopP: true } as const;
 
+// Retirement days from Anthropic's model deprecations page (platform.claude.com/docs/en/about-claude/model-deprecations):
+// Sonnet 4.5 as @anthropic-ai/sdk 1.12.0 warns of it ("will reach end-of-life on November 30th,
+// 2026"); Sonnet 4 and Opus 4 as the release notes of 2026-06-15 announce them retired. Their
+// prices stay listed: records of calls made before are still read and reported.
+const DEPRECATIONS_PAGE = "https://platform.claude.com/docs/en/about-claude/model-deprecations";
+const retiresOn = (on: string) => ({ retirement: { on, source: DEPRECATIONS_PAGE } });
+
 export const BUNDLED_PRICES: readonly BundledPrice[] = [
   openai("gpt-4o", 2.5, 1.25, 10, { maxOutputTokens: 16_384 }),
   // The first gpt-4o snapshot kept its launch price and has no cached-input discount; listed on
@@ -109,8 +120,8 @@ export const BUNDLED_PRICES: readonly BundledPrice[] = [
   openai("o3", 2, 0.5, 8, REASONING),
   openai("o4-mini", 1.1, 0.275, 4.4, REASONING),
 
-  { ...anthropic("claude-sonnet-4", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024 }), longContext: sonnetLongContext },
-  { ...anthropic("claude-sonnet-4-5", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024, ...ONE_SAMPLER }), longContext: sonnetLongContext },
+  { ...anthropic("claude-sonnet-4", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024 }), longContext: sonnetLongContext, ...retiresOn("2026-06-15") },
+  { ...anthropic("claude-sonnet-4-5", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024, ...ONE_SAMPLER }), longContext: sonnetLongContext, ...retiresOn("2026-11-30") },
   anthropic("claude-sonnet-4-6", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024, noPrefill: true, ...ONE_SAMPLER }),
   {
     ...anthropic("claude-sonnet-5", 2, 10, { maxOutputTokens: 128_000, minCacheTokens: 1024, fixedSampling: true, noPrefill: true, ...ONE_SAMPLER }, "2026-11"),
@@ -118,7 +129,7 @@ export const BUNDLED_PRICES: readonly BundledPrice[] = [
   },
   anthropic("claude-haiku-4-5", 1, 5, { maxOutputTokens: 64_000, minCacheTokens: 4096, ...ONE_SAMPLER }),
   anthropic("claude-3-5-haiku", 0.8, 4, { maxOutputTokens: 8192, minCacheTokens: 2048 }),
-  anthropic("claude-opus-4", 15, 75, { maxOutputTokens: 32_000, minCacheTokens: 1024 }),
+  { ...anthropic("claude-opus-4", 15, 75, { maxOutputTokens: 32_000, minCacheTokens: 1024 }), ...retiresOn("2026-06-15") },
   anthropic("claude-opus-4-1", 15, 75, { maxOutputTokens: 32_000, minCacheTokens: 1024, ...ONE_SAMPLER }),
   anthropic("claude-opus-4-5", 5, 25, { maxOutputTokens: 64_000, minCacheTokens: 4096, ...ONE_SAMPLER }),
   anthropic("claude-opus-4-6", 5, 25, { maxOutputTokens: 128_000, minCacheTokens: 4096, noPrefill: true, ...ONE_SAMPLER }),

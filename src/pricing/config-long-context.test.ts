@@ -1,11 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { computeCost } from "./compute-cost.ts";
 import { findModelPrice } from "./find-model-price.ts";
-import { ConfigError, resolveConfig } from "../config/resolve-config.ts";
+import { ConfigError, resolveConfig as resolveWithRetirements } from "../config/resolve-config.ts";
 
 // A config price replaces the bundled one whole (a provider's `default` too). Claude Sonnet 4.5 costs $6 / $22.50 per 1M once
 // a request's input is above 200k tokens; an override (a negotiated rate, say) written without a
 // tier used to bill those requests at the base price, below the invoice, with no word said.
+
+// Sonnet 4.5 retires on 2026-11-30 (retirement-warnings.test.ts); these tests look at prices only.
+const resolveConfig = (raw: unknown, env: Record<string, string>) => {
+  const resolved = resolveWithRetirements(raw, env);
+  return { ...resolved, warnings: resolved.warnings.filter((warning) => warning.startsWith("providers.")) };
+};
 
 const negotiated = { inputPerMillion: 2.4, outputPerMillion: 12 };
 const withTier = { ...negotiated, longContext: { aboveInputTokens: 200_000, inputPerMillion: 4.8, outputPerMillion: 18 } };

@@ -1,4 +1,4 @@
-import type { BundledPrice, ModelLimits } from "./bundled-prices.ts";
+import type { BundledPrice, ModelLimits, ModelRetirement } from "./bundled-prices.ts";
 import { BUNDLED_PRICES } from "./bundled-prices.ts";
 import { ratesFromGpuHour, ratesFromUsdPerMillion, type ModelPrice } from "./rates.ts";
 
@@ -111,6 +111,12 @@ export function findModelPrice(provider: PricedProvider, model: string, response
 export function findModelLimits(providerType: PricedProvider["type"], model: string): ModelLimits {
   if (providerType === "openai-compatible") return {};
   return lookup(bundledByProvider.get(providerType), model)?.limits ?? {};
+}
+
+/** When the provider retires a model, where the bundled list knows it (dated snapshots included). */
+export function findModelRetirement(providerType: PricedProvider["type"], model: string): ModelRetirement | undefined {
+  if (providerType === "openai-compatible") return undefined;
+  return lookup(bundledByProvider.get(providerType), model)?.retirement;
 }
 
 /**
