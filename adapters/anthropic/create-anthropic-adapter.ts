@@ -58,14 +58,14 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
       }
     },
 
-    async countTokens(request, model, signal) {
+    async countTokens(request, model, signal, headers) {
       // count_tokens takes the prompt's fields only: anything about the answer (max_tokens,
       // sampling, stop sequences, metadata) is refused there as an extra input.
       const { messages, system, tools, tool_choice, thinking } = convertToAnthropicRequest(request, model);
       try {
         const counted = await client.messages.countTokens(
           { model, messages, ...(system ? { system } : {}), ...(tools ? { tools } : {}), ...(tool_choice ? { tool_choice } : {}), ...(thinking ? { thinking } : {}) },
-          { signal },
+          { signal, ...(headers ? { headers } : {}) },
         );
         return counted.input_tokens;
       } catch (error) {

@@ -187,7 +187,7 @@ export function buildGateway({
   app.get("/v1/admin/costs", (c) => answerCostReport(c, ledger, now()));
   app.post("/v1/chat/completions", handleChat);
   app.post("/v1/messages", handleChat);
-  app.post("/v1/messages/count_tokens", createCountTokensHandler({ config, slots, order, policies, store, counter }));
+  app.post("/v1/messages/count_tokens", createCountTokensHandler({ config, slots, order, policies, store, counter, telemetry }));
 
   return {
     app,

@@ -3,13 +3,16 @@ import type { PolicyChain } from "../../policies/policy-chain.ts";
 import type { PolicyContext } from "../../policies/policy.ts";
 import { teamOf } from "../auth/authenticate.ts";
 import type { ResolvedConfig } from "../config/resolve-config.ts";
+import { GatewayError } from "../errors/gateway-error.ts";
 import { parseAnthropicCountTokensRequest } from "../dialects/anthropic/parse-anthropic-request.ts";
 import { countRequestTokens, type TokenCounter } from "../metering/token-counter.ts";
 import type { ChatRequest, ImageContent } from "../model/chat-request.ts";
 import type { CheapestFirst } from "../routing/cheapest-first.ts";
+import type { Target } from "../routing/route-chat.ts";
 import type { ProviderSlot } from "../routing/create-chat-models.ts";
 import { callOnRoute } from "../routing/route-chat.ts";
 import type { KeyValueStore } from "../store/key-value-store.ts";
+import type { GatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
 import { findRoute } from "./find-route.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
 import { jsonResponse } from "./json-response.ts";
@@ -36,11 +39,12 @@ export type CountTokensDeps = {
   policies: Map<string, PolicyChain>;
   store: KeyValueStore;
   counter: TokenCounter;
+  telemetry: GatewayTelemetry;
 };
 
 type Count = { inputTokens: number; estimated: boolean };
 
-export function createCountTokensHandler({ config, slots, order, policies, store, counter }: CountTokensDeps) {
+export function createCountTokensHandler({ config, slots, order, policies, store, counter, telemetry }: CountTokensDeps) {
   return async function handleCountTokens(c: Context<GatewayEnv>): Promise<Response> {
     const parsed = parseAnthropicCountTokensRequest(await readJsonBody(c.req.raw, config.server.maxBodyBytes));
     const route = findRoute(config, c.get("caller"), parsed.route);
@@ -49,9 +53,24 @@ export function createCountTokensHandler({ config, slots, order, policies, store
     const { request } = await chain.apply(parsed, context);
     const signal = c.req.raw.signal;
 
+    /** The provider's own count, under a CLIENT span whose trace context the call carries. */
+    async function countUpstream(target: Target, adapted: ChatRequest): Promise<number> {
+      const { model, modelName } = target;
+      const span = telemetry.startCountTokensSpan(c.get("requestSpan").span, { providerName: model.providerName, providerType: model.providerType, model: modelName, baseUrl: model.baseUrl });
+      try {
+        const inputTokens = await model.countTokens!(adapted, modelName, signal, telemetry.traceHeaders(span));
+        telemetry.endChatSpan(span, { usage: { inputTokens } });
+        return inputTokens;
+      } catch (error) {
+        const type = signal.aborted ? "cancelled" : error instanceof GatewayError ? (error.code ?? error.kind) : "_OTHER";
+        telemetry.endChatSpan(span, { error: { type, message: error instanceof Error ? error.message : String(error) } });
+        throw error;
+      }
+    }
+
     const { target, answer } = await callOnRoute(request, order.routeFor(request, route), slots, signal, targetAdapter(chain, context), async (adapted, target): Promise<Count> => {
-      if (target.model.countTokens) return { inputTokens: await target.model.countTokens(adapted, target.modelName, signal), estimated: false };
-      return { inputTokens: await estimateInputTokens(counter, adapted), estimated: true };
+      if (!target.model.countTokens) return { inputTokens: await estimateInputTokens(counter, adapted), estimated: true };
+      return { inputTokens: await countUpstream(target, adapted), estimated: false };
     });
     return jsonResponse({ input_tokens: answer.inputTokens }, 200, c.get("requestId"), {
       "x-tollgate-route": parsed.route,

@@ -26,7 +26,7 @@ export interface ChatModel {
    * The provider's own count of the input tokens `request` would cost on `model` (Anthropic's
    * count_tokens, which is free). Absent where the provider has no such endpoint.
    */
-  countTokens?(request: ChatRequest, model: string, signal: AbortSignal): Promise<number>;
+  countTokens?(request: ChatRequest, model: string, signal: AbortSignal, headers?: UpstreamHeaders): Promise<number>;
 }
 
 /**

@@ -31,7 +31,7 @@ export function withDeadlines(model: ChatModel, deadlines: CallDeadlines): ChatM
     ...(model.refuse ? { refuse: model.refuse } : {}),
     generate: (request, modelName, signal, headers) => answerWithin(model, deadlines.timeoutMs, signal, (inner) => model.generate(request, modelName, inner, headers)),
     stream: (request, modelName, signal, headers) => guarded(model, deadlines, signal, (inner) => model.stream(request, modelName, inner, headers)),
-    ...(model.countTokens ? { countTokens: (request, modelName, signal) => answerWithin(model, deadlines.timeoutMs, signal, (inner) => model.countTokens!(request, modelName, inner)) } : {}),
+    ...(model.countTokens ? { countTokens: (request, modelName, signal, headers) => answerWithin(model, deadlines.timeoutMs, signal, (inner) => model.countTokens!(request, modelName, inner, headers)) } : {}),
   };
 }
 

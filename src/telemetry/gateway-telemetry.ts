@@ -8,6 +8,8 @@ import {
   chatRequestAttributes,
   chatResponseAttributes,
   chatSpanName,
+  countTokensRequestAttributes,
+  countTokensSpanName,
   genAiProviderName,
   type ChatResponseFacts,
   type ChatTarget,
@@ -61,12 +63,15 @@ export type GatewayTelemetry = {
   /** `headers`: the request's, from which the registered propagator takes the caller's trace context. */
   startRequestSpan(name: string, attributes: Attributes, headers?: Headers): Span;
   startChatSpan(parent: Span, request: ChatRequest, target: ChatTarget): Span;
+  /** A CLIENT span for a provider's own token count (count_tokens); ended with endChatSpan. */
+  startCountTokensSpan(parent: Span, target: ChatTarget): Span;
   /**
    * The W3C trace context of a chat span, for the upstream call it describes; undefined when
    * telemetry is off or no propagator is registered. Only the span's own context goes: a
    * client's baggage is never passed on to a provider.
    */
   traceHeaders(span: Span): Record<string, string> | undefined;
+  /** Ends a chat or count_tokens span: a count's outcome is its `usage.inputTokens`. */
   endChatSpan(span: Span, outcome: ChatOutcome): void;
   endRequestSpan(span: Span, outcome: RequestOutcome): void;
   /**
@@ -137,6 +142,12 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
       if (captureContent) Object.assign(attributes, chatInputMessagesAttributes(request.messages));
       const parentContext = trace.setSpan(context.active(), parent);
       return tracer.startSpan(chatSpanName(target.model), { kind: SpanKind.CLIENT, attributes }, parentContext);
+    },
+
+    startCountTokensSpan(parent, target) {
+      if (!enabled) return NOOP_SPAN;
+      const parentContext = trace.setSpan(context.active(), parent);
+      return tracer.startSpan(countTokensSpanName(target.model), { kind: SpanKind.CLIENT, attributes: countTokensRequestAttributes(target) }, parentContext);
     },
 
     traceHeaders(span) {

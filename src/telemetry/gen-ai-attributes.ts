@@ -39,12 +39,21 @@ export function genAiProviderName(target: Pick<ChatTarget, "providerName" | "pro
   return target.providerType === "openai-compatible" ? target.providerName : target.providerType;
 }
 
+/** The span name of a provider's token count: the convention's `{operation} {model}`. */
+export function countTokensSpanName(model: string): string {
+  return `count_tokens ${model}`;
+}
+
+/**
+ * A token count is no operation the convention lists, so it carries Anthropic's own name for
+ * it, as the convention asks of a system's own operations; its count is gen_ai.usage.input_tokens.
+ */
+export function countTokensRequestAttributes(target: ChatTarget): Attributes {
+  return targetAttributes("count_tokens", target);
+}
+
 export function chatRequestAttributes(request: ChatRequest, target: ChatTarget): Attributes {
-  const attributes: Attributes = {
-    "gen_ai.operation.name": "chat",
-    "gen_ai.provider.name": genAiProviderName(target),
-    "gen_ai.request.model": target.model,
-  };
+  const attributes = targetAttributes("chat", target);
   if (request.maxTokens !== undefined) attributes["gen_ai.request.max_tokens"] = request.maxTokens;
   if (request.temperature !== undefined) attributes["gen_ai.request.temperature"] = request.temperature;
   if (request.topP !== undefined) attributes["gen_ai.request.top_p"] = request.topP;
@@ -55,6 +64,17 @@ export function chatRequestAttributes(request: ChatRequest, target: ChatTarget):
   // Conditionally required when the request names an output format; both JSON forms are "json".
   if (request.responseFormat !== undefined) attributes["gen_ai.output.type"] = request.responseFormat.type === "text" ? "text" : "json";
   if (request.stop !== undefined && request.stop.length > 0) attributes["gen_ai.request.stop_sequences"] = request.stop;
+  return attributes;
+}
+
+/** What every call to a provider says of where it went. */
+function targetAttributes(operation: string, target: ChatTarget): Attributes {
+  const attributes: Attributes = {
+    "gen_ai.operation.name": operation,
+    "gen_ai.provider.name": genAiProviderName(target),
+    "gen_ai.request.model": target.model,
+    "tollgate.provider": target.providerName,
+  };
   if (target.baseUrl !== undefined) {
     const server = parseServer(target.baseUrl);
     if (server) {
@@ -62,7 +82,6 @@ export function chatRequestAttributes(request: ChatRequest, target: ChatTarget):
       attributes["server.port"] = server.port;
     }
   }
-  attributes["tollgate.provider"] = target.providerName;
   return attributes;
 }
 
