@@ -9,6 +9,7 @@ import { mapOpenAIStream } from "../openai/map-openai-stream.ts";
 import { mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
 import { FinishCheck } from "../shared/finish-check.ts";
+import { decoderTokenCount } from "./count-tokens.ts";
 import { postChatCompletions } from "./post-chat-completions.ts";
 import { readSseData } from "./read-sse-data.ts";
 
@@ -45,8 +46,9 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
   };
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const errorContext: ProviderErrorContext = { provider: options.name, apiKey: options.apiKey, keyVariable: options.keyVariable, timeoutMs };
-  const call = (body: unknown, signal: AbortSignal, headers: UpstreamHeaders | undefined) =>
-    postChatCompletions({ url, body, signal, timeoutMs: options.boundedByCaller ? undefined : timeoutMs, transport, ...(options.apiKey ? { apiKey: options.apiKey } : {}), ...(headers ? { headers } : {}) });
+  const callOptions = { timeoutMs: options.boundedByCaller ? undefined : timeoutMs, transport, ...(options.apiKey ? { apiKey: options.apiKey } : {}) };
+  const call = (body: unknown, signal: AbortSignal, headers: UpstreamHeaders | undefined) => postChatCompletions({ ...callOptions, url, body, signal, ...(headers ? { headers } : {}) });
+  const count = decoderTokenCount(options.baseUrl, callOptions);
 
   return {
     providerName: options.name,
@@ -59,6 +61,14 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
       try {
         const response = await call(body, signal, headers);
         return mapOpenAIResponse((await response.json()) as OpenAI.Chat.Completions.ChatCompletion, options.name);
+      } catch (error) {
+        throw mapProviderError(error, errorContext);
+      }
+    },
+
+    async countTokens(request, model, signal, headers) {
+      try {
+        return await count(request, model, signal, headers);
       } catch (error) {
         throw mapProviderError(error, errorContext);
       }

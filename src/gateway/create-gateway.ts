@@ -44,7 +44,7 @@ export type GatewayOptions = {
   store?: KeyValueStore;
   /** Budgets' and rate limits' state. Default: this process's memory. */
   admissionStore?: AdmissionStore;
-  /** The clock budgets' windows and rate limits read (tests inject one). */
+  /** The clock budgets' windows, rate limits and count_tokens' retry of a decoder read (tests inject one). */
   now?: () => number;
   /**
    * Holds the request open for work that goes on after its answer (settling a budget). The
@@ -187,7 +187,7 @@ export function buildGateway({
   app.get("/v1/admin/costs", (c) => answerCostReport(c, ledger, now()));
   app.post("/v1/chat/completions", handleChat);
   app.post("/v1/messages", handleChat);
-  app.post("/v1/messages/count_tokens", createCountTokensHandler({ config, slots, order, policies, store, counter, telemetry }));
+  app.post("/v1/messages/count_tokens", createCountTokensHandler({ config, slots, order, policies, store, counter, telemetry, now }));
 
   return {
     app,

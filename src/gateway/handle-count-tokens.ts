@@ -6,6 +6,7 @@ import type { ResolvedConfig } from "../config/resolve-config.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import { parseAnthropicCountTokensRequest } from "../dialects/anthropic/parse-anthropic-request.ts";
 import { countRequestTokens, type TokenCounter } from "../metering/token-counter.ts";
+import type { ChatModel } from "../model/chat-model.ts";
 import type { ChatRequest, ImageContent } from "../model/chat-request.ts";
 import type { CheapestFirst } from "../routing/cheapest-first.ts";
 import type { Target } from "../routing/route-chat.ts";
@@ -25,9 +26,11 @@ import { targetAdapter } from "./target-adapter.ts";
 // policies shape it (a format instruction, a brevity line, a client's JSON schema written out for
 // Claude), and its targets are tried in the route's order, skipping those that refuse it and
 // moving on when one fails in a way the next could make good. Then:
-//   - an Anthropic target counts the tokens itself (its count_tokens endpoint, which is free);
+//   - an Anthropic target counts the tokens itself (its count_tokens endpoint, which is free), and
+//     so does a local decoder that serves the same endpoint (llama-server);
 //   - other targets have no such endpoint: tollgate counts with its tokenizer, as it does for a
-//     usage the provider never reported, and says so with `x-tollgate-estimated: true`.
+//     usage the provider never reported, and says so with `x-tollgate-estimated: true`. A decoder
+//     that answered 404 there is not asked again for NO_COUNT_RETRY_MS.
 // Counting spends nothing: it reserves no budget, takes nothing from a rate limit, leaves no
 // cost record, and counts no prompt-cache sighting.
 
@@ -40,11 +43,20 @@ export type CountTokensDeps = {
   store: KeyValueStore;
   counter: TokenCounter;
   telemetry: GatewayTelemetry;
+  now?: () => number;
 };
 
 type Count = { inputTokens: number; estimated: boolean };
 
-export function createCountTokensHandler({ config, slots, order, policies, store, counter, telemetry }: CountTokensDeps) {
+/**
+ * How long a target whose provider had no count endpoint (a decoder other than llama-server) is
+ * counted by tollgate without asking it again: it may be upgraded meanwhile.
+ */
+export const NO_COUNT_RETRY_MS = 10 * 60_000;
+
+export function createCountTokensHandler({ config, slots, order, policies, store, counter, telemetry, now = Date.now }: CountTokensDeps) {
+  /** Targets that answered that they cannot count, and until when they are not asked. */
+  const cannotCount = new WeakMap<ChatModel, number>();
   return async function handleCountTokens(c: Context<GatewayEnv>): Promise<Response> {
     const parsed = parseAnthropicCountTokensRequest(await readJsonBody(c.req.raw, config.server.maxBodyBytes));
     const route = findRoute(config, c.get("caller"), parsed.route);
@@ -53,12 +65,21 @@ export function createCountTokensHandler({ config, slots, order, policies, store
     const { request } = await chain.apply(parsed, context);
     const signal = c.req.raw.signal;
 
-    /** The provider's own count, under a CLIENT span whose trace context the call carries. */
-    async function countUpstream(target: Target, adapted: ChatRequest): Promise<number> {
+    /**
+     * The provider's own count, under a CLIENT span whose trace context the call carries;
+     * undefined where the provider has no count endpoint.
+     */
+    async function countUpstream(target: Target, adapted: ChatRequest): Promise<number | undefined> {
       const { model, modelName } = target;
+      if (!model.countTokens || now() < (cannotCount.get(model) ?? 0)) return undefined;
       const span = telemetry.startCountTokensSpan(c.get("requestSpan").span, { providerName: model.providerName, providerType: model.providerType, model: modelName, baseUrl: model.baseUrl });
       try {
-        const inputTokens = await model.countTokens!(adapted, modelName, signal, telemetry.traceHeaders(span));
+        const inputTokens = await model.countTokens(adapted, modelName, signal, telemetry.traceHeaders(span));
+        if (inputTokens === undefined) {
+          cannotCount.set(model, now() + NO_COUNT_RETRY_MS);
+          telemetry.endChatSpan(span, { error: { type: "unsupported", message: `provider "${model.providerName}" has no count_tokens endpoint; tollgate counts for it` } });
+          return undefined;
+        }
         telemetry.endChatSpan(span, { usage: { inputTokens } });
         return inputTokens;
       } catch (error) {
@@ -69,8 +90,8 @@ export function createCountTokensHandler({ config, slots, order, policies, store
     }
 
     const { target, answer } = await callOnRoute(request, order.routeFor(request, route), slots, signal, targetAdapter(chain, context), async (adapted, target): Promise<Count> => {
-      if (!target.model.countTokens) return { inputTokens: await estimateInputTokens(counter, adapted), estimated: true };
-      return { inputTokens: await countUpstream(target, adapted), estimated: false };
+      const counted = await countUpstream(target, adapted);
+      return counted === undefined ? { inputTokens: await estimateInputTokens(counter, adapted), estimated: true } : { inputTokens: counted, estimated: false };
     });
     return jsonResponse({ input_tokens: answer.inputTokens }, 200, c.get("requestId"), {
       "x-tollgate-route": parsed.route,

@@ -7,6 +7,8 @@ import type { AddressInfo } from "node:net";
 export type FakeDecoder = {
   baseUrl: string;
   requests: Record<string, unknown>[];
+  /** The path of each request, in the order of `requests`. */
+  paths: string[];
   handle: (request: Record<string, unknown>, response: ServerResponse) => void;
   /** Whether the last connection was closed by the gateway before the answer was complete. */
   lastClosedEarly(): boolean;
@@ -17,6 +19,7 @@ export async function startFakeDecoder(): Promise<FakeDecoder> {
   const closedEarly: boolean[] = [];
   const fake = {
     requests: [] as Record<string, unknown>[],
+    paths: [] as string[],
     handle: (_request: Record<string, unknown>, response: ServerResponse) => void response.end(),
   } as FakeDecoder;
   const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
@@ -28,6 +31,7 @@ export async function startFakeDecoder(): Promise<FakeDecoder> {
     request.on("end", () => {
       const body = JSON.parse(text) as Record<string, unknown>;
       fake.requests.push(body);
+      fake.paths.push(request.url ?? "");
       fake.handle(body, response);
     });
   });

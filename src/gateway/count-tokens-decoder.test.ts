@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resolveConfig } from "../config/resolve-config.ts";
+import { buildGateway } from "./create-gateway.ts";
+import { NO_COUNT_RETRY_MS } from "./handle-count-tokens.ts";
+import { sendJson, startFakeDecoder, type FakeDecoder } from "../../test/support/fake-decoder.ts";
+
+// A local decoder that serves Anthropic's count_tokens (llama-server) counts with its own
+// tokenizer: test/local-decoder-count-tokens.e2e.test.ts runs the real one. One without it (404)
+// is counted by tollgate instead, and not asked again for NO_COUNT_RETRY_MS.
+
+let decoder: FakeDecoder;
+let clock = Date.parse("2026-11-24T12:00:00Z");
+let gateway: ReturnType<typeof buildGateway>;
+
+beforeAll(async () => {
+  decoder = await startFakeDecoder();
+  const config = resolveConfig(
+    {
+      providers: { gpu: { type: "openai-compatible", baseUrl: decoder.baseUrl } },
+      routes: { local: { targets: [{ provider: "gpu", model: "qwen3-8b" }] } },
+      keys: [{ id: "app", team: "search", hash: "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" }],
+    },
+    {},
+  );
+  gateway = buildGateway({ config, log: () => {}, now: () => clock });
+});
+afterAll(() => decoder.close());
+
+const count = () =>
+  gateway.app.fetch(
+    new Request("http://gateway/v1/messages/count_tokens", {
+      method: "POST",
+      headers: { "x-api-key": "test", "content-type": "application/json" },
+      body: JSON.stringify({ model: "local", system: "Be brief.", messages: [{ role: "user", content: "how many tokens is this" }] }),
+    }),
+  );
+
+describe("count_tokens on a local decoder", () => {
+  it("sends the decoder Anthropic's count_tokens body and answers its count", async () => {
+    decoder.handle = (_body, response) => sendJson(response, JSON.stringify({ input_tokens: 66 }));
+    const response = await count();
+    expect(await response.json()).toEqual({ input_tokens: 66 });
+    expect(response.headers.get("x-tollgate-estimated")).toBeNull();
+    expect(decoder.paths.at(-1)).toBe("/v1/messages/count_tokens");
+    expect(decoder.requests.at(-1)).toEqual({
+      model: "qwen3-8b",
+      system: [{ type: "text", text: "Be brief." }],
+      messages: [{ role: "user", content: [{ type: "text", text: "how many tokens is this" }] }],
+    });
+  });
+
+  it("counts for itself where the decoder has no such endpoint, and asks again only after a while", async () => {
+    decoder.handle = (_body, response) => {
+      response.writeHead(404, { "content-type": "application/json" });
+      response.end(JSON.stringify({ detail: "Not Found" }));
+    };
+    const asked = decoder.paths.length;
+    const first = await count();
+    expect(first.status).toBe(200);
+    expect(first.headers.get("x-tollgate-estimated")).toBe("true");
+    expect(((await first.json()) as { input_tokens: number }).input_tokens).toBeGreaterThan(0);
+    expect(decoder.paths.length).toBe(asked + 1);
+
+    clock += NO_COUNT_RETRY_MS - 1;
+    expect((await count()).headers.get("x-tollgate-estimated")).toBe("true");
+    expect(decoder.paths.length).toBe(asked + 1);
+
+    clock += 1;
+    decoder.handle = (_body, response) => sendJson(response, JSON.stringify({ input_tokens: 66 }));
+    expect(await (await count()).json()).toEqual({ input_tokens: 66 });
+    expect(decoder.paths.length).toBe(asked + 2);
+  });
+
+  it("passes a decoder's own failure on, in Anthropic's shape", async () => {
+    decoder.handle = (_body, response) => {
+      response.writeHead(400, { "content-type": "application/json" });
+      response.end(JSON.stringify({ error: { code: 400, message: "the request exceeds the available context size", type: "exceed_context_size_error" } }));
+    };
+    const response = await count();
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { type: string; error: { message: string } };
+    expect(body.type).toBe("error");
+    expect(body.error.message).toMatch(/context size/);
+  });
+});
