@@ -62,6 +62,18 @@ describe("PolicyChain", () => {
     expect(log.warnings.at(-1)).toBe('logit_bias {"1234":-100} was not sent: claude-sonnet-4-6 does not accept it');
   });
 
+  it("reasoning_effort goes to OpenAI as sent, and is dropped with a note for Claude (as Anthropic's own OpenAI layer ignores it)", async () => {
+    const effortful: ChatRequest = { ...request, reasoningEffort: "xhigh" };
+    const { request: forGpt, log: gptLog } = await chain({}).adaptToTarget(effortful, gpt4o, context);
+    expect([forGpt.reasoningEffort, gptLog.notes]).toEqual(["xhigh", []]);
+    const { request: forClaude, log } = await chain({}).adaptToTarget(effortful, sonnet, context);
+    expect(forClaude.reasoningEffort).toBeUndefined();
+    expect(log.notes).toEqual(["reasoning_effort=dropped"]);
+    expect(log.warnings).toEqual(['reasoning_effort "xhigh" was not sent: claude-sonnet-4-6 does not accept it']);
+    const refusing = chain({ sampling: { onUnsupported: "reject" } }).adaptToTarget(effortful, sonnet, context);
+    await expect(refusing).rejects.toThrow("reasoning_effort is not accepted by claude-sonnet-4-6 (anthropic): remove reasoning_effort");
+  });
+
   it("a JSON-schema request names its schema on the first line, and Anthropic gets the schema itself", async () => {
     const withSchema: ChatRequest = { ...request, responseFormat: { type: "json-schema", name: "city", schema: { type: "object", required: ["name"] } } };
     const { request: shaped } = await chain({}).apply(withSchema, context);

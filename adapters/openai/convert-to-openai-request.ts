@@ -42,7 +42,8 @@ export function convertToOpenAIRequest(request: ChatRequest, model: string, flav
   if (request.toolChoice) body.tool_choice = convertToolChoice(request.toolChoice);
   // Only alongside tools: OpenAI refuses parallel_tool_calls in a request without any.
   if (request.parallelToolCalls !== undefined && request.tools?.length) body.parallel_tool_calls = request.parallelToolCalls;
-  if (request.reasoningEffort) body.reasoning_effort = request.reasoningEffort;
+  // The SDK's list of levels may trail OpenAI's; the model judges the value.
+  if (request.reasoningEffort) body.reasoning_effort = request.reasoningEffort as OpenAI.ReasoningEffort;
   if (request.responseFormat) body.response_format = convertResponseFormat(request.responseFormat);
   if (request.user) body.user = request.user;
   if (flavor === "openai" && request.promptCache?.openAIKey) body.prompt_cache_key = request.promptCache.openAIKey;

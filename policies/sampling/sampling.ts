@@ -37,9 +37,10 @@ export const samplingOptionsSchema = z.strictObject({
 
 export type SamplingOptions = z.output<typeof samplingOptionsSchema>;
 
-type Parameter = "temperature" | "topP" | "topK" | "minP" | "frequencyPenalty" | "presencePenalty" | "logitBias" | "thinking";
+type Parameter = "temperature" | "topP" | "topK" | "minP" | "frequencyPenalty" | "presencePenalty" | "logitBias" | "thinking" | "reasoningEffort";
 const WIRE_NAMES: Record<Parameter, string> = {
   thinking: "thinking",
+  reasoningEffort: "reasoning_effort",
   temperature: "temperature",
   topP: "top_p",
   topK: "top_k",
@@ -125,9 +126,11 @@ function unsupported(request: ChatRequest, target: PolicyTarget): Parameter[] {
   if (fixed && request.topP !== undefined && request.topP < 0.99) found.push("topP");
   if (request.topK !== undefined && (target.providerType === "openai" || fixed)) found.push("topK");
   if (request.minP !== undefined && target.providerType !== "openai-compatible") found.push("minP");
-  // Anthropic has no penalties and no logit bias (and its token ids are not OpenAI's).
+  // Anthropic has no penalties and no logit bias (and its token ids are not OpenAI's). Nor does
+  // it take reasoning_effort: its own OpenAI compatibility layer ignores the field, and a Claude
+  // that should think is asked with `thinking` (an Anthropic client's), which has a budget.
   if (target.providerType === "anthropic") {
-    for (const parameter of ["frequencyPenalty", "presencePenalty", "logitBias"] as const) if (request[parameter] !== undefined) found.push(parameter);
+    for (const parameter of ["frequencyPenalty", "presencePenalty", "logitBias", "reasoningEffort"] as const) if (request[parameter] !== undefined) found.push(parameter);
   }
   return found;
 }

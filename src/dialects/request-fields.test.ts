@@ -72,6 +72,16 @@ describe("reasoning", () => {
     expect(body.reasoning_effort).toBe("high");
   });
 
+  it("takes every level the OpenAI SDK knows (none, xhigh, max) and any the model may add; a malformed one is a 400 naming it", () => {
+    for (const level of ["none", "minimal", "xhigh", "max", "ultra"]) {
+      const body = convertToOpenAIRequest(parseOpenAIRequest({ model: "o", reasoning_effort: level, messages: [{ role: "user", content: "prove it" }] }), "o3", "openai");
+      expect(body.reasoning_effort).toBe(level);
+    }
+    const malformed = () => parseOpenAIRequest({ model: "o", reasoning_effort: "High!", messages: [{ role: "user", content: "prove it" }] });
+    expect(malformed).toThrow(GatewayError);
+    expect(malformed).toThrow(/^reasoning_effort: .*"low", "medium" or "high"/);
+  });
+
   it("an Anthropic client's thinking is carried as sent, and one without a type is a 400 naming it", () => {
     const thinking = { type: "enabled", budget_tokens: 2048 };
     expect(parseAnthropicRequest({ model: "claude", max_tokens: 4000, thinking, messages: [{ role: "user", content: "prove it" }] }).thinking).toEqual(thinking);

@@ -71,7 +71,8 @@ export type ImageContent =
   | { type: "image"; source: "url"; url: string; detail?: ImageDetail; cacheControl?: CacheMark }
   | { type: "image"; source: "base64"; mediaType: string; data: string; detail?: ImageDetail; cacheControl?: CacheMark };
 export type ImageDetail = "auto" | "low" | "high";
-export type ReasoningEffort = "minimal" | "low" | "medium" | "high";
+/** "none", "minimal", "low", "medium", "high", "xhigh", "max": whichever the target model takes. */
+export type ReasoningEffort = string;
 export type ToolCallContent = { type: "tool-call"; id: string; name: string; arguments: string; cacheControl?: CacheMark };
 
 /**

@@ -97,7 +97,12 @@ export const openAIChatRequestSchema = z.object({
   tools: z.array(tool).optional(),
   tool_choice: toolChoice.optional(),
   parallel_tool_calls: z.boolean().nullish(),
-  reasoning_effort: z.enum(["minimal", "low", "medium", "high"]).nullish(),
+  // Not a fixed list: OpenAI adds levels ("none", "xhigh", "max" since "minimal"…"high"), and
+  // which a model takes is the model's to say.
+  reasoning_effort: z
+    .string()
+    .regex(/^[a-z]{1,16}$/, { error: 'write a reasoning effort the model takes, such as "low", "medium" or "high"' })
+    .nullish(),
   response_format: responseFormat.optional(),
   user: z.string().optional(),
   functions: z.undefined({ error: "legacy `functions` are not supported: send `tools` instead" }).optional(),
