@@ -68,6 +68,9 @@ export function worstCaseCost(request: ChatRequest, targets: PricedTarget[], cac
 
 const IMAGE_TOKEN_BOUND = 6000;
 
+/** The least one block of Claude's thinking sent back is bounded at (see promptSize). */
+const THINKING_BLOCK_FLOOR = 6000;
+
 /**
  * What a provider adds to a request with tools: Anthropic's own tool-use system prompt is 313–346
  * tokens on Claude 4 models (its pricing page), OpenAI formats the definitions into the prompt.
@@ -91,15 +94,7 @@ function promptSize(request: ChatRequest): { bytes: number; images: number } {
   let images = 0;
   let bytes = 0;
   const add = (text: string) => {
-    for (let i = 0; i < text.length; i++) {
-      const code = text.charCodeAt(i);
-      if (code < 0x80) bytes += 1;
-      else if (code < 0x800) bytes += 2;
-      else if (code >= 0xd800 && code <= 0xdbff) {
-        bytes += 4; // a surrogate pair is one 4-byte character
-        i++;
-      } else bytes += 3;
-    }
+    bytes += utf8Bytes(text);
   };
   for (const message of request.messages) {
     if (message.role === "system" || message.role === "tool") {
@@ -112,12 +107,11 @@ function promptSize(request: ChatRequest): { bytes: number; images: number } {
         else if (part.type === "tool-call") add(part.name + part.arguments);
         // Claude's thinking sent back in a tool-use turn is billed as input. Claude 4 models
         // answer with a summary of their thinking, so the summary's bytes may fall short of
-        // what is billed; the opaque signature, which grows with the thinking, counts too. It
-        // is the most the request itself says about that thinking (no tokenizer could say more).
-        else if (part.type === "thinking") {
-          add(part.text);
-          add(part.signature);
-        } else if (part.type === "redacted-thinking") add(part.data);
+        // what is billed; the opaque signature, which grows with the thinking, counts too, and
+        // no block counts for less than THINKING_BLOCK_FLOOR (what the request says of the
+        // thinking behind a summary is not documented to bound it).
+        else if (part.type === "thinking") bytes += Math.max(utf8Bytes(part.text) + utf8Bytes(part.signature), THINKING_BLOCK_FLOOR);
+        else if (part.type === "redacted-thinking") bytes += Math.max(utf8Bytes(part.data), THINKING_BLOCK_FLOOR);
         // Images are billed by their pixels, not their bytes: a large image is at most a few
         // thousand tokens on either provider (gpt-4o-mini aside, which says so in its limits).
         else if (part.type === "image") images++;
@@ -136,4 +130,19 @@ function promptSize(request: ChatRequest): { bytes: number; images: number } {
   }
   // Chat framing adds a few tokens per message; a byte-per-token bound leaves room, this is margin.
   return { bytes: bytes + 8 * request.messages.length + 8, images };
+}
+
+/** UTF-8 bytes of a string, counted from its UTF-16 code units without encoding it. */
+function utf8Bytes(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff) {
+      bytes += 4; // a surrogate pair is one 4-byte character
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
 }

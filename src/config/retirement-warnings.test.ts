@@ -30,7 +30,20 @@ describe("start-up warnings for retiring models", () => {
     };
     expect(warningsOn("2026-11-30T00:00:00Z", routes)).toEqual([
       `routes.alone: claude-sonnet-4-5 on provider "anthropic" was retired on 2026-11-30: its requests fail there, and the route has no other target; move the route to a current model ${page}`,
-      `routes.backed: claude-opus-4 on provider "anthropic" was retired on 2026-06-15: its requests fail there, and the route falls back to its next target on each request; move the route to a current model ${page}`,
+      `routes.backed: claude-opus-4 on provider "anthropic" was retired on 2026-06-15: its requests fail there, and the route falls back to another target on each request; move the route to a current model ${page}`,
+    ]);
+  });
+
+  it("know Anthropic's -0 aliases of the retired models, and a retired last target has nothing after it", () => {
+    const routes = {
+      alias: { targets: [{ provider: "anthropic", model: "claude-sonnet-4-0" }] },
+      last: { targets: [{ provider: "openai", model: "gpt-4o" }, { provider: "anthropic", model: "claude-opus-4-0" }] },
+      cheapest: { strategy: "cheapest", targets: [{ provider: "openai", model: "gpt-4o" }, { provider: "anthropic", model: "claude-opus-4" }] },
+    };
+    expect(warningsOn("2026-12-01T00:00:00Z", routes).map((warning) => warning.replace(/; move.*/, ""))).toEqual([
+      'routes.alias: claude-sonnet-4-0 on provider "anthropic" was retired on 2026-06-15: its requests fail there, and the route has no other target',
+      'routes.last: claude-opus-4-0 on provider "anthropic" was retired on 2026-06-15: its requests fail there, and it is the route\'s last target',
+      'routes.cheapest: claude-opus-4 on provider "anthropic" was retired on 2026-06-15: its requests fail there, and the route falls back to another target on each request',
     ]);
   });
 

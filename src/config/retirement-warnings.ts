@@ -12,20 +12,22 @@ export function retirementWarnings(routes: Config["routes"], providers: Record<s
   const today = Math.floor(now / DAY_MS);
   const warnings: string[] = [];
   for (const [routeName, route] of Object.entries(routes)) {
-    for (const target of route.targets) {
+    route.targets.forEach((target, index) => {
       const provider = providers[target.provider];
-      if (!provider) continue;
+      if (!provider) return;
       const retirement = findModelRetirement(provider.type, target.model);
-      if (!retirement) continue;
+      if (!retirement) return;
       const day = Date.parse(`${retirement.on}T00:00:00Z`) / DAY_MS;
       const where = `routes.${routeName}: ${target.model} on provider "${target.provider}"`;
-      const after = route.targets.length > 1 ? "the route falls back to its next target on each request" : "the route has no other target";
+      // A "fallback" route moves on in the order written; a "cheapest" one in its own order.
+      const others = route.strategy === "cheapest" ? route.targets.length - 1 : route.targets.length - 1 - index;
+      const after = others > 0 ? "the route falls back to another target on each request" : route.targets.length > 1 ? "it is the route's last target" : "the route has no other target";
       warnings.push(
         day <= today
           ? `${where} was retired on ${retirement.on}: its requests fail there, and ${after}; move the route to a current model (${retirement.source})`
           : `${where} is retired on ${retirement.on} (in ${plural(day - today, "day")}): from then on its requests fail; move the route to a current model before then (${retirement.source})`,
       );
-    }
+    });
   }
   return warnings;
 }

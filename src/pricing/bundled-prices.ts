@@ -11,6 +11,8 @@ export type BundledPrice = {
   provider: "openai" | "anthropic";
   /** The model id as the API takes it; dated snapshots (`-2024-08-06`, `-20250929`) match it too. */
   model: string;
+  /** Other ids the provider documents for the same model (Anthropic's `claude-sonnet-4-0`). */
+  aliases?: readonly string[];
   price: Required<UsdPerMillion>;
   /** Prices that apply instead when the whole input (cache included) is above the threshold. */
   longContext?: { aboveInputTokens: number; price: Required<UsdPerMillion> };
@@ -120,7 +122,7 @@ export const BUNDLED_PRICES: readonly BundledPrice[] = [
   openai("o3", 2, 0.5, 8, REASONING),
   openai("o4-mini", 1.1, 0.275, 4.4, REASONING),
 
-  { ...anthropic("claude-sonnet-4", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024 }), longContext: sonnetLongContext, ...retiresOn("2026-06-15") },
+  { ...anthropic("claude-sonnet-4", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024 }), longContext: sonnetLongContext, aliases: ["claude-sonnet-4-0"], ...retiresOn("2026-06-15") },
   { ...anthropic("claude-sonnet-4-5", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024, ...ONE_SAMPLER }), longContext: sonnetLongContext, ...retiresOn("2026-11-30") },
   anthropic("claude-sonnet-4-6", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024, noPrefill: true, ...ONE_SAMPLER }),
   {
@@ -129,7 +131,7 @@ export const BUNDLED_PRICES: readonly BundledPrice[] = [
   },
   anthropic("claude-haiku-4-5", 1, 5, { maxOutputTokens: 64_000, minCacheTokens: 4096, ...ONE_SAMPLER }),
   anthropic("claude-3-5-haiku", 0.8, 4, { maxOutputTokens: 8192, minCacheTokens: 2048 }),
-  { ...anthropic("claude-opus-4", 15, 75, { maxOutputTokens: 32_000, minCacheTokens: 1024 }), ...retiresOn("2026-06-15") },
+  { ...anthropic("claude-opus-4", 15, 75, { maxOutputTokens: 32_000, minCacheTokens: 1024 }), aliases: ["claude-opus-4-0"], ...retiresOn("2026-06-15") },
   anthropic("claude-opus-4-1", 15, 75, { maxOutputTokens: 32_000, minCacheTokens: 1024, ...ONE_SAMPLER }),
   anthropic("claude-opus-4-5", 5, 25, { maxOutputTokens: 64_000, minCacheTokens: 4096, ...ONE_SAMPLER }),
   anthropic("claude-opus-4-6", 5, 25, { maxOutputTokens: 128_000, minCacheTokens: 4096, noPrefill: true, ...ONE_SAMPLER }),

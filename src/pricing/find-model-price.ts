@@ -74,6 +74,7 @@ const bundledByProvider = new Map<string, Map<string, BundledPrice>>();
 for (const entry of BUNDLED_PRICES) {
   const models = bundledByProvider.get(entry.provider) ?? new Map<string, BundledPrice>();
   models.set(entry.model, entry);
+  for (const alias of entry.aliases ?? []) models.set(alias, entry);
   bundledByProvider.set(entry.provider, models);
 }
 
