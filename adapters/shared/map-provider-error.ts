@@ -38,7 +38,7 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
   // target (another account, provider or model) may still answer.
   if (status === 401 || status === 403) {
     const fix = context.keyVariable ? `check ${context.keyVariable}` : "check its apiKey in the tollgate config";
-    return new GatewayError("upstream", `${where} rejected tollgate's credentials (HTTP ${status}); ${fix}`, { retryable: true, cause: error });
+    return new GatewayError("upstream", `${where} rejected tollgate's credentials (HTTP ${status}); ${fix}`, { retryable: true, permanent: true, cause: error });
   }
   // The provider account's money, not the client's request or its pace: Anthropic's 402
   // billing_error, OpenAI's 429 insufficient_quota (REFERENCE.md: not to be retried as a rate
@@ -49,6 +49,7 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
     return new GatewayError("upstream", `${where} refused tollgate's account for billing or quota (HTTP ${status}): ${upstreamMessage}; check the provider account's plan and billing`, {
       code: status === 402 || outOfCredit ? "provider_billing_error" : "insufficient_quota",
       retryable: true,
+      permanent: true,
       cause: error,
     });
   }

@@ -45,6 +45,13 @@ export type GatewayErrorOptions = {
   retryAfterSeconds?: number;
   /** True when trying another target could succeed (429, 5xx, network). */
   retryable?: boolean;
+  /**
+   * The client's retry of the same request cannot succeed until tollgate's config or the
+   * provider account changes (a missing or rejected provider key, an account out of credit).
+   * The answer then says `x-should-retry: false`, which both official SDKs obey instead of
+   * retrying a 5xx, each retry a failed request and a record of its own.
+   */
+  permanent?: boolean;
   /** The provider took the call before it failed, and bills it: see BilledCall. */
   billed?: BilledCall;
   /** Anthropic's `error.details`, which its SDK acts on (e.g. `thread_unsupported_request`). */
@@ -67,6 +74,7 @@ export class GatewayError extends Error {
   readonly code?: string;
   readonly retryAfterSeconds?: number;
   readonly retryable: boolean;
+  readonly permanent: boolean;
   readonly details?: Record<string, unknown>;
   /** Set where the call was billed; the router adds the usage a stream's preamble reported. */
   billed?: BilledCall;
@@ -80,6 +88,7 @@ export class GatewayError extends Error {
     this.code = options.code;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.retryable = options.retryable ?? false;
+    this.permanent = options.permanent ?? false;
     if (options.billed) this.billed = options.billed;
     if (options.details) this.details = options.details;
   }

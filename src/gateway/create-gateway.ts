@@ -220,6 +220,7 @@ function forAdminPath(path: string, error: unknown): unknown {
 
 function errorResponse(dialect: Dialect, error: GatewayError, requestId: string): Response {
   const headers: Record<string, string> = error.retryAfterSeconds !== undefined ? { "retry-after": String(error.retryAfterSeconds) } : {};
+  if (error.permanent) headers["x-should-retry"] = "false";
   return jsonResponse(dialect.renderError(error), error.status, requestId, headers);
 }
 

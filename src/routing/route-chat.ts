@@ -214,11 +214,14 @@ class Failures {
    * one that lifts first (its retry-after is when some target may answer again).
    */
   failed(failure: GatewayError): void {
+    if (!failure.permanent) this.transient = true;
     const kept = this.upstream;
     const sooner = kept?.kind === "rate_limit" && failure.kind === "rate_limit" && (kept.retryAfterSeconds ?? Infinity) < (failure.retryAfterSeconds ?? Infinity);
     if (!sooner) this.upstream = failure;
   }
   private refusal: GatewayError | undefined;
+  /** Some target failed in a way a later retry of the request may not meet again. */
+  private transient = false;
 
   async adapt(adapt: AdaptToTarget, request: ChatRequest, target: Target): Promise<ChatRequest | undefined> {
     try {
@@ -233,7 +236,10 @@ class Failures {
 
   final(route: RouteConfig, slots: Map<string, ProviderSlot>, signal: AbortSignal): GatewayError {
     if (signal.aborted) return new GatewayError("upstream", "the client went away before an answer", { code: "client_closed_request" });
-    return this.upstream ?? this.refusal ?? noTargetError(route, slots);
+    const told = this.upstream;
+    // "Do not retry" holds only where every target failed for good.
+    if (told?.permanent && this.transient) return retryable(told);
+    return told ?? this.refusal ?? noTargetError(route, slots);
   }
 }
 
@@ -244,11 +250,17 @@ function* usableTargets(route: RouteConfig, slots: Map<string, ProviderSlot>): G
   }
 }
 
+/** The same failure, without the claim that a retry of the request cannot help. */
+function retryable(failure: GatewayError): GatewayError {
+  const { kind, message, param, code, retryAfterSeconds, billed, details } = failure;
+  return new GatewayError(kind, message, { param, code, retryAfterSeconds, retryable: failure.retryable, billed, details, cause: failure.cause });
+}
+
 /** Every target is an optional provider without its key: say which variable to set. */
 function noTargetError(route: RouteConfig, slots: Map<string, ProviderSlot>): GatewayError {
   const reasons = route.targets.flatMap((target) => {
     const slot = slots.get(target.provider);
     return slot && "unavailable" in slot ? [slot.unavailable] : [];
   });
-  return new GatewayError("unavailable", reasons.join("; ") || "no provider of this route is available", { code: "provider_unavailable" });
+  return new GatewayError("unavailable", reasons.join("; ") || "no provider of this route is available", { code: "provider_unavailable", permanent: true });
 }

@@ -18,5 +18,8 @@ const TYPE_BY_KIND: Record<GatewayError["kind"], string> = {
 };
 
 export function renderAnthropicError(error: GatewayError) {
-  return { type: "error" as const, error: { type: TYPE_BY_KIND[error.kind], message: error.message, ...(error.details ? { details: error.details } : {}) } };
+  // A provider tollgate has no key for is not overloaded: Anthropic's SDK and agents read
+  // overloaded_error as "wait and retry".
+  const type = error.code === "provider_unavailable" ? "api_error" : TYPE_BY_KIND[error.kind];
+  return { type: "error" as const, error: { type, message: error.message, ...(error.details ? { details: error.details } : {}) } };
 }
