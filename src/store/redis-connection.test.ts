@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clusterSeeds, RedisUrlError } from "./redis-connection.ts";
+import { clusterSeeds, RedisUrlError, singleServerUrl } from "./redis-connection.ts";
 
 describe("clusterSeeds", () => {
   it("reads every seed node of a comma-separated list, with the first one's credentials", () => {
@@ -32,5 +32,25 @@ describe("clusterSeeds", () => {
     expect(() => clusterSeeds(list)).toThrow(RedisUrlError);
     expect(() => clusterSeeds(list)).toThrow(message);
     expect(() => clusterSeeds(list)).not.toThrow(/hunter2|hun|ter2/);
+  });
+});
+
+describe("singleServerUrl", () => {
+  it("takes a redis:// or rediss:// URL as written, with a database, and a bare host:port as redis://", () => {
+    expect(singleServerUrl("redis://app:s%40cret@10.0.0.1:6379/2")).toBe("redis://app:s%40cret@10.0.0.1:6379/2");
+    expect(singleServerUrl("rediss://cache.internal:6380")).toBe("rediss://cache.internal:6380");
+    expect(singleServerUrl(" 10.0.0.1:6379 ")).toBe("redis://10.0.0.1:6379");
+  });
+
+  // ioredis read http://cache:6380 as host "http", port 6379, and a list of seeds as "Invalid URL".
+  it.each([
+    ["redis://10.0.0.1:7000,redis://10.0.0.2:7001", /lists several nodes \(a comma\): for a Redis Cluster add "cluster": true to "store"/],
+    ["http://cache:6380", /"http:\/\/cache:6380" is not a redis:\/\/ or rediss:\/\/ URL/],
+    ["redis://cache:6379/first", /names the database "first"; write its number/],
+    ["redis://default:hunter2/x+y@10.0.0.1:6379", /"redis:\/\/\*\*\*@10\.0\.0\.1:6379" is not a URL/],
+  ])("refuses %j, saying what to write", (url, message) => {
+    expect(() => singleServerUrl(url)).toThrow(RedisUrlError);
+    expect(() => singleServerUrl(url)).toThrow(message);
+    expect(() => singleServerUrl(url)).not.toThrow(/hunter2/);
   });
 });

@@ -27,7 +27,7 @@ export type RedisClientOptions = {
  */
 export function connectRedis(url: string, cluster: boolean, { commandTimeoutMs }: RedisClientOptions): RedisClient {
   const perNode = { maxRetriesPerRequest: 3, commandTimeout: commandTimeoutMs } satisfies RedisOptions;
-  if (!cluster) return new Redis(url, { ...perNode, enableAutoPipelining: true, enableOfflineQueue: false });
+  if (!cluster) return new Redis(singleServerUrl(url), { ...perNode, enableAutoPipelining: true, enableOfflineQueue: false });
   const { nodes, credentials } = clusterSeeds(url);
   return new Cluster(nodes, {
     enableOfflineQueue: false,
@@ -40,6 +40,27 @@ export function connectRedis(url: string, cluster: boolean, { commandTimeoutMs }
 }
 
 export class RedisUrlError extends Error {}
+
+/**
+ * One server's URL, checked before ioredis reads it: ioredis takes any string, and read
+ * `http://cache:6380` as host "http", port 6379, and a list of cluster seeds as "Invalid URL".
+ */
+export function singleServerUrl(text: string): string {
+  const trimmed = text.trim();
+  if (trimmed.includes(",")) {
+    throw new RedisUrlError('lists several nodes (a comma): for a Redis Cluster add "cluster": true to "store"; for one server write a single redis://host:port');
+  }
+  const written = trimmed.includes("://") ? trimmed : `redis://${trimmed}`;
+  let url: URL;
+  try {
+    url = new URL(written);
+  } catch {
+    throw new RedisUrlError(`"${redact(trimmed)}" is not a URL; write redis://host:port (rediss:// for TLS), with /N for a database other than 0`);
+  }
+  if (url.protocol !== "redis:" && url.protocol !== "rediss:") throw new RedisUrlError(`"${redact(trimmed)}" is not a redis:// or rediss:// URL; write redis://host:port`);
+  if (!/^\/?\d*$/.test(url.pathname)) throw new RedisUrlError(`"${redact(trimmed)}" names the database "${url.pathname.slice(1)}"; write its number, as in redis://host:port/2`);
+  return written;
+}
 
 /** The seed nodes of a comma-separated list of `redis://` / `rediss://` URLs, and their credentials. */
 export function clusterSeeds(list: string): { nodes: { host: string; port: number }[]; credentials: Pick<RedisOptions, "username" | "password" | "tls"> } {
