@@ -28,3 +28,12 @@ describe("config errors say what to write", () => {
     for (const problem of found) expect(problem).toMatch(/^[\w.[\]]+: required: \S/);
   });
 });
+
+describe("a value of the wrong JSON type", () => {
+  // zod's default ("Invalid input: expected number, received string") named the type, not the fix.
+  it("says what to write instead, wherever the schema has no message of its own", () => {
+    const found = problems({ providers: { local }, routes: { chat: { targets: [{ provider: "local", model: "m" }], strategy: "cheapest", latencyGoalMs: "2000" } } });
+    expect(found).toEqual(["routes.chat.latencyGoalMs: write a number, not a string"]);
+    expect(problems([])).toEqual(["(top level): write a JSON object, not an array"]);
+  });
+});

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { GatewayError } from "../errors/gateway-error.ts";
-import { formatPath } from "../config/format-config-issues.ts";
+import { formatPath, issueMessage } from "../config/format-config-issues.ts";
 
 /** A 400 that names the first bad field, in the form clients write it: `messages[1].content`. */
 export function zodIssueToError(issues: readonly z.core.$ZodIssue[]): GatewayError {
@@ -11,7 +11,7 @@ export function zodIssueToError(issues: readonly z.core.$ZodIssue[]): GatewayErr
     return new GatewayError("invalid_request", `${param}: unknown field; remove it`, { param });
   }
   const param = formatPath(issue.path);
-  return new GatewayError("invalid_request", `${param}: ${issue.message}`, { param });
+  return new GatewayError("invalid_request", `${param}: ${issueMessage(issue)}`, { param });
 }
 
 /**
