@@ -202,12 +202,12 @@ describe("GET /v1/models", () => {
     expect(anthropicError).toBeInstanceOf(Anthropic.AuthenticationError);
     expect((anthropicError as InstanceType<typeof Anthropic.AuthenticationError>).error).toEqual({
       type: "error",
-      error: { type: "authentication_error", message: "invalid API key: use a tollgate virtual key (`tollgate keys create` makes one)" },
+      error: { type: "authentication_error", message: "invalid API key: use a tollgate virtual key (`npx tollgate keys create` makes one)" },
     });
 
     const openai = new OpenAI({ baseURL: `${rig.gateway.url}/v1`, apiKey: "tg_wrong", maxRetries: 0 });
     const openaiError = await openai.models.list().catch((error: unknown) => error);
     expect(openaiError).toBeInstanceOf(OpenAI.AuthenticationError);
-    expect((openaiError as InstanceType<typeof OpenAI.AuthenticationError>).error).toMatchObject({ type: "authentication_error", message: "invalid API key: use a tollgate virtual key (`tollgate keys create` makes one)" });
+    expect((openaiError as InstanceType<typeof OpenAI.AuthenticationError>).error).toMatchObject({ type: "authentication_error", message: "invalid API key: use a tollgate virtual key (`npx tollgate keys create` makes one)" });
   });
 });

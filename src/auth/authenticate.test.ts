@@ -23,6 +23,15 @@ describe("virtual keys", () => {
     expect(mayUseRoute({ kind: "admin" }, "claude")).toBe(true);
   });
 
+  it("tells a key sent without `Bearer ` from no key at all, without echoing the header", async () => {
+    const key = generateKey();
+    const authenticate = createAuthenticator([{ id: "app", team: "search", hash: await hashKey(key) }]);
+    const unbearered = authenticate(new Headers({ authorization: key }));
+    await expect(unbearered).rejects.toThrow("the Authorization header is not `Bearer <key>`: send `Authorization: Bearer <key>` or `x-api-key: <key>`");
+    await expect(unbearered).rejects.not.toThrow(key);
+    await expect(authenticate(new Headers())).rejects.toThrow(/^missing API key: send/);
+  });
+
   it("hashes like sha256sum and compares without regard to where strings differ", async () => {
     expect(await hashKey("tollgate-dev-key")).toBe("sha256:" + (await import("node:crypto")).createHash("sha256").update("tollgate-dev-key").digest("hex"));
     expect(constantTimeEqual("abc", "abc")).toBe(true);

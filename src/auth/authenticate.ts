@@ -17,13 +17,15 @@ export function createAuthenticator(keys: VirtualKeyConfig[], adminKeyHash?: str
   return async function authenticate(headers: Headers): Promise<Caller> {
     const presented = presentedKey(headers);
     if (!presented) {
-      throw new GatewayError("authentication", "missing API key: send `Authorization: Bearer <key>` or `x-api-key: <key>`");
+      // The header's value is never echoed: it may be a key, only written wrong.
+      const why = headers.get("authorization") ? "the Authorization header is not `Bearer <key>`" : "missing API key";
+      throw new GatewayError("authentication", `${why}: send \`Authorization: Bearer <key>\` or \`x-api-key: <key>\``);
     }
     const hash = await hashKey(presented);
     if (adminKeyHash && constantTimeEqual(hash, adminKeyHash)) return { kind: "admin" };
     const key = byHash.get(hash);
     if (key && constantTimeEqual(hash, key.hash)) return { kind: "key", key };
-    throw new GatewayError("authentication", "invalid API key: use a tollgate virtual key (`tollgate keys create` makes one)", {
+    throw new GatewayError("authentication", "invalid API key: use a tollgate virtual key (`npx tollgate keys create` makes one)", {
       code: "invalid_api_key",
     });
   };

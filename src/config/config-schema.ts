@@ -165,8 +165,8 @@ const routeSchema = z.strictObject({
 });
 
 const keyHash = z
-  .string({ error: 'required: "sha256:" and 64 lowercase hex digits; `tollgate keys create` prints one' })
-  .regex(/^sha256:[0-9a-f]{64}$/, { error: 'write "sha256:" and 64 lowercase hex digits; `tollgate keys create` prints one' });
+  .string({ error: 'required: "sha256:" and 64 lowercase hex digits; `npx tollgate keys create` prints one' })
+  .regex(/^sha256:[0-9a-f]{64}$/, { error: 'write "sha256:" and 64 lowercase hex digits; `npx tollgate keys create` prints one' });
 
 const virtualKeySchema = z.strictObject({
   id: z.string({ error: 'required: a name for this key that its cost records carry, such as "search-app"' }).min(1, { error: 'a name for this key, such as "search-app"' }),
@@ -273,7 +273,7 @@ export const configSchema = z
       ctx.addIssue({
         code: "custom",
         path: ["admin", "keyHash"],
-        message: `this is also the hash of key "${sameAsAdmin.id}", which would make that key the admin key; create a separate admin key with \`tollgate keys create\``,
+        message: `this is also the hash of key "${sameAsAdmin.id}", which would make that key the admin key; create a separate admin key with \`npx tollgate keys create --admin\``,
       });
     }
   });

@@ -56,7 +56,7 @@ describe("resolveConfig", () => {
     };
     const problems = problemsOf(raw, { OPENAI_API_KEY: "x" });
     expect(problems).toContain('routes.gpt: unknown field "stratgy"; check the spelling against config/tollgate.schema.json');
-    expect(problems).toContain('keys[0].hash: write "sha256:" and 64 lowercase hex digits; `tollgate keys create` prints one');
+    expect(problems).toContain('keys[0].hash: write "sha256:" and 64 lowercase hex digits; `npx tollgate keys create` prints one');
     expect(problems.length).toBeGreaterThanOrEqual(2);
   });
 

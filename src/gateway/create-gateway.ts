@@ -215,7 +215,7 @@ function dialectOf(path: string, headers: Headers): Dialect {
 function forAdminPath(path: string, error: unknown): unknown {
   if (!path.startsWith("/v1/admin/") || !(error instanceof GatewayError) || error.kind !== "authentication") return error;
   const missing = error.code !== "invalid_api_key";
-  return new GatewayError("authentication", `${missing ? "missing API key" : "invalid API key"}: ${path} takes the admin key (\`tollgate keys create --admin\` makes one; its hash goes in the config's "admin")`, { code: error.code });
+  return new GatewayError("authentication", `${missing ? "missing API key" : "invalid API key"}: ${path} takes the admin key (\`npx tollgate keys create --admin\` makes one; its hash goes in the config's "admin")`, { code: error.code });
 }
 
 function errorResponse(dialect: Dialect, error: GatewayError, requestId: string): Response {
