@@ -1,6 +1,6 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 import { ANTHROPIC_KEY, APP_KEY, ledgerRecords, OPENAI_KEY, temporaryLedgerPath, testConfig } from "./support/gateway.ts";
 import { startGateway, type RunningGateway } from "../src/node/serve.ts";
@@ -24,6 +24,7 @@ beforeAll(async () => {
       routes: {
         ...base.routes,
         keyless: { targets: [{ provider: "keyless", model: "gpt-4o" }] },
+        "keyless-then-gpt": { targets: [{ provider: "keyless", model: "gpt-4o" }, { provider: "openai", model: "gpt-4o" }] },
         "claude-then-gpt": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }] },
       },
       store: { path: temporaryLedgerPath() },
@@ -33,6 +34,10 @@ beforeAll(async () => {
     env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY },
     log: () => {},
   });
+});
+afterEach(() => {
+  mocks.openai.reset();
+  mocks.anthropic.reset();
 });
 afterAll(async () => {
   await gateway.close();
@@ -86,7 +91,21 @@ describe("a failure no retry can fix", () => {
     });
     const body = (await response.json()) as { error: { message: string } };
     expect(response.status).toBe(502);
-    expect(body.error.message).toContain("rejected tollgate's credentials");
+    // The client is told of the last failure, and of the route's other one beside it.
+    expect(body.error.message).toMatch(/^provider "openai" rejected tollgate's credentials \(HTTP 401\); check OPENAI_API_KEY \(the route's other targets: provider "anthropic" .*overloaded/);
     expect(response.headers.get("x-should-retry")).toBeNull();
+  });
+});
+
+describe("the message of a route's failure", () => {
+  it("names a target that was not tried for want of its key, beside the one that failed", async () => {
+    mocks.openai.enqueue({ kind: "http-error", status: 500 });
+    const failure = await failureOf<InstanceType<typeof OpenAI.APIError>>(
+      new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: APP_KEY, maxRetries: 0 }).chat.completions.create({ model: "keyless-then-gpt", messages: [{ role: "user", content: "hi" }] }),
+    );
+    expect(failure.status).toBe(502);
+    expect(failure.message).toContain('(the route\'s other targets: provider "keyless" has no API key: set KEYLESS_API_KEY and restart tollgate)');
+    // A 500 may pass on a retry: no claim otherwise.
+    expect(failure.headers?.get("x-should-retry")).toBeNull();
   });
 });

@@ -215,6 +215,7 @@ class Failures {
    */
   failed(failure: GatewayError): void {
     if (!failure.permanent) this.transient = true;
+    this.messages.push(failure.message);
     const kept = this.upstream;
     const sooner = kept?.kind === "rate_limit" && failure.kind === "rate_limit" && (kept.retryAfterSeconds ?? Infinity) < (failure.retryAfterSeconds ?? Infinity);
     if (!sooner) this.upstream = failure;
@@ -222,6 +223,8 @@ class Failures {
   private refusal: GatewayError | undefined;
   /** Some target failed in a way a later retry of the request may not meet again. */
   private transient = false;
+  /** Every target's failure, in the order tried. */
+  private readonly messages: string[] = [];
 
   async adapt(adapt: AdaptToTarget, request: ChatRequest, target: Target): Promise<ChatRequest | undefined> {
     try {
@@ -237,9 +240,14 @@ class Failures {
   final(route: RouteConfig, slots: Map<string, ProviderSlot>, signal: AbortSignal): GatewayError {
     if (signal.aborted) return new GatewayError("upstream", "the client went away before an answer", { code: "client_closed_request" });
     const told = this.upstream;
+    if (!told) return this.refusal ?? noTargetError(route, slots);
+    // The client is told of one failure; the route's others (a provider without its key is
+    // never tried) are named beside it, or only the last target would show in the message.
+    const others = [...this.messages.filter((message) => message !== told.message), ...unavailableReasons(route, slots)];
     // "Do not retry" holds only where every target failed for good.
-    if (told?.permanent && this.transient) return retryable(told);
-    return told ?? this.refusal ?? noTargetError(route, slots);
+    const permanent = told.permanent && !this.transient;
+    if (others.length === 0 && permanent === told.permanent) return told;
+    return restated(told, others.length > 0 ? `${told.message} (the route's other targets: ${others.join("; ")})` : told.message, permanent);
   }
 }
 
@@ -250,17 +258,26 @@ function* usableTargets(route: RouteConfig, slots: Map<string, ProviderSlot>): G
   }
 }
 
-/** The same failure, without the claim that a retry of the request cannot help. */
-function retryable(failure: GatewayError): GatewayError {
-  const { kind, message, param, code, retryAfterSeconds, billed, details } = failure;
-  return new GatewayError(kind, message, { param, code, retryAfterSeconds, retryable: failure.retryable, billed, details, cause: failure.cause });
+/** The same failure, told with `message`, and with or without the claim that no retry can help. */
+function restated(failure: GatewayError, message: string, permanent: boolean): GatewayError {
+  const { kind, param, code, retryAfterSeconds, billed, details } = failure;
+  return new GatewayError(kind, message, { param, code, retryAfterSeconds, retryable: failure.retryable, permanent, billed, details, cause: failure.cause });
+}
+
+/** Why the route's providers without their keys were not tried. */
+function unavailableReasons(route: RouteConfig, slots: Map<string, ProviderSlot>): string[] {
+  return [
+    ...new Set(
+      route.targets.flatMap((target) => {
+        const slot = slots.get(target.provider);
+        return slot && "unavailable" in slot ? [slot.unavailable] : [];
+      }),
+    ),
+  ];
 }
 
 /** Every target is an optional provider without its key: say which variable to set. */
 function noTargetError(route: RouteConfig, slots: Map<string, ProviderSlot>): GatewayError {
-  const reasons = route.targets.flatMap((target) => {
-    const slot = slots.get(target.provider);
-    return slot && "unavailable" in slot ? [slot.unavailable] : [];
-  });
+  const reasons = unavailableReasons(route, slots);
   return new GatewayError("unavailable", reasons.join("; ") || "no provider of this route is available", { code: "provider_unavailable", permanent: true });
 }
