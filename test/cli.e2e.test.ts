@@ -87,6 +87,38 @@ describe("npm start on the embedded defaults", () => {
     }
   });
 
+  // A container runs `npm start` as its process and stops it with SIGTERM. npm passes the signal
+  // to the script's shell only; the script was `tsx src/node/main.ts`, so the shell died and left
+  // the gateway running, orphaned, until the container was killed: no drain, no records flushed.
+  it("npm start hands SIGTERM to the gateway itself, which drains and writes its records", async () => {
+    const npm = spawn("npm", ["start"], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: "0", HOST: "127.0.0.1" }, stdio: ["ignore", "pipe", "pipe"] });
+    let log = "";
+    npm.stdout.on("data", (chunk) => (log += chunk));
+    npm.stderr.on("data", (chunk) => (log += chunk));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no listening line:\n${log}`)), 30_000);
+        const look = () => {
+          const match = /listening on (http:\/\/\S+)/.exec(log);
+          if (match?.[1]) {
+            clearTimeout(timer);
+            resolve(match[1]);
+          }
+        };
+        npm.stderr.on("data", look);
+        npm.on("exit", (code) => reject(new Error(`exited ${code}:\n${log}`)));
+      });
+      const exited = new Promise((resolve) => npm.once("exit", resolve));
+      npm.kill("SIGTERM");
+      await exited;
+      expect(log).toContain("[tollgate] stopped: records written");
+      // Nothing is left listening.
+      await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+    } finally {
+      npm.kill("SIGKILL");
+    }
+  });
+
   it.each([
     ["--config FILE", ["--config", `${ROOT}/test/fixtures/needs-openai-key.json`], {}],
     ["TOLLGATE_CONFIG", [], { TOLLGATE_CONFIG: `${ROOT}/test/fixtures/needs-openai-key.json` }],
