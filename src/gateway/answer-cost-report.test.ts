@@ -46,3 +46,31 @@ describe("cost reports when the ledger cannot give them", () => {
     expect(logged).toEqual([expect.stringContaining("the ledger store is unreachable")]);
   });
 });
+
+describe("cost reports asked for by a key that is not the admin's", () => {
+  const KEY = "tg_app_key_for_reports";
+  const ask = (admin: boolean) => {
+    const withKey = resolveConfig(
+      {
+        providers: { openai: { type: "openai", apiKey: { env: "K" } } },
+        routes: { gpt: { targets: [{ provider: "openai", model: "gpt-4o" }] } },
+        keys: [{ id: "app", team: "search", hash: `sha256:${createHash("sha256").update(KEY).digest("hex")}` }],
+        ...(admin ? { admin: config.admin } : {}),
+      },
+      { K: "sk" },
+    );
+    const { app } = buildGateway({ config: withKey, log: () => {} });
+    return app.fetch(new Request("http://gateway/v1/admin/costs", { headers: { authorization: `Bearer ${KEY}` } }));
+  };
+
+  it("is a 403 that says to use the admin key, or how to make one where the config has none", async () => {
+    const withAdmin = await ask(true);
+    expect(withAdmin.status).toBe(403);
+    expect((await withAdmin.json()).error.message).toBe("cost reports show every team's spend: call /v1/admin/costs with the admin key");
+    const withoutAdmin = await ask(false);
+    expect(withoutAdmin.status).toBe(403);
+    expect((await withoutAdmin.json()).error.message).toBe(
+      'cost reports show every team\'s spend: this gateway has no admin key yet: `npx tollgate keys create --admin` makes one, and its hash goes in the config\'s "admin"',
+    );
+  });
+});

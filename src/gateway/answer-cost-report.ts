@@ -10,9 +10,11 @@ import { jsonResponse } from "./json-response.ts";
 // GET /v1/admin/costs: the cost report finance reads, as JSON or CSV, for the admin key only
 // (every team's and key's spend is in it).
 
-export async function answerCostReport(c: Context<GatewayEnv>, ledger: Ledger, now: number): Promise<Response> {
+/** `hasAdmin`: the config names an admin key (else no caller can read reports until one is made). */
+export async function answerCostReport(c: Context<GatewayEnv>, ledger: Ledger, now: number, hasAdmin = true): Promise<Response> {
   if (c.get("caller").kind !== "admin") {
-    throw new GatewayError("permission", "cost reports show every team's spend: call /v1/admin/costs with the admin key");
+    const how = hasAdmin ? "call /v1/admin/costs with the admin key" : 'this gateway has no admin key yet: `npx tollgate keys create --admin` makes one, and its hash goes in the config\'s "admin"';
+    throw new GatewayError("permission", `cost reports show every team's spend: ${how}`);
   }
   const totalsOf = ledger.totals;
   if (!totalsOf) {

@@ -184,7 +184,7 @@ export function buildGateway({
     return jsonResponse(renderModelList(Object.keys(config.routes).filter((route) => mayUseRoute(caller, route))), 200, c.get("requestId"));
   });
   app.get("/v1/budgets", async (c) => jsonResponse(await renderBudgets(config, admission, admissionStore, c.get("caller"), now()), 200, c.get("requestId")));
-  app.get("/v1/admin/costs", (c) => answerCostReport(c, ledger, now()));
+  app.get("/v1/admin/costs", (c) => answerCostReport(c, ledger, now(), config.admin !== undefined));
   app.post("/v1/chat/completions", handleChat);
   app.post("/v1/messages", handleChat);
   app.post("/v1/messages/count_tokens", createCountTokensHandler({ config, slots, order, policies, store, counter, telemetry, now }));

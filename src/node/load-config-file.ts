@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const EXAMPLE_CONFIG_PATH = fileURLToPath(new URL("../../config/example.json", import.meta.url));
@@ -17,7 +18,9 @@ export function readConfigFile(path: string): unknown {
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    throw new Error(`cannot read config file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : code === "EISDIR" ? "it is a directory" : (code ?? (error as Error).message);
+    throw new Error(`cannot read config file ${resolve(path)}: ${why}; check --config or TOLLGATE_CONFIG`);
   }
   try {
     return JSON.parse(text);
