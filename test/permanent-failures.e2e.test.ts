@@ -24,6 +24,13 @@ beforeAll(async () => {
       routes: {
         ...base.routes,
         keyless: { targets: [{ provider: "keyless", model: "gpt-4o" }] },
+        three: {
+          targets: [
+            { provider: "openai", model: "gpt-4o" },
+            { provider: "openai", model: "gpt-4o-mini" },
+            { provider: "anthropic", model: "claude-sonnet-4-6" },
+          ],
+        },
         "keyless-then-gpt": { targets: [{ provider: "keyless", model: "gpt-4o" }, { provider: "openai", model: "gpt-4o" }] },
         "claude-then-gpt": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }] },
       },
@@ -92,12 +99,25 @@ describe("a failure no retry can fix", () => {
     const body = (await response.json()) as { error: { message: string } };
     expect(response.status).toBe(502);
     // The client is told of the last failure, and of the route's other one beside it.
-    expect(body.error.message).toMatch(/^provider "openai" rejected tollgate's credentials \(HTTP 401\); check OPENAI_API_KEY \(the route's other targets: provider "anthropic" .*overloaded/);
+    expect(body.error.message).toMatch(/^provider "openai" rejected tollgate's credentials \(HTTP 401\); check OPENAI_API_KEY \(the route's other targets: claude-sonnet-4-6: provider "anthropic" .*overloaded/);
     expect(response.headers.get("x-should-retry")).toBeNull();
   });
 });
 
 describe("the message of a route's failure", () => {
+  it("names each other target by its model, once each", async () => {
+    mocks.openai.enqueue({ kind: "http-error", status: 500 }, { kind: "http-error", status: 500 });
+    mocks.anthropic.enqueue({ kind: "http-error", status: 401 });
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "three", messages: [{ role: "user", content: "hi" }] }),
+    });
+    const { error } = (await response.json()) as { error: { message: string } };
+    const others = error.message.split("(the route's other targets: ")[1]!.replace(/\)$/, "").split("; ");
+    expect(others.map((other) => other.split(":")[0])).toEqual(["gpt-4o", "gpt-4o-mini"]);
+  });
+
   it("names a target that was not tried for want of its key, beside the one that failed", async () => {
     mocks.openai.enqueue({ kind: "http-error", status: 500 });
     const failure = await failureOf<InstanceType<typeof OpenAI.APIError>>(

@@ -196,7 +196,7 @@ async function tryTargets<T>(
     observer.attemptFailed(target, result.failure, signal.aborted);
     // A client that left is not a reason to call the next provider.
     if (!result.failure.retryable || signal.aborted) throw result.failure;
-    failures.failed(result.failure);
+    failures.failed(result.failure, target.modelName);
   }
   throw failures.final(route, slots, signal);
 }
@@ -213,9 +213,9 @@ class Failures {
    * The failure the client is told of: the last, except that of several rate limits it is the
    * one that lifts first (its retry-after is when some target may answer again).
    */
-  failed(failure: GatewayError): void {
+  failed(failure: GatewayError, model: string): void {
     if (!failure.permanent) this.transient = true;
-    this.messages.push(failure.message);
+    this.tried.push({ failure, model });
     const kept = this.upstream;
     const sooner = kept?.kind === "rate_limit" && failure.kind === "rate_limit" && (kept.retryAfterSeconds ?? Infinity) < (failure.retryAfterSeconds ?? Infinity);
     if (!sooner) this.upstream = failure;
@@ -224,7 +224,7 @@ class Failures {
   /** Some target failed in a way a later retry of the request may not meet again. */
   private transient = false;
   /** Every target's failure, in the order tried. */
-  private readonly messages: string[] = [];
+  private readonly tried: { failure: GatewayError; model: string }[] = [];
 
   async adapt(adapt: AdaptToTarget, request: ChatRequest, target: Target): Promise<ChatRequest | undefined> {
     try {
@@ -243,7 +243,9 @@ class Failures {
     if (!told) return this.refusal ?? noTargetError(route, slots);
     // The client is told of one failure; the route's others (a provider without its key is
     // never tried) are named beside it, or only the last target would show in the message.
-    const others = [...this.messages.filter((message) => message !== told.message), ...unavailableReasons(route, slots)];
+    const others = [
+      ...new Set([...this.tried.filter(({ failure }) => failure !== told).map(({ failure, model }) => `${model}: ${failure.message}`), ...unavailableReasons(route, slots)]),
+    ];
     // "Do not retry" holds only where every target failed for good.
     const permanent = told.permanent && !this.transient;
     if (others.length === 0 && permanent === told.permanent) return told;

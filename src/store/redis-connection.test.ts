@@ -54,3 +54,12 @@ describe("singleServerUrl", () => {
     expect(() => singleServerUrl(url)).not.toThrow(/hunter2/);
   });
 });
+
+describe("singleServerUrl, for what ioredis took besides URLs", () => {
+  it("passes a Unix socket's path and a port alone on as written, and a comma inside a password", () => {
+    expect(singleServerUrl("/var/run/redis/redis.sock")).toBe("/var/run/redis/redis.sock");
+    expect(singleServerUrl("/tmp/redis.sock?db=2")).toBe("/tmp/redis.sock?db=2");
+    expect(singleServerUrl("6379")).toBe("6379");
+    expect(singleServerUrl("redis://:pa,ss@cache:6379")).toBe("redis://:pa,ss@cache:6379");
+  });
+});

@@ -47,14 +47,17 @@ export class RedisUrlError extends Error {}
  */
 export function singleServerUrl(text: string): string {
   const trimmed = text.trim();
-  if (trimmed.includes(",")) {
-    throw new RedisUrlError('lists several nodes (a comma): for a Redis Cluster add "cluster": true to "store"; for one server write a single redis://host:port');
-  }
+  // What ioredis takes besides a URL, as it takes it: a Unix socket's path, or a port alone.
+  if (/^\/(?!\/)/.test(trimmed) || /^\d+$/.test(trimmed)) return trimmed;
   const written = trimmed.includes("://") ? trimmed : `redis://${trimmed}`;
   let url: URL;
   try {
     url = new URL(written);
   } catch {
+    // A comma in a URL that does not parse is a list of nodes (one in a password parses).
+    if (trimmed.includes(",")) {
+      throw new RedisUrlError('lists several nodes (a comma): for a Redis Cluster add "cluster": true to "store"; for one server write a single redis://host:port');
+    }
     throw new RedisUrlError(`"${redact(trimmed)}" is not a URL; write redis://host:port (rediss:// for TLS), with /N for a database other than 0`);
   }
   if (url.protocol !== "redis:" && url.protocol !== "rediss:") throw new RedisUrlError(`"${redact(trimmed)}" is not a redis:// or rediss:// URL; write redis://host:port`);
