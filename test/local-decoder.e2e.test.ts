@@ -60,18 +60,26 @@ describe.skipIf("skipped" in decoder).each(["undici", "fetch"] as const)("local 
     if (transport === "fetch") expect(sentToDecoder.at(-1)).toMatchObject({ model: "tiny-local", max_tokens: 32, top_k: 1, min_p: 0.05, temperature: 0 });
   });
 
-  it("counts tokens for the Anthropic SDK with llama-server's own tokenizer: what a chat on the route bills", async () => {
-    const system = "You answer in one short sentence.";
-    const turns = [
-      { role: "user" as const, content: "hi" },
-      { role: "assistant" as const, content: "Hello! How can I help?" },
-      { role: "user" as const, content: "Count these words for me, please." },
-    ];
-    const { data, response } = await gateway.anthropic.messages.countTokens({ model: "local", system, messages: turns }).withResponse();
+  it("counts tokens for the Anthropic SDK with llama-server's own template and tokenizer: what a chat on the route bills", async () => {
+    // Several system blocks (as Claude Code sends) and two user turns in a row: the chat sends
+    // them apart, and the count must too.
+    const prompt = {
+      system: [
+        { type: "text" as const, text: "You answer in one short sentence." },
+        { type: "text" as const, text: "Today's date is 2026-11-24." },
+      ],
+      messages: [
+        { role: "user" as const, content: "hi" },
+        { role: "assistant" as const, content: "Hello! How can I help?" },
+        { role: "user" as const, content: "Count these words for me, please." },
+        { role: "user" as const, content: "And these." },
+      ],
+    };
+    const { data, response } = await gateway.anthropic.messages.countTokens({ model: "local", ...prompt }).withResponse();
     expect(response.headers.get("x-tollgate-estimated")).toBeNull();
     expect(response.headers.get("x-tollgate-provider")).toBe("local");
-    const chat = await gateway.openai.chat.completions.create({ model: "local", max_tokens: 4, messages: [{ role: "system", content: system }, ...turns] });
-    expect(data.input_tokens).toBe(chat.usage?.prompt_tokens);
+    const chat = await gateway.anthropic.messages.create({ model: "local", max_tokens: 4, ...prompt });
+    expect(data.input_tokens).toBe(chat.usage.input_tokens + (chat.usage.cache_read_input_tokens ?? 0) + (chat.usage.cache_creation_input_tokens ?? 0));
   });
 
   it("streams to the OpenAI SDK with the usage chunk when asked", async () => {

@@ -4,9 +4,10 @@ import { buildGateway } from "./create-gateway.ts";
 import { NO_COUNT_RETRY_MS } from "./handle-count-tokens.ts";
 import { sendJson, startFakeDecoder, type FakeDecoder } from "../../test/support/fake-decoder.ts";
 
-// A local decoder that serves Anthropic's count_tokens (llama-server) counts with its own
-// tokenizer: test/local-decoder-count-tokens.e2e.test.ts runs the real one. One without it (404)
-// is counted by tollgate instead, and not asked again for NO_COUNT_RETRY_MS.
+// A local decoder that renders and tokenizes a prompt (llama-server's /apply-template and
+// /tokenize) counts with its own template and tokenizer: test/local-decoder.e2e.test.ts runs the
+// real one. One without them (404) is counted by tollgate instead, and not asked again for
+// NO_COUNT_RETRY_MS.
 
 let decoder: FakeDecoder;
 let clock = Date.parse("2026-11-24T12:00:00Z");
@@ -26,6 +27,10 @@ beforeAll(async () => {
 });
 afterAll(() => decoder.close());
 
+/** What llama-server answers: a rendered prompt, and its 66 tokens. */
+const llamaServer: FakeDecoder["handle"] = (body, response) =>
+  sendJson(response, JSON.stringify("content" in body ? { tokens: Array.from({ length: 66 }, (_, i) => i) } : { prompt: "<|im_start|>…" }));
+
 const count = () =>
   gateway.app.fetch(
     new Request("http://gateway/v1/messages/count_tokens", {
@@ -36,17 +41,22 @@ const count = () =>
   );
 
 describe("count_tokens on a local decoder", () => {
-  it("sends the decoder Anthropic's count_tokens body and answers its count", async () => {
-    decoder.handle = (_body, response) => sendJson(response, JSON.stringify({ input_tokens: 66 }));
+  it("has the decoder render the chat body with its template, tokenizes that, and answers the count", async () => {
+    decoder.handle = llamaServer;
+    const asked = decoder.paths.length;
     const response = await count();
     expect(await response.json()).toEqual({ input_tokens: 66 });
     expect(response.headers.get("x-tollgate-estimated")).toBeNull();
-    expect(decoder.paths.at(-1)).toBe("/v1/messages/count_tokens");
-    expect(decoder.requests.at(-1)).toEqual({
+    expect(decoder.paths.slice(asked)).toEqual(["/apply-template", "/tokenize"]);
+    // The body a chat request sends, system prompt as its own message.
+    expect(decoder.requests.at(-2)).toMatchObject({
       model: "qwen3-8b",
-      system: [{ type: "text", text: "Be brief." }],
-      messages: [{ role: "user", content: [{ type: "text", text: "how many tokens is this" }] }],
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "how many tokens is this" },
+      ],
     });
+    expect(decoder.requests.at(-1)).toEqual({ content: "<|im_start|>…", add_special: true, parse_special: true });
   });
 
   it("counts for itself where the decoder has no such endpoint, and asks again only after a while", async () => {
@@ -66,9 +76,9 @@ describe("count_tokens on a local decoder", () => {
     expect(decoder.paths.length).toBe(asked + 1);
 
     clock += 1;
-    decoder.handle = (_body, response) => sendJson(response, JSON.stringify({ input_tokens: 66 }));
+    decoder.handle = llamaServer;
     expect(await (await count()).json()).toEqual({ input_tokens: 66 });
-    expect(decoder.paths.length).toBe(asked + 2);
+    expect(decoder.paths.length).toBe(asked + 3);
   });
 
   it("passes a decoder's own failure on, in Anthropic's shape", async () => {

@@ -27,7 +27,7 @@ import { targetAdapter } from "./target-adapter.ts";
 // Claude), and its targets are tried in the route's order, skipping those that refuse it and
 // moving on when one fails in a way the next could make good. Then:
 //   - an Anthropic target counts the tokens itself (its count_tokens endpoint, which is free), and
-//     so does a local decoder that serves the same endpoint (llama-server);
+//     so does llama-server (its template and tokenizer, adapters/openai-compatible/count-tokens.ts);
 //   - other targets have no such endpoint: tollgate counts with its tokenizer, as it does for a
 //     usage the provider never reported, and says so with `x-tollgate-estimated: true`. A decoder
 //     that answered 404 there is not asked again for NO_COUNT_RETRY_MS.

@@ -24,7 +24,7 @@ export interface ChatModel {
   stream(request: ChatRequest, model: string, signal: AbortSignal, headers?: UpstreamHeaders): AsyncGenerator<StreamPart>;
   /**
    * The provider's own count of the input tokens `request` would cost on `model` (Anthropic's
-   * count_tokens, which is free; llama-server serves the same endpoint). Absent, or answering
+   * count_tokens, which is free; llama-server renders and tokenizes the prompt). Absent, or answering
    * undefined, where the provider has no such endpoint: tollgate then counts for itself.
    */
   countTokens?(request: ChatRequest, model: string, signal: AbortSignal, headers?: UpstreamHeaders): Promise<number | undefined>;
