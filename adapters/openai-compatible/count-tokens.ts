@@ -9,11 +9,18 @@ import { postChatCompletions, ProviderHttpError, type ChatCompletionsCall } from
 // another model's vocabulary. llama-server's Anthropic count_tokens was not used: it merges a
 // request's system blocks and consecutive turns, which the chat sends apart, and counted fewer.
 //
-// A decoder without the endpoints (404, 405, 501: vLLM, SGLang, Ollama) answers undefined, and
-// the gateway counts for itself. So does a prompt with images: a template renders an image as a
+// A decoder without the endpoints (vLLM, SGLang, Ollama: 404 or 405; a proxy in front may say
+// 401, 403 or 501, or answer a page that is not JSON) answers undefined, and the gateway counts
+// for itself. A decoder that is down or busy (5xx, 408, 429, no answer) fails the count as it
+// would fail the chat, so that the route's next target counts instead. So does a prompt with images: a template renders an image as a
 // marker, and its tokens are the vision encoder's, which only a chat call counts.
 
-const MISSING = new Set([404, 405, 501]);
+/** Answers that say this server does not count, not that it failed. */
+function cannotCount(error: unknown): boolean {
+  if (error instanceof SyntaxError) return true; // not JSON: some other server's page at that path
+  if (!(error instanceof ProviderHttpError)) return false;
+  return error.status === 501 || (error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 429);
+}
 
 export type DecoderTokenCount = (request: ChatRequest, model: string, signal: AbortSignal, headers?: Record<string, string>) => Promise<number | undefined>;
 
@@ -32,7 +39,7 @@ export function decoderTokenCount(baseUrl: string, call: Omit<ChatCompletionsCal
       const { tokens } = (await post("/tokenize", { content: prompt, add_special: true, parse_special: true }, signal, headers)) as { tokens?: unknown };
       return Array.isArray(tokens) ? tokens.length : undefined;
     } catch (error) {
-      if (error instanceof ProviderHttpError && MISSING.has(error.status)) return undefined;
+      if (cannotCount(error)) return undefined;
       throw error;
     }
   };

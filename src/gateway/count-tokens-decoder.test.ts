@@ -81,15 +81,30 @@ describe("count_tokens on a local decoder", () => {
     expect(decoder.paths.length).toBe(asked + 3);
   });
 
-  it("passes a decoder's own failure on, in Anthropic's shape", async () => {
+  it("passes a decoder's failure on, in Anthropic's shape: it is down or busy, as a chat would find it", async () => {
+    clock += NO_COUNT_RETRY_MS;
     decoder.handle = (_body, response) => {
-      response.writeHead(400, { "content-type": "application/json" });
-      response.end(JSON.stringify({ error: { code: 400, message: "the request exceeds the available context size", type: "exceed_context_size_error" } }));
+      response.writeHead(503, { "content-type": "application/json" });
+      response.end(JSON.stringify({ error: { code: 503, message: "Loading model", type: "unavailable_error" } }));
     };
     const response = await count();
-    expect(response.status).toBe(400);
+    expect(response.status).toBeGreaterThanOrEqual(500);
     const body = (await response.json()) as { type: string; error: { message: string } };
     expect(body.type).toBe("error");
-    expect(body.error.message).toMatch(/context size/);
+    expect(body.error.message).toMatch(/Loading model/);
+  });
+
+  it.each([
+    ["a proxy's 401 for a path it does not know", 401, "application/json", JSON.stringify({ error: "unauthorized" })],
+    ["a page that is not JSON", 200, "text/html", "<html><body>Welcome</body></html>"],
+  ])("counts for itself on %s", async (_what, status, type, text) => {
+    clock += NO_COUNT_RETRY_MS;
+    decoder.handle = (_body, response) => {
+      response.writeHead(status, { "content-type": type });
+      response.end(text);
+    };
+    const response = await count();
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-tollgate-estimated")).toBe("true");
   });
 });
