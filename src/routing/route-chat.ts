@@ -183,7 +183,7 @@ async function tryTargets<T>(
   const failures = new Failures();
   for (const target of usableTargets(route, slots)) {
     if (signal.aborted) break;
-    if (failures.upstream && observer.mayTryNext && !(await observer.mayTryNext())) throw failures.upstream;
+    if (failures.upstream && observer.mayTryNext && !(await observer.mayTryNext())) throw failures.final(route, slots, signal);
     const adapted = await failures.adapt(adapt, request, target);
     if (!adapted) continue;
     // The client may have left while the above waited (a budget store, a policy's store): a call
