@@ -100,6 +100,7 @@ function refusalFor(error: unknown): GatewayError {
 }
 
 function refuse(request: Request, error: GatewayError): Response {
-  const body = request.headers.has("anthropic-version") ? renderAnthropicError(error) : renderOpenAIError(error);
-  return jsonResponse(body, error.status, newRequestId());
+  const requestId = newRequestId();
+  const body = request.headers.has("anthropic-version") ? renderAnthropicError(error, requestId) : renderOpenAIError(error);
+  return jsonResponse(body, error.status, requestId);
 }

@@ -88,7 +88,7 @@ describe("errors in the OpenAI dialect", () => {
     expect(response.status).toBe(404);
     const { error } = await response.json();
     expect(error.message).toBe(
-      "no such endpoint: POST /v1/completions; tollgate serves POST /v1/chat/completions, POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models, GET /v1/budgets, GET /v1/admin/costs, GET /admin (the cost dashboard), GET /healthz",
+      "no such endpoint: POST /v1/completions; tollgate serves POST /v1/chat/completions, POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models, GET /v1/models/{route}, GET /v1/budgets, GET /v1/admin/costs, GET /admin (the cost dashboard), GET /healthz",
     );
     // A path, not a model: not the "model_not_found" an unknown route gets.
     expect(error.code).toBe("unknown_endpoint");
@@ -121,7 +121,7 @@ describe("errors in the Anthropic dialect", () => {
     const failure = await rig.gateway.anthropic.messages.create({ model: "claude", max_tokens: 5, messages: [{ role: "user", content: "x" }] }).catch((error) => error);
     expect(failure).toBeInstanceOf(Anthropic.InternalServerError);
     expect(failure.status).toBe(503);
-    expect(failure.error).toEqual({ type: "error", error: { type: "overloaded_error", message: 'provider "anthropic" is overloaded: Overloaded' } });
+    expect(failure.error).toEqual({ type: "error", error: { type: "overloaded_error", message: 'provider "anthropic" is overloaded: Overloaded' }, request_id: failure.requestID });
   });
 });
 
@@ -203,6 +203,7 @@ describe("GET /v1/models", () => {
     expect((anthropicError as InstanceType<typeof Anthropic.AuthenticationError>).error).toEqual({
       type: "error",
       error: { type: "authentication_error", message: "invalid API key: use a tollgate virtual key (`npx tollgate keys create` makes one)" },
+      request_id: (anthropicError as InstanceType<typeof Anthropic.AuthenticationError>).requestID,
     });
 
     const openai = new OpenAI({ baseURL: `${rig.gateway.url}/v1`, apiKey: "tg_wrong", maxRetries: 0 });

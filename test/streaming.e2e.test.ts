@@ -181,7 +181,7 @@ describe("a provider that does not answer", () => {
         body: JSON.stringify({ model: "claude", max_tokens: 5, messages: [{ role: "user", content: "x" }] }),
       });
       expect(response.status).toBe(504);
-      expect(await response.json()).toEqual({ type: "error", error: { type: "timeout_error", message: 'provider "anthropic" did not answer within 300 ms' } });
+      expect(await response.json()).toEqual({ type: "error", error: { type: "timeout_error", message: 'provider "anthropic" did not answer within 300 ms' }, request_id: response.headers.get("request-id") });
       await until(() => rig.mocks.anthropic.requests[0]!.aborted, "the hung upstream request to be aborted");
     } finally {
       await impatient.close();

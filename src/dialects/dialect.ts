@@ -17,7 +17,8 @@ export interface Dialect {
   readonly name: "openai" | "anthropic";
   parseRequest(body: unknown): ChatRequest;
   renderResponse(response: ChatResponse): unknown;
-  renderError(error: GatewayError): unknown;
+  /** `requestId`: the answer's, for dialects whose error bodies carry it (Anthropic's). */
+  renderError(error: GatewayError, requestId?: string): unknown;
   createStreamRenderer(request: ChatRequest): StreamRenderer;
 }
 

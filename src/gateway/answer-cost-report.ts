@@ -5,7 +5,7 @@ import { buildCostReport, renderCostReport } from "../reports/cost-report.ts";
 import { parseCostReportQuery } from "../reports/cost-report-query.ts";
 import { renderCostCsv } from "../reports/render-cost-csv.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
-import { jsonResponse } from "./json-response.ts";
+import { jsonResponse, requestIdHeaders } from "./json-response.ts";
 
 // GET /v1/admin/costs: the cost report finance reads, as JSON or CSV, for the admin key only
 // (every team's and key's spend is in it).
@@ -38,7 +38,7 @@ export async function answerCostReport(c: Context<GatewayEnv>, ledger: Ledger, n
     headers: {
       "content-type": "text/csv; charset=utf-8",
       "content-disposition": `attachment; filename="tollgate-costs-${query.from}-to-${query.to}.csv"`,
-      "x-tollgate-request-id": requestId,
+      ...requestIdHeaders(requestId),
       ...privately,
     },
   });

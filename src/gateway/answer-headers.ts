@@ -3,6 +3,7 @@ import { summarizeRecord, summaryHeaders } from "../dialects/stream-summary.ts";
 import type { CostRecord } from "../metering/cost-record.ts";
 import { formatUsd } from "../pricing/format-usd.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
+import { requestIdHeaders } from "./json-response.ts";
 
 /**
  * The figures a non-streamed answer carries, from the provider or from the response cache alike:
@@ -22,7 +23,7 @@ export function answerHeaders(c: Context<GatewayEnv>, record: CostRecord): Recor
  */
 export function streamHeaders(c: Context<GatewayEnv>, route: string, provider: string, policyNotes: string[], cache?: "hit" | "miss"): Record<string, string> {
   return {
-    "x-tollgate-request-id": c.get("requestId"),
+    ...requestIdHeaders(c.get("requestId")),
     "x-tollgate-route": route,
     "x-tollgate-provider": provider,
     ...(policyNotes.length > 0 ? { "x-tollgate-policies": policyNotes.join("; ") } : {}),

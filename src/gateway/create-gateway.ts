@@ -25,7 +25,7 @@ import { createChatHandler } from "./handle-chat.ts";
 import { createCountTokensHandler } from "./handle-count-tokens.ts";
 import { newRequestId } from "./request-id.ts";
 import { jsonResponse } from "./json-response.ts";
-import { renderModelList } from "./render-model-list.ts";
+import { renderModel, renderModelList } from "./render-model-list.ts";
 import { answerCostReport } from "./answer-cost-report.ts";
 import { DASHBOARD_PATHS, mountDashboard } from "../admin/dashboard.ts";
 
@@ -150,10 +150,10 @@ export function buildGateway({
     const allow = ENDPOINT_METHODS.get(c.req.path);
     if (allow) {
       const error = new GatewayError("method_not_allowed", `${c.req.path} takes ${allow}, not ${c.req.method}: send the request with ${allow}`);
-      return jsonResponse(c.get("dialect").renderError(error), error.status, c.get("requestId"), { allow: allow === "GET" ? "GET, HEAD" : allow });
+      return jsonResponse(c.get("dialect").renderError(error, c.get("requestId")), error.status, c.get("requestId"), { allow: allow === "GET" ? "GET, HEAD" : allow });
     }
     // Not "model_not_found" (the default code of a 404, for an unknown route): this is a path.
-    throw new GatewayError("not_found", `no such endpoint: ${c.req.method} ${c.req.path}; tollgate serves POST /v1/chat/completions, POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models, GET /v1/budgets, GET /v1/admin/costs, GET /admin (the cost dashboard), GET /healthz`, {
+    throw new GatewayError("not_found", `no such endpoint: ${c.req.method} ${c.req.path}; tollgate serves POST /v1/chat/completions, POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models, GET /v1/models/{route}, GET /v1/budgets, GET /v1/admin/costs, GET /admin (the cost dashboard), GET /healthz`, {
       code: "unknown_endpoint",
     });
   });
@@ -182,6 +182,15 @@ export function buildGateway({
   app.get("/v1/models", (c) => {
     const caller = c.get("caller");
     return jsonResponse(renderModelList(Object.keys(config.routes).filter((route) => mayUseRoute(caller, route))), 200, c.get("requestId"));
+  });
+  // A route the key may not use is not there for it, as in the list: a 404, not a 403 that
+  // would tell the key which routes exist.
+  app.get("/v1/models/:id{.+}", (c) => {
+    const id = c.req.param("id");
+    if (!Object.hasOwn(config.routes, id) || !mayUseRoute(c.get("caller"), id)) {
+      throw new GatewayError("not_found", `no model "${id}" for this key: GET /v1/models lists the routes it may use`, { param: "model", code: "model_not_found" });
+    }
+    return jsonResponse(renderModel(id), 200, c.get("requestId"));
   });
   app.get("/v1/budgets", async (c) => jsonResponse(await renderBudgets(config, admission, admissionStore, c.get("caller"), now()), 200, c.get("requestId")));
   app.get("/v1/admin/costs", (c) => answerCostReport(c, ledger, now(), config.admin !== undefined));
@@ -221,7 +230,7 @@ function forAdminPath(path: string, error: unknown): unknown {
 function errorResponse(dialect: Dialect, error: GatewayError, requestId: string): Response {
   const headers: Record<string, string> = error.retryAfterSeconds !== undefined ? { "retry-after": String(error.retryAfterSeconds) } : {};
   if (error.permanent) headers["x-should-retry"] = "false";
-  return jsonResponse(dialect.renderError(error), error.status, requestId, headers);
+  return jsonResponse(dialect.renderError(error, requestId), error.status, requestId, headers);
 }
 
 /**

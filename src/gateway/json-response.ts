@@ -9,6 +9,15 @@ import { safeHeaderValues } from "./header-value.ts";
 export function jsonResponse(body: unknown, status: number, requestId: string, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
     status,
-    headers: { "content-type": "application/json", "x-tollgate-request-id": requestId, ...safeHeaderValues(headers) },
+    headers: { "content-type": "application/json", ...requestIdHeaders(requestId), ...safeHeaderValues(headers) },
   });
+}
+
+/**
+ * The request id under tollgate's name and under the names the official SDKs read it by
+ * (OpenAI's `x-request-id`, Anthropic's `request-id`): `_request_id` on an answer and `requestID`
+ * on an error, which apps log and quote in support tickets.
+ */
+export function requestIdHeaders(requestId: string): Record<string, string> {
+  return { "x-tollgate-request-id": requestId, "x-request-id": requestId, "request-id": requestId };
 }

@@ -4,17 +4,22 @@
 export function renderModelList(routes: string[]) {
   return {
     object: "list",
-    data: routes.map((id) => ({
-      id,
-      object: "model",
-      created: 0,
-      owned_by: "tollgate",
-      type: "model",
-      display_name: id,
-      created_at: "1970-01-01T00:00:00Z",
-    })),
+    data: routes.map(renderModel),
     has_more: false,
     first_id: routes[0] ?? null,
     last_id: routes.at(-1) ?? null,
+  };
+}
+
+/** One route as a model, as both SDKs' `models.retrieve(id)` read it (and as each list item). */
+export function renderModel(id: string) {
+  return {
+    id,
+    object: "model",
+    created: 0,
+    owned_by: "tollgate",
+    type: "model",
+    display_name: id,
+    created_at: "1970-01-01T00:00:00Z",
   };
 }

@@ -17,9 +17,14 @@ const TYPE_BY_KIND: Record<GatewayError["kind"], string> = {
   timeout: "timeout_error",
 };
 
-export function renderAnthropicError(error: GatewayError) {
+/** `requestId`: the answer's, which Anthropic's error bodies carry as `request_id` (an SSE error event has none). */
+export function renderAnthropicError(error: GatewayError, requestId?: string) {
   // A provider tollgate has no key for is not overloaded: Anthropic's SDK and agents read
   // overloaded_error as "wait and retry".
   const type = error.code === "provider_unavailable" ? "api_error" : TYPE_BY_KIND[error.kind];
-  return { type: "error" as const, error: { type, message: error.message, ...(error.details ? { details: error.details } : {}) } };
+  return {
+    type: "error" as const,
+    error: { type, message: error.message, ...(error.details ? { details: error.details } : {}) },
+    ...(requestId ? { request_id: requestId } : {}),
+  };
 }
