@@ -1,6 +1,7 @@
+import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
+import { APP_KEY, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
 import { createOpenAICompatibleAdapter } from "../adapters/openai-compatible/create-openai-compatible-adapter.ts";
 import { startLlamaServer, TINY_LOCAL_ANSWER, TINY_LOCAL_ANSWER_TOKENS } from "./support/llama-server.ts";
 
@@ -80,6 +81,20 @@ describe.skipIf("skipped" in decoder).each(["undici", "fetch"] as const)("local 
     expect(response.headers.get("x-tollgate-provider")).toBe("local");
     const chat = await gateway.anthropic.messages.create({ model: "local", max_tokens: 4, ...prompt });
     expect(data.input_tokens).toBe(chat.usage.input_tokens + (chat.usage.cache_read_input_tokens ?? 0) + (chat.usage.cache_creation_input_tokens ?? 0));
+  });
+
+  // llama-server answers a 500 "image input is not supported" when its model has no vision
+  // projector. It was a 502 that the SDKs retried twice; it is the request's, so a 400.
+  it("refuses an image the model cannot read with a 400 that the SDK does not retry", async () => {
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    const before = sentToDecoder.length;
+    const retrying = new Anthropic({ baseURL: gateway.url, apiKey: APP_KEY, maxRetries: 2 });
+    const failure = (await retrying.messages
+      .create({ model: "local", max_tokens: 8, messages: [{ role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: png } }, { type: "text", text: "what is this?" }] }] })
+      .catch((error: unknown) => error)) as InstanceType<typeof Anthropic.APIError>;
+    expect(failure).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(failure.message).toMatch(/cannot read this request's input: image input is not supported/);
+    if (transport === "fetch") expect(sentToDecoder.length - before).toBe(1);
   });
 
   it("streams to the OpenAI SDK with the usage chunk when asked", async () => {

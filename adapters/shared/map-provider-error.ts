@@ -82,6 +82,11 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
       cause: error,
     });
   }
+  // llama-server answers a 500 for input its model cannot read (an image without a vision
+  // projector): the request, not the server, and no retry changes it. Another target may read it.
+  if (status >= 500 && UNREADABLE_INPUT.test(upstreamMessage)) {
+    return new GatewayError("invalid_request", `${where} cannot read this request's input: ${upstreamMessage}; send it to a route whose model reads it`, { param: "messages", retryable: true, cause: error });
+  }
   if (status >= 500) return new GatewayError("upstream", `${where} failed (HTTP ${status}): ${upstreamMessage}`, { retryable: true, cause: error });
   if (status === 413) return new GatewayError("request_too_large", `${where}: ${upstreamMessage}`, { cause: error });
   if (status === 404) return new GatewayError("upstream", `${where} does not know the configured model: ${upstreamMessage}`, { retryable: true, cause: error });
@@ -92,6 +97,9 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
   if (!codeAndParam.code && exceedsContext(sdkError, upstreamMessage)) codeAndParam.code = "context_length_exceeded";
   return new GatewayError("invalid_request", `${where} rejected the request: ${upstreamMessage}`, { ...codeAndParam, cause: error });
 }
+
+/** llama-server's "image input is not supported - hint: …" (and its audio counterpart). */
+const UNREADABLE_INPUT = /\b(image|audio) input is not supported\b/i;
 
 /**
  * Anthropic's words for an account that cannot pay, sent as a 400 invalid_request_error:
