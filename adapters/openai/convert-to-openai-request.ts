@@ -2,6 +2,9 @@ import type OpenAI from "openai";
 import type { ChatCompletionCreateParamsBase } from "openai/resources/chat/completions/completions";
 import type { ChatMessage, ChatRequest, ImageContent, ResponseFormat, ToolChoice } from "../../src/model/chat-request.ts";
 
+/** What a failed tool's result starts with on Chat Completions, which has no is_error. */
+export const TOOL_ERROR_PREFIX = "Error: ";
+
 // Neutral request → Chat Completions body. One converter serves OpenAI itself and the
 // OpenAI-compatible local decoders; `flavor` says which extensions the target speaks.
 
@@ -105,7 +108,9 @@ function convertMessage(message: ChatMessage): MessageParam {
       return { role: "assistant", content: text.length > 0 || toolCalls.length === 0 ? text : null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
     }
     case "tool":
-      return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
+      // Chat Completions has no is_error: a failed tool's result says so in its text, or the
+      // model would read an error message as the tool's answer.
+      return { role: "tool", tool_call_id: message.toolCallId, content: message.isError ? TOOL_ERROR_PREFIX + message.content : message.content };
   }
 }
 

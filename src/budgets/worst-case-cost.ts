@@ -77,6 +77,9 @@ const THINKING_BLOCK_FLOOR = 6000;
  */
 const TOOL_PROMPT_BOUND = 500;
 
+/** The words a failed tool's result is prefixed with for OpenAI-shaped targets, with room to spare. */
+const TOOL_ERROR_BOUND = 16;
+
 /** The format policy's instruction line around a schema (policies/format), with room to spare. */
 const FORMAT_INSTRUCTION_BOUND = 256;
 
@@ -99,7 +102,12 @@ function promptSize(request: ChatRequest): { bytes: number; images: number } {
   for (const message of request.messages) {
     if (message.role === "system" || message.role === "tool") {
       add(message.content);
-      if (message.role === "tool") images += message.images?.length ?? 0;
+      if (message.role === "tool") {
+        images += message.images?.length ?? 0;
+        // OpenAI-shaped targets are told a tool failed in its result's text (TOOL_ERROR_PREFIX in
+        // adapters/openai/convert-to-openai-request.ts, 7 bytes): room for it.
+        if (message.isError) bytes += TOOL_ERROR_BOUND;
+      }
     }
     else {
       for (const part of message.content) {

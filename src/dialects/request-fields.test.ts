@@ -55,6 +55,23 @@ describe("OpenAI client → Anthropic provider", () => {
 describe("Anthropic client", () => {
   const tools = [{ name: "weather", input_schema: { type: "object", properties: { city: { type: "string" } } } }];
 
+  it("→ OpenAI provider: a tool_result with is_error says so in its text (Chat Completions has no such field)", () => {
+    const turns = (isError: boolean) =>
+      parseAnthropicRequest({
+        model: "gpt",
+        max_tokens: 100,
+        tools,
+        messages: [
+          { role: "user", content: "weather in Oslo?" },
+          { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "weather", input: { city: "Oslo" } }] },
+          { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "service unavailable", ...(isError ? { is_error: true } : {}) }] },
+        ],
+      });
+    const toolMessage = (isError: boolean) => convertToOpenAIRequest(turns(isError), "gpt-4o", "openai").messages.find((message) => message.role === "tool");
+    expect(toolMessage(true)).toEqual({ role: "tool", tool_call_id: "toolu_1", content: "Error: service unavailable" });
+    expect(toolMessage(false)).toEqual({ role: "tool", tool_call_id: "toolu_1", content: "service unavailable" });
+  });
+
   it("→ Anthropic provider keeps disable_parallel_tool_use", () => {
     const body = convertToAnthropicRequest(parseAnthropicRequest({ model: "claude", max_tokens: 100, messages: [{ role: "user", content: "hi" }], tools, tool_choice: { type: "any", disable_parallel_tool_use: true } }), "claude-sonnet-4-6");
     expect(body.tool_choice).toEqual({ type: "any", disable_parallel_tool_use: true });
