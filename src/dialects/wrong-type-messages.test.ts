@@ -27,3 +27,18 @@ describe("a request field of the wrong type", () => {
     expect(messageOf(() => parseAnthropicRequest({ model: "claude", max_tokens: 10 }))).toBe("messages: required: write an array");
   });
 });
+
+describe("what an Anthropic client may send that tollgate does not carry", () => {
+  it("a server tool is refused by name, before its missing input_schema", () => {
+    expect(messageOf(() => parseAnthropicRequest({ model: "claude", max_tokens: 10, tools: [{ type: "web_search_20250305", name: "web_search" }], messages: [{ role: "user", content: "hi" }] }))).toBe(
+      'tools[0].type: tollgate carries only tools your app runs (type "custom", with an input_schema); Claude\'s server tools (web_search, code_execution, …) are not carried: remove this one',
+    );
+  });
+
+  it("a PDF document block is refused with what to send instead", () => {
+    const message = messageOf(() =>
+      parseAnthropicRequest({ model: "claude", max_tokens: 10, messages: [{ role: "user", content: [{ type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBERi0=" } }] }] }),
+    );
+    expect(message).toMatch(/^messages\[0\]\.content\[0\]\.type: .*tollgate does not carry "document" blocks: send a PDF's text as text/);
+  });
+});

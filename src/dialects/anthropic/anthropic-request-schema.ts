@@ -39,7 +39,7 @@ const thinkingBlock = z.object({
 const redactedThinkingBlock = z.object({ type: z.literal("redacted_thinking"), data: z.string() });
 
 const contentBlock = z.discriminatedUnion("type", [textBlock, imageBlock, toolUseBlock, toolResultBlock, thinkingBlock, redactedThinkingBlock], {
-  error: 'a content block\'s type must be "text", "image", "tool_use", "tool_result", "thinking" or "redacted_thinking"',
+  error: 'a content block\'s type must be "text", "image", "tool_use", "tool_result", "thinking" or "redacted_thinking" (tollgate does not carry "document" blocks: send a PDF\'s text as text)',
 });
 
 const message = z.object({
@@ -48,6 +48,11 @@ const message = z.object({
 });
 
 const tool = z.object({
+  // Claude's server tools (web search, code execution, …) run at Anthropic and answer with block
+  // types no other target has: tollgate carries tools the client runs itself.
+  type: z
+    .literal("custom", { error: 'tollgate carries only tools your app runs (type "custom", with an input_schema); Claude\'s server tools (web_search, code_execution, …) are not carried: remove this one' })
+    .optional(),
   name: z.string().min(1),
   description: z.string().optional(),
   input_schema: z.record(z.string(), z.unknown()),
