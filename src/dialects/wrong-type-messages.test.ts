@@ -42,3 +42,12 @@ describe("what an Anthropic client may send that tollgate does not carry", () =>
     expect(message).toMatch(/^messages\[0\]\.content\[0\]\.type: .*tollgate does not carry "document" blocks: send a PDF's text as text/);
   });
 });
+
+describe("what an OpenAI client may ask that tollgate cannot honour", () => {
+  it("an answer in audio is refused, naming the field, instead of a text answer without the audio the app reads", () => {
+    const ask = (extra: object) => () => parseOpenAIRequest({ model: "gpt", messages: [{ role: "user", content: "hi" }], ...extra });
+    expect(messageOf(ask({ modalities: ["text", "audio"], audio: { voice: "alloy", format: "wav" } }))).toBe('modalities[1]: tollgate carries text answers only: remove "audio" from modalities');
+    expect(messageOf(ask({ audio: { voice: "alloy", format: "wav" } }))).toBe('audio: tollgate carries text answers only: remove audio (and modalities: ["audio"])');
+    expect(parseOpenAIRequest({ model: "gpt", modalities: ["text"], messages: [{ role: "user", content: "hi" }] }).messages).toHaveLength(1);
+  });
+});

@@ -106,6 +106,12 @@ export const openAIChatRequestSchema = z.object({
   response_format: responseFormat.optional(),
   user: z.string().optional(),
   functions: z.undefined({ error: "legacy `functions` are not supported: send `tools` instead" }).optional(),
+  // An answer in audio cannot be carried: accepted and ignored, the app would look for
+  // `message.audio` in a text answer and fail on it.
+  modalities: z
+    .array(z.literal("text", { error: 'tollgate carries text answers only: remove "audio" from modalities' }))
+    .nullish(),
+  audio: z.null({ error: "tollgate carries text answers only: remove audio (and modalities: [\"audio\"])" }).optional(),
 });
 
 export type OpenAIChatRequest = z.infer<typeof openAIChatRequestSchema>;
