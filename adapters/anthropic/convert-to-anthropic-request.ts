@@ -75,7 +75,8 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
   if (request.parallelToolCalls === false && body.tools?.length && body.tool_choice?.type !== "none") {
     body.tool_choice = { ...(body.tool_choice ?? { type: "auto" }), disable_parallel_tool_use: true };
   }
-  if (request.user) body.metadata = { user_id: request.user };
+  const endUser = request.user ?? request.safetyIdentifier;
+  if (endUser) body.metadata = { user_id: endUser };
   if (request.thinking) body.thinking = request.thinking as unknown as Anthropic.Messages.ThinkingConfigParam;
   return body;
 }

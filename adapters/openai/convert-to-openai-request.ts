@@ -49,6 +49,7 @@ export function convertToOpenAIRequest(request: ChatRequest, model: string, flav
   if (request.reasoningEffort) body.reasoning_effort = request.reasoningEffort as OpenAI.ReasoningEffort;
   if (request.responseFormat) body.response_format = convertResponseFormat(request.responseFormat);
   if (request.user) body.user = request.user;
+  if (flavor === "openai" && request.safetyIdentifier) body.safety_identifier = request.safetyIdentifier;
   if (flavor === "openai" && request.promptCache?.openAIKey) body.prompt_cache_key = request.promptCache.openAIKey;
   // llama-server's prefix (KV) reuse; vLLM and SGLang cache prefixes on their own.
   if (flavor === "compatible" && request.promptCache?.reusePrefix) body.cache_prompt = true;

@@ -83,6 +83,19 @@ describe("Anthropic client", () => {
   });
 });
 
+describe("the end user, for the providers' abuse monitoring", () => {
+  const ask = { model: "gpt", safety_identifier: "user-7f3a", messages: [{ role: "user", content: "hi" }] };
+  it("safety_identifier goes to OpenAI as such, to Claude as metadata.user_id, and not to a local decoder", () => {
+    expect(convertToOpenAIRequest(parseOpenAIRequest(ask), "gpt-4o", "openai").safety_identifier).toBe("user-7f3a");
+    expect(convertToAnthropicRequest(parseOpenAIRequest(ask), "claude-sonnet-4-6").metadata).toEqual({ user_id: "user-7f3a" });
+    expect(convertToOpenAIRequest(parseOpenAIRequest(ask), "tiny-local", "compatible")).not.toHaveProperty("safety_identifier");
+  });
+
+  it("user wins for Claude when both are sent", () => {
+    expect(convertToAnthropicRequest(parseOpenAIRequest({ ...ask, user: "alice" }), "claude-sonnet-4-6").metadata).toEqual({ user_id: "alice" });
+  });
+});
+
 describe("reasoning", () => {
   it("OpenAI client → OpenAI provider keeps reasoning_effort", () => {
     const body = convertToOpenAIRequest(parseOpenAIRequest({ model: "o", reasoning_effort: "high", messages: [{ role: "user", content: "prove it" }] }), "o4-mini", "openai");

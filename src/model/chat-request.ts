@@ -36,6 +36,8 @@ export type ChatRequest = {
   responseFormat?: ResponseFormat;
   /** An end-user id for provider abuse tracking (OpenAI `user`, Anthropic `metadata.user_id`). */
   user?: string;
+  /** OpenAI's `safety_identifier` (its successor to `user`): OpenAI gets it as such, Claude as `metadata.user_id` when no `user` is set. */
+  safetyIdentifier?: string;
   /** Text the assistant turn starts with (Anthropic prefill); the client sees it as part of the answer. */
   prefill?: string;
   /** Where the prompt-cache policy asks the provider to cache (each adapter uses what it supports). */

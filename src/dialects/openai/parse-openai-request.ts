@@ -36,6 +36,7 @@ export function parseOpenAIRequest(body: unknown): ChatRequest {
     reasoningEffort: request.reasoning_effort ?? undefined,
     responseFormat: convertResponseFormat(request.response_format),
     user: request.user,
+    safetyIdentifier: request.safety_identifier ?? undefined,
   });
 }
 
