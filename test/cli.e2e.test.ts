@@ -108,9 +108,10 @@ describe("npm start on the embedded defaults", () => {
         npm.stderr.on("data", look);
         npm.on("exit", (code) => reject(new Error(`exited ${code}:\n${log}`)));
       });
-      const exited = new Promise((resolve) => npm.once("exit", resolve));
+      // "close", not "exit": the process may exit before its output has all been read.
+      const closed = new Promise((resolve) => npm.once("close", resolve));
       npm.kill("SIGTERM");
-      await exited;
+      await closed;
       expect(log).toContain("[tollgate] stopped: records written");
       // Nothing is left listening.
       await expect(fetch(`${url}/healthz`)).rejects.toThrow();
