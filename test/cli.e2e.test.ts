@@ -77,9 +77,10 @@ describe("npm start on the embedded defaults", () => {
       expect(failure.status).toBe(503);
       expect(failure.message).toContain("set OPENAI_API_KEY");
       // A stop says so, and says when it is done.
-      const exited = new Promise((resolve) => child.once("exit", resolve));
+      // "close", not "exit": the process may exit before its last lines have been read.
+      const closed = new Promise((resolve) => child.once("close", resolve));
       child.kill("SIGTERM");
-      await exited;
+      await closed;
       expect(log).toContain("[tollgate] SIGTERM: stopping; requests in flight get up to 8 s, then their streams are cut (and recorded)");
       expect(log).toContain("[tollgate] stopped: records written");
     } finally {
