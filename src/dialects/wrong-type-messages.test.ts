@@ -51,3 +51,12 @@ describe("what an OpenAI client may ask that tollgate cannot honour", () => {
     expect(parseOpenAIRequest({ model: "gpt", modalities: ["text"], messages: [{ role: "user", content: "hi" }] }).messages).toHaveLength(1);
   });
 });
+
+describe("an option sent as null", () => {
+  // Some clients write an unset option as null; OpenAI reads that as unset. tool_choice null was
+  // a 400 "tool_choice: Invalid input".
+  it("tools, tool_choice and response_format null are unset", () => {
+    const parsed = parseOpenAIRequest({ model: "gpt", tools: null, tool_choice: null, response_format: null, messages: [{ role: "user", content: "hi" }] });
+    expect([parsed.tools, parsed.toolChoice, parsed.responseFormat]).toEqual([undefined, undefined, undefined]);
+  });
+});

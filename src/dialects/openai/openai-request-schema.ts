@@ -94,8 +94,9 @@ export const openAIChatRequestSchema = z.object({
   logit_bias: z.record(z.string(), z.number().min(-100).max(100)).nullish(),
   stop: z.union([z.string(), z.array(z.string()).max(16)]).nullish(),
   n: z.literal(1, { error: "tollgate returns one choice per request: remove n or set it to 1" }).nullish(),
-  tools: z.array(tool).optional(),
-  tool_choice: toolChoice.optional(),
+  // null, as some clients send an unset option, means unset (as OpenAI reads it).
+  tools: z.array(tool).nullish(),
+  tool_choice: toolChoice.nullish(),
   parallel_tool_calls: z.boolean().nullish(),
   // Not a fixed list: OpenAI adds levels ("none", "xhigh", "max" since "minimal"…"high"), and
   // which a model takes is the model's to say.
@@ -103,7 +104,7 @@ export const openAIChatRequestSchema = z.object({
     .string()
     .regex(/^[a-z]{1,16}$/, { error: 'write a reasoning effort the model takes, such as "low", "medium" or "high"' })
     .nullish(),
-  response_format: responseFormat.optional(),
+  response_format: responseFormat.nullish(),
   user: z.string().optional(),
   // OpenAI's successor to `user` for abuse monitoring: the end user, hashed by the app.
   safety_identifier: z.string().max(64, { error: "write at most 64 characters (OpenAI's limit): a hash of the end user's id" }).nullish(),

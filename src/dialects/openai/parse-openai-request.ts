@@ -94,7 +94,7 @@ function convertImageUrl(url: string, detail: ImageDetail | undefined): UserCont
 }
 
 function convertToolChoice(choice: OpenAIChatRequest["tool_choice"]): ToolChoice | undefined {
-  if (choice === undefined) return undefined;
+  if (choice === undefined || choice === null) return undefined;
   if (typeof choice === "string") return { type: choice };
   return { type: "tool", name: choice.function.name };
 }
