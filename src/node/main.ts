@@ -82,7 +82,6 @@ async function start({ config: configFlag }: { config?: string }) {
       : ", so it listens on 127.0.0.1 only; HOST=0.0.0.0 opens it to the network (make a key and a config of your own first)";
     console.error(`[tollgate] ${which} accepts the public demo key \`tollgate-dev-key\`${reach}`);
   }
-  console.error(`[tollgate] listening on ${gateway.url} (config ${path})`);
   // Finish in-flight answers, but do not let a long stream hold a restart for more than 8 s: it
   // is then cut (and recorded as aborted), and the ledger and telemetry are written out. The
   // exit at 20 s is for an exporter or store that does not answer.
@@ -107,6 +106,9 @@ async function start({ config: configFlag }: { config?: string }) {
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
+  // Said only once a stop is handled: a supervisor that signals as soon as it reads this line
+  // would otherwise kill the process outright, without a drain.
+  console.error(`[tollgate] listening on ${gateway.url} (config ${path})`);
 }
 
 async function createKey({ id, team, admin = false }: { id?: string; team?: string; admin?: boolean }) {
