@@ -116,12 +116,17 @@ describe("errors in the Anthropic dialect", () => {
     expect((await response.json()).error.type).toBe("request_too_large");
   });
 
-  it("surfaces a provider's 529 overload to the SDK as a retryable 5xx", async () => {
+  // Anthropic answers an overloaded model with 529, which its SDK raises as OverloadedError (a
+  // 503 was its ServiceUnavailableError); OpenAI clients get a 503 with code "overloaded".
+  it("surfaces a provider's 529 overload to the SDK as a retryable 5xx: 529 OverloadedError for Anthropic clients, 503 for OpenAI's", async () => {
     rig.mocks.anthropic.enqueue({ kind: "http-error", status: 529, type: "overloaded_error", message: "Overloaded" });
     const failure = await rig.gateway.anthropic.messages.create({ model: "claude", max_tokens: 5, messages: [{ role: "user", content: "x" }] }).catch((error) => error);
-    expect(failure).toBeInstanceOf(Anthropic.InternalServerError);
-    expect(failure.status).toBe(503);
+    expect(failure).toBeInstanceOf(Anthropic.OverloadedError);
+    expect(failure.status).toBe(529);
     expect(failure.error).toEqual({ type: "error", error: { type: "overloaded_error", message: 'provider "anthropic" is overloaded: Overloaded' }, request_id: failure.requestID });
+    rig.mocks.anthropic.enqueue({ kind: "http-error", status: 529, type: "overloaded_error", message: "Overloaded" });
+    const fromOpenAI = await rig.gateway.openai.chat.completions.create({ model: "claude", messages: [{ role: "user", content: "x" }] }).catch((error) => error);
+    expect([fromOpenAI.status, fromOpenAI.error?.code]).toEqual([503, "overloaded"]);
   });
 });
 

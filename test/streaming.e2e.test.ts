@@ -118,7 +118,7 @@ describe("an upstream failure mid-stream reaches the client as an error in its d
     const text = await response.text();
     expect(text).not.toContain("[DONE]");
     const last = JSON.parse(text.trim().split("\n\n").at(-1)!.slice("data: ".length));
-    expect(last).toEqual({ error: { message: 'provider "anthropic" is overloaded: Overloaded', type: "server_error", param: null, code: null } });
+    expect(last).toEqual({ error: { message: 'provider "anthropic" is overloaded: Overloaded', type: "server_error", param: null, code: "overloaded" } });
   });
 });
 

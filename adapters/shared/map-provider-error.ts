@@ -1,4 +1,4 @@
-import { GatewayError } from "../../src/errors/gateway-error.ts";
+import { GatewayError, OVERLOADED } from "../../src/errors/gateway-error.ts";
 import { didNotAnswer } from "./timeouts.ts";
 
 // Both official SDKs throw APIError subclasses of the same shape (status, headers, error body),
@@ -77,6 +77,7 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
   if (status === 408 || status === 504) return new GatewayError("timeout", `${where} timed out: ${upstreamMessage}`, { retryable: true, cause: error });
   if (status === 503 || status === 529) {
     return new GatewayError("unavailable", `${where} is overloaded: ${upstreamMessage}`, {
+      code: OVERLOADED,
       retryAfterSeconds: retryAfter(sdkError.headers),
       retryable: true,
       cause: error,
@@ -142,7 +143,7 @@ function streamedStatus(error: SdkError): number | undefined {
 
 function mapStreamedError(type: string, status: number | undefined, where: string, message: string, cause: unknown): GatewayError {
   // Retryable as their HTTP forms are: before the answer's first part, another target may answer.
-  if (type === "overloaded_error") return new GatewayError("unavailable", `${where} is overloaded: ${message}`, { retryable: true, cause });
+  if (type === "overloaded_error") return new GatewayError("unavailable", `${where} is overloaded: ${message}`, { code: OVERLOADED, retryable: true, cause });
   if (type === "rate_limit_error" || type === "rate_limit_exceeded" || status === 429) return new GatewayError("rate_limit", `${where} is rate limiting: ${message}`, { retryable: true, cause });
   if (type === "api_error" || type === "server_error" || (status !== undefined && status >= 500)) return new GatewayError("upstream", `${where} failed mid-stream: ${message}`, { retryable: true, cause });
   if (type === "invalid_request_error") return new GatewayError("invalid_request", `${where} rejected the request: ${message}`, { cause });

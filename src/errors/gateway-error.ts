@@ -36,6 +36,9 @@ const STATUS: Record<ErrorKind, number> = {
   timeout: 504,
 };
 
+/** The code of a provider too busy to answer (HTTP 503, Anthropic's 529): Anthropic's dialect answers it with 529. */
+export const OVERLOADED = "overloaded";
+
 export type GatewayErrorOptions = {
   /** The request field at fault, e.g. `messages[1].content`. */
   param?: string;

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { createAuthenticator, mayUseRoute } from "../auth/authenticate.ts";
 import type { ResolvedConfig } from "../config/resolve-config.ts";
 import { anthropicDialect, openAIDialect, type Dialect } from "../dialects/dialect.ts";
-import { GatewayError, toGatewayError } from "../errors/gateway-error.ts";
+import { GatewayError, OVERLOADED, toGatewayError } from "../errors/gateway-error.ts";
 import { Ledger } from "../ledger/ledger.ts";
 import { MemoryLedgerStore } from "../ledger/memory-ledger-store.ts";
 import { Metering } from "../metering/metering.ts";
@@ -230,7 +230,9 @@ function forAdminPath(path: string, error: unknown): unknown {
 function errorResponse(dialect: Dialect, error: GatewayError, requestId: string): Response {
   const headers: Record<string, string> = error.retryAfterSeconds !== undefined ? { "retry-after": String(error.retryAfterSeconds) } : {};
   if (error.permanent) headers["x-should-retry"] = "false";
-  return jsonResponse(dialect.renderError(error, requestId), error.status, requestId, headers);
+  // Anthropic answers an overloaded model with 529, which its SDK raises as OverloadedError.
+  const status = dialect.name === "anthropic" && error.code === OVERLOADED ? 529 : error.status;
+  return jsonResponse(dialect.renderError(error, requestId), status, requestId, headers);
 }
 
 /**
