@@ -83,6 +83,18 @@ describe.skipIf("skipped" in decoder).each(["undici", "fetch"] as const)("local 
     expect(data.input_tokens).toBe(chat.usage.input_tokens + (chat.usage.cache_read_input_tokens ?? 0) + (chat.usage.cache_creation_input_tokens ?? 0));
   });
 
+  // A prompt the decoder's template refuses (two assistant turns at the end) is that request's
+  // failure, told as a chat's would be. It was read as "this decoder cannot count", and every
+  // count for the next 10 minutes was tollgate's estimate.
+  it("passes on the decoder's 400 for one count, and still counts the next one itself", async () => {
+    const refused = (await gateway.anthropic.messages
+      .countTokens({ model: "local", messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "a" }, { role: "assistant", content: "b" }] })
+      .catch((error: unknown) => error)) as InstanceType<typeof Anthropic.APIError>;
+    expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+    const { response } = await gateway.anthropic.messages.countTokens({ model: "local", messages: [{ role: "user", content: "how many tokens is this" }] }).withResponse();
+    expect(response.headers.get("x-tollgate-estimated")).toBeNull();
+  });
+
   // llama-server answers a 500 "image input is not supported" when its model has no vision
   // projector. It was a 502 that the SDKs retried twice; it is the request's, so a 400.
   it("refuses an image the model cannot read with a 400 that the SDK does not retry", async () => {

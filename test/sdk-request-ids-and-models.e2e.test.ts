@@ -1,7 +1,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
-import { LIMITED_KEY, useMockedGateway } from "./support/gateway.ts";
+import { APP_KEY, LIMITED_KEY, useMockedGateway } from "./support/gateway.ts";
 
 // What apps read through the official SDKs besides the answer itself. Both were missing:
 // - the request id under the SDKs' own header names (OpenAI's `x-request-id`, Anthropic's
@@ -41,6 +41,11 @@ describe("models.retrieve()", () => {
     expect(model).toMatchObject({ id: "gpt", object: "model", owned_by: "tollgate" });
     const claude = await rig.gateway.anthropic.models.retrieve("claude");
     expect(claude).toMatchObject({ id: "claude", type: "model", display_name: "claude" });
+  });
+
+  it("is a 405 that says GET for another method (the OpenAI SDK's models.delete)", async () => {
+    const response = await fetch(`${rig.gateway.url}/v1/models/gpt`, { method: "DELETE", headers: { authorization: `Bearer ${APP_KEY}` } });
+    expect([response.status, response.headers.get("allow")]).toEqual([405, "GET, HEAD"]);
   });
 
   it("is a 404 for a route that does not exist or that the key may not use", async () => {

@@ -11,15 +11,17 @@ import { postChatCompletions, ProviderHttpError, type ChatCompletionsCall } from
 //
 // A decoder without the endpoints (vLLM, SGLang, Ollama: 404 or 405; a proxy in front may say
 // 401, 403 or 501, or answer a page that is not JSON) answers undefined, and the gateway counts
-// for itself. A decoder that is down or busy (5xx, 408, 429, no answer) fails the count as it
-// would fail the chat, so that the route's next target counts instead. So does a prompt with images: a template renders an image as a
+// for itself (and asks it again only after a while). Any other failure is this request's or
+// the decoder's, not a missing endpoint: a 400 for a prompt its template refuses passes on as
+// the chat's would, and a decoder down or busy (5xx, 408, 429, no answer) fails the count so
+// that the route's next target counts instead. So does a prompt with images: a template renders an image as a
 // marker, and its tokens are the vision encoder's, which only a chat call counts.
 
 /** Answers that say this server does not count, not that it failed. */
 function cannotCount(error: unknown): boolean {
   if (error instanceof SyntaxError) return true; // not JSON: some other server's page at that path
   if (!(error instanceof ProviderHttpError)) return false;
-  return error.status === 501 || (error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 429);
+  return [401, 403, 404, 405, 501].includes(error.status);
 }
 
 export type DecoderTokenCount = (request: ChatRequest, model: string, signal: AbortSignal, headers?: Record<string, string>) => Promise<number | undefined>;

@@ -147,7 +147,7 @@ export function buildGateway({
 
   app.notFound(function notFound(c) {
     // A served path asked with another method: 405 with the method it takes (RFC 9110 §15.5.6).
-    const allow = ENDPOINT_METHODS.get(c.req.path);
+    const allow = ENDPOINT_METHODS.get(c.req.path) ?? (c.req.path.startsWith("/v1/models/") ? "GET" : undefined);
     if (allow) {
       const error = new GatewayError("method_not_allowed", `${c.req.path} takes ${allow}, not ${c.req.method}: send the request with ${allow}`);
       return jsonResponse(c.get("dialect").renderError(error, c.get("requestId")), error.status, c.get("requestId"), { allow: allow === "GET" ? "GET, HEAD" : allow });
