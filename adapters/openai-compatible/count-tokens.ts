@@ -1,4 +1,5 @@
 import { convertToOpenAIRequest } from "../openai/convert-to-openai-request.ts";
+import type { NotCounted } from "../../src/model/chat-model.ts";
 import type { ChatRequest } from "../../src/model/chat-request.ts";
 import { postChatCompletions, ProviderHttpError, type ChatCompletionsCall } from "./post-chat-completions.ts";
 
@@ -10,12 +11,13 @@ import { postChatCompletions, ProviderHttpError, type ChatCompletionsCall } from
 // request's system blocks and consecutive turns, which the chat sends apart, and counted fewer.
 //
 // A decoder without the endpoints (vLLM, SGLang, Ollama: 404 or 405; a proxy in front may say
-// 401, 403 or 501, or answer a page that is not JSON) answers undefined, and the gateway counts
-// for itself (and asks it again only after a while). Any other failure is this request's or
-// the decoder's, not a missing endpoint: a 400 for a prompt its template refuses passes on as
+// 401, 403 or 501, or answer a page that is not JSON) answers "no-endpoint", and the gateway
+// counts for itself (and asks it again only after a while). Any other failure is this request's
+// or the decoder's, not a missing endpoint: a 400 for a prompt its template refuses passes on as
 // the chat's would, and a decoder down or busy (5xx, 408, 429, no answer) fails the count so
-// that the route's next target counts instead. So does a prompt with images: a template renders an image as a
-// marker, and its tokens are the vision encoder's, which only a chat call counts.
+// that the route's next target counts instead. A prompt with images is not sent at all
+// ("not-this-request"): a template renders an image as a marker, and its tokens are the vision
+// encoder's, which only a chat call counts.
 
 /** Answers that say this server does not count, not that it failed. */
 function cannotCount(error: unknown): boolean {
@@ -24,7 +26,7 @@ function cannotCount(error: unknown): boolean {
   return [401, 403, 404, 405, 501].includes(error.status);
 }
 
-export type DecoderTokenCount = (request: ChatRequest, model: string, signal: AbortSignal, headers?: Record<string, string>) => Promise<number | undefined>;
+export type DecoderTokenCount = (request: ChatRequest, model: string, signal: AbortSignal, headers?: Record<string, string>) => Promise<number | NotCounted>;
 
 export function decoderTokenCount(baseUrl: string, call: Omit<ChatCompletionsCall, "url" | "body" | "signal" | "headers">): DecoderTokenCount {
   // llama-server serves both beside /v1, at its root.
@@ -33,15 +35,15 @@ export function decoderTokenCount(baseUrl: string, call: Omit<ChatCompletionsCal
     (await postChatCompletions({ ...call, url: `${root}${path}`, body, signal, ...(headers ? { headers } : {}) })).json();
 
   return async (request, model, signal, headers) => {
-    if (hasImages(request)) return undefined;
+    if (hasImages(request)) return "not-this-request";
     const body = convertToOpenAIRequest({ ...request, stream: false }, model, "compatible");
     try {
       const { prompt } = (await post("/apply-template", body, signal, headers)) as { prompt?: unknown };
-      if (typeof prompt !== "string") return undefined; // not llama-server's answer
+      if (typeof prompt !== "string") return "no-endpoint"; // not llama-server's answer
       const { tokens } = (await post("/tokenize", { content: prompt, add_special: true, parse_special: true }, signal, headers)) as { tokens?: unknown };
-      return Array.isArray(tokens) ? tokens.length : undefined;
+      return Array.isArray(tokens) ? tokens.length : "no-endpoint";
     } catch (error) {
-      if (cannotCount(error)) return undefined;
+      if (cannotCount(error)) return "no-endpoint";
       throw error;
     }
   };

@@ -3,7 +3,7 @@ import type { ChatCompletionCreateParamsBase } from "openai/resources/chat/compl
 import type { ChatMessage, ChatRequest, ImageContent, ResponseFormat, ToolChoice } from "../../src/model/chat-request.ts";
 
 /** What a failed tool's result starts with on Chat Completions, which has no is_error. */
-export const TOOL_ERROR_PREFIX = "Error: ";
+const TOOL_ERROR_PREFIX = "Error: ";
 
 // Neutral request → Chat Completions body. One converter serves OpenAI itself and the
 // OpenAI-compatible local decoders; `flavor` says which extensions the target speaks.

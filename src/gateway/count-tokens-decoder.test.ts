@@ -59,6 +59,27 @@ describe("count_tokens on a local decoder", () => {
     expect(decoder.requests.at(-1)).toEqual({ content: "<|im_start|>…", add_special: true, parse_special: true });
   });
 
+  // A prompt with images is estimated without asking the decoder; that says nothing of its
+  // endpoint. It was taken for a missing one, and every count for 10 minutes was estimated.
+  it("estimates a prompt with images without asking, and still asks the decoder for the next one", async () => {
+    decoder.handle = llamaServer;
+    const asked = decoder.paths.length;
+    const withImage = await gateway.app.fetch(
+      new Request("http://gateway/v1/messages/count_tokens", {
+        method: "POST",
+        headers: { "x-api-key": "test", "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "local",
+          messages: [{ role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } }, { type: "text", text: "what is this?" }] }],
+        }),
+      }),
+    );
+    expect(withImage.headers.get("x-tollgate-estimated")).toBe("true");
+    expect(decoder.paths.length).toBe(asked);
+    expect(await (await count()).json()).toEqual({ input_tokens: 66 });
+    expect(decoder.paths.length).toBe(asked + 2);
+  });
+
   it("counts for itself where the decoder has no such endpoint, and asks again only after a while", async () => {
     decoder.handle = (_body, response) => {
       response.writeHead(404, { "content-type": "application/json" });

@@ -30,7 +30,7 @@ import { targetAdapter } from "./target-adapter.ts";
 //     so does llama-server (its template and tokenizer, adapters/openai-compatible/count-tokens.ts);
 //   - other targets have no such endpoint: tollgate counts with its tokenizer, as it does for a
 //     usage the provider never reported, and says so with `x-tollgate-estimated: true`. A decoder
-//     that answered 404 there is not asked again for NO_COUNT_RETRY_MS.
+//     found without a count endpoint is not asked again for NO_COUNT_RETRY_MS.
 // Counting spends nothing: it reserves no budget, takes nothing from a rate limit, leaves no
 // cost record, and counts no prompt-cache sighting.
 
@@ -67,21 +67,26 @@ export function createCountTokensHandler({ config, slots, order, policies, store
 
     /**
      * The provider's own count, under a CLIENT span whose trace context the call carries;
-     * undefined where the provider has no count endpoint.
+     * undefined where the provider gives none.
      */
     async function countUpstream(target: Target, adapted: ChatRequest): Promise<number | undefined> {
       const { model, modelName } = target;
       if (!model.countTokens || now() < (cannotCount.get(model) ?? 0)) return undefined;
       const span = telemetry.startCountTokensSpan(c.get("requestSpan").span, { providerName: model.providerName, providerType: model.providerType, model: modelName, baseUrl: model.baseUrl });
       try {
-        const inputTokens = await model.countTokens(adapted, modelName, signal, telemetry.traceHeaders(span));
-        if (inputTokens === undefined) {
+        const counted = await model.countTokens(adapted, modelName, signal, telemetry.traceHeaders(span));
+        if (counted === "no-endpoint") {
           cannotCount.set(model, now() + NO_COUNT_RETRY_MS);
           telemetry.endChatSpan(span, { error: { type: "unsupported", message: `provider "${model.providerName}" has no count_tokens endpoint; tollgate counts for it` } });
           return undefined;
         }
-        telemetry.endChatSpan(span, { usage: { inputTokens } });
-        return inputTokens;
+        // Nothing was asked of the provider (a decoder's text tokenizer and a prompt with images).
+        if (counted === "not-this-request") {
+          telemetry.endChatSpan(span, {});
+          return undefined;
+        }
+        telemetry.endChatSpan(span, { usage: { inputTokens: counted } });
+        return counted;
       } catch (error) {
         const type = signal.aborted ? "cancelled" : error instanceof GatewayError ? (error.code ?? error.kind) : "_OTHER";
         telemetry.endChatSpan(span, { error: { type, message: error instanceof Error ? error.message : String(error) } });

@@ -24,11 +24,17 @@ export interface ChatModel {
   stream(request: ChatRequest, model: string, signal: AbortSignal, headers?: UpstreamHeaders): AsyncGenerator<StreamPart>;
   /**
    * The provider's own count of the input tokens `request` would cost on `model` (Anthropic's
-   * count_tokens, which is free; llama-server renders and tokenizes the prompt). Absent, or answering
-   * undefined, where the provider has no such endpoint: tollgate then counts for itself.
+   * count_tokens, which is free; llama-server renders and tokenizes the prompt). Absent, or
+   * answering NotCounted, where it cannot: tollgate then counts for itself.
    */
-  countTokens?(request: ChatRequest, model: string, signal: AbortSignal, headers?: UpstreamHeaders): Promise<number | undefined>;
+  countTokens?(request: ChatRequest, model: string, signal: AbortSignal, headers?: UpstreamHeaders): Promise<number | NotCounted>;
 }
+
+/**
+ * Why a provider gave no count: it has no count endpoint ("no-endpoint", found by asking), or it
+ * cannot count this request (a prompt with images, for a decoder's text tokenizer), asked nothing.
+ */
+export type NotCounted = "no-endpoint" | "not-this-request";
 
 /**
  * Headers for one upstream call besides the adapter's own: the W3C trace context of the call's
