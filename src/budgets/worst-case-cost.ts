@@ -1,5 +1,6 @@
 import type { ChatRequest } from "../model/chat-request.ts";
 import { computeCost } from "../pricing/compute-cost.ts";
+import { utf8Length } from "../runtime/utf8-length.ts";
 import type { ModelPrice } from "../pricing/rates.ts";
 
 // What a request can cost at most, before it is sent. Input is bounded by its UTF-8 byte count:
@@ -97,7 +98,7 @@ function promptSize(request: ChatRequest): { bytes: number; images: number } {
   let images = 0;
   let bytes = 0;
   const add = (text: string) => {
-    bytes += utf8Bytes(text);
+    bytes += utf8Length(text);
   };
   for (const message of request.messages) {
     if (message.role === "system" || message.role === "tool") {
@@ -118,8 +119,8 @@ function promptSize(request: ChatRequest): { bytes: number; images: number } {
         // what is billed; the opaque signature, which grows with the thinking, counts too, and
         // no block counts for less than THINKING_BLOCK_FLOOR (what the request says of the
         // thinking behind a summary is not documented to bound it).
-        else if (part.type === "thinking") bytes += Math.max(utf8Bytes(part.text) + utf8Bytes(part.signature), THINKING_BLOCK_FLOOR);
-        else if (part.type === "redacted-thinking") bytes += Math.max(utf8Bytes(part.data), THINKING_BLOCK_FLOOR);
+        else if (part.type === "thinking") bytes += Math.max(utf8Length(part.text) + utf8Length(part.signature), THINKING_BLOCK_FLOOR);
+        else if (part.type === "redacted-thinking") bytes += Math.max(utf8Length(part.data), THINKING_BLOCK_FLOOR);
         // Images are billed by their pixels, not their bytes: a large image is at most a few
         // thousand tokens on either provider (gpt-4o-mini aside, which says so in its limits).
         else if (part.type === "image") images++;
@@ -138,19 +139,4 @@ function promptSize(request: ChatRequest): { bytes: number; images: number } {
   }
   // Chat framing adds a few tokens per message; a byte-per-token bound leaves room, this is margin.
   return { bytes: bytes + 8 * request.messages.length + 8, images };
-}
-
-/** UTF-8 bytes of a string, counted from its UTF-16 code units without encoding it. */
-function utf8Bytes(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code <= 0xdbff) {
-      bytes += 4; // a surrogate pair is one 4-byte character
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
 }

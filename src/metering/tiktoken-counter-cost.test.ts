@@ -1,7 +1,8 @@
 import o200kBase from "js-tiktoken/ranks/o200k_base";
 import { describe, expect, it } from "vitest";
 import type { ChatRequest } from "../model/chat-request.ts";
-import { createTiktokenCounter, EXACT_BYTES, MAX_ASCII_PIECE_BYTES, MAX_PIECE_BYTES, piecesToEncode, utf8Length } from "./tiktoken-counter.ts";
+import { createTiktokenCounter, EXACT_BYTES, MAX_ASCII_PIECE_BYTES, MAX_PIECE_BYTES, piecesToEncode } from "./tiktoken-counter.ts";
+import { utf8Length } from "../runtime/utf8-length.ts";
 import { countRequestTokens, type TokenCounter } from "./token-counter.ts";
 
 // How much work one count may hand js-tiktoken, whatever a client sends (the counter runs on every

@@ -1,6 +1,7 @@
 import { Tiktoken } from "js-tiktoken/lite";
 import o200kBase from "js-tiktoken/ranks/o200k_base";
 import type { TokenCounter } from "./token-counter.ts";
+import { utf8Length, utf8Width } from "../runtime/utf8-length.ts";
 
 // js-tiktoken with o200k_base (the gpt-4o family's encoding), the one encoder the process keeps.
 // Building it parses about a second's worth of ranks, so it is made once at start-up, never per
@@ -142,16 +143,4 @@ function* cutRun(run: string, limit: number): Generator<string> {
 
 const isAscii = (text: string) => !/[^\x00-\x7f]/.test(text);
 
-export function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let at = 0; at < text.length; ) {
-    const code = text.codePointAt(at)!;
-    bytes += utf8Width(code);
-    at += code > 0xffff ? 2 : 1;
-  }
-  return bytes;
-}
-
-/** A lone surrogate is encoded as U+FFFD, 3 bytes, like TextEncoder does. */
-const utf8Width = (code: number) => (code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4);
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
