@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -149,15 +149,21 @@ describe("the embedded store across a restart", () => {
     const served = await fire([first], 3, "budgeted");
     expect(served.map((result) => result.status)).toEqual([200, 200, 200]);
     await settledLevel(first, `route:budgeted|${today()}`);
-    await first.close(); // flushes the ledger
+    await first.close(); // flushes the ledger, and leaves its checkpoint
+    const checkpoint = JSON.parse(await readFile(join(dir, "ledger.jsonl.checkpoint"), "utf8")) as { size: number; records: number };
+    expect(checkpoint).toMatchObject({ size: (await stat(join(dir, "ledger.jsonl"))).size, records: 3 });
 
-    const second = await startTestGateway(config);
-    try {
-      expect(await second.admissionStore.levels([`route:budgeted|${today()}`], Date.now())).toEqual([{ spentNano: 3 * 45_000, reservedNano: 0 }]);
-    } finally {
-      await second.close();
-      await rm(dir, { recursive: true, force: true });
+    // Through the checkpoint, and (without it) from the whole file: the same spend.
+    for (const how of ["checkpoint", "whole file"]) {
+      if (how === "whole file") await rm(join(dir, "ledger.jsonl.checkpoint"));
+      const again = await startTestGateway(config);
+      try {
+        expect(await again.admissionStore.levels([`route:budgeted|${today()}`], Date.now())).toEqual([{ spentNano: 3 * 45_000, reservedNano: 0 }]);
+      } finally {
+        await again.close();
+      }
     }
+    await rm(dir, { recursive: true, force: true });
   });
 });
 

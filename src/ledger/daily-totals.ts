@@ -7,6 +7,9 @@ const SLOT = new Map<AggregateMetric, number>(AGGREGATE_METRICS.map((metric, ind
 /** Numbers while exact; a sum that would pass 2^53 goes on as a BigInt. */
 type Combination = { dimensions: AggregateDimensions; sums: (number | bigint)[] };
 
+/** Per day, each combination's dimensions and sums in AGGREGATE_METRICS' order; a sum past 2^53 as a decimal string. */
+export type DailyTotalsState = [day: string, rows: [AggregateDimensions, (number | string)[]][]][];
+
 /**
  * The aggregates of the embedded file store, in this process: the same sums the Redis store keeps
  * in its `totals` hash, by day. A day holds one row of sums per combination of route, key, team,
@@ -31,6 +34,23 @@ export class DailyTotals {
       const sum = combination.sums[slot]!;
       combination.sums[slot] = typeof sum === "number" && Number.isSafeInteger(sum + value) ? sum + value : BigInt(sum) + BigInt(value);
     }
+  }
+
+  /** The sums as JSON can hold them (a BigInt as its decimal string), for the ledger's checkpoint. */
+  snapshot(): DailyTotalsState {
+    return [...this.days].map(([day, combinations]) => [day, [...combinations.values()].map(({ dimensions, sums }) => [dimensions, sums.map((sum) => (typeof sum === "bigint" ? sum.toString() : sum))])]);
+  }
+
+  static restore(state: DailyTotalsState): DailyTotals {
+    const totals = new DailyTotals();
+    for (const [day, rows] of state) {
+      const combinations = new Map<string, Combination>();
+      for (const [dimensions, sums] of rows) {
+        combinations.set(dimensionsKey(dimensions), { dimensions, sums: AGGREGATE_METRICS.map((_, slot) => (typeof sums[slot] === "string" ? BigInt(sums[slot]) : (sums[slot] ?? 0))) });
+      }
+      totals.days.set(day, combinations);
+    }
+    return totals;
   }
 
   totals(day: string): AggregateEntry[] {

@@ -70,9 +70,13 @@ describe("the file ledger after a torn append and its retry", () => {
     // After the restart: what the budgets' spend is rebuilt from.
     let spend = 0;
     const visited: string[] = [];
-    await FileLedgerStore.open(path, (record) => {
-      visited.push(record.requestId);
-      spend += record.cost.totalNano;
+    await FileLedgerStore.open(path, {
+      follower: {
+        add: (record) => {
+          visited.push(record.requestId);
+          spend += record.cost.totalNano;
+        },
+      },
     });
     expect(visited).toEqual(["req_a", "req_b"]);
     expect(spend).toBe(4_280_000); // 2 × 2,140,000 nano
@@ -84,7 +88,7 @@ describe("the file ledger after a torn append and its retry", () => {
     const a = makeCostRecord({ requestId: "req_dup" });
     await writeFile(path, JSON.stringify(a) + "\n" + JSON.stringify(a) + "\n");
     let spend = 0;
-    await FileLedgerStore.open(path, (record) => (spend += record.cost.totalNano));
+    await FileLedgerStore.open(path, { follower: { add: (record) => (spend += record.cost.totalNano) } });
     expect(spend).toBe(2_140_000);
     expect((await readFile(path, "utf8")).length).toBeGreaterThan(0);
   });

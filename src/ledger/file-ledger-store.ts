@@ -5,7 +5,8 @@ import { createInterface } from "node:readline";
 import type { CostRecord } from "../metering/cost-record.ts";
 import type { AggregateEntry, LedgerStore } from "./ledger-store.ts";
 import { RecentIds } from "../runtime/recent-ids.ts";
-import { DailyTotals } from "./daily-totals.ts";
+import { DailyTotals, type DailyTotalsState } from "./daily-totals.ts";
+import { checkpointPath, CHECKPOINT_VERSION, readCheckpoint, tailHash, writeCheckpoint, type LedgerCheckpoint, type LedgerFollower } from "./ledger-checkpoint.ts";
 
 // The embedded store: one JSON record per line, appended, never rewritten, so records survive a
 // restart and a crash loses at most the line being written. Ids already in the file are read at
@@ -13,33 +14,70 @@ import { DailyTotals } from "./daily-totals.ts";
 //
 // The file is read line by line, never as one string: a day at 10 requests/s writes about 600 MB,
 // and V8 refuses a string over 512 MB (2^29 − 24 characters), so reading it whole stopped the
-// gateway from starting again. Start-up still reads every record once (about 1 s per 100 MB here),
-// and keeps the daily aggregates cost reports read, so a report never reads the file again.
+// gateway from starting again. Start-up keeps the daily aggregates cost reports read, so a report
+// never reads the file again. It reads each record once (about 1 s per 100 MB here), except those
+// the checkpoint of the last clean stop covers (ledger-checkpoint.ts).
+
+export type FileLedgerOptions = {
+  /** Sees every record of the ledger, those in the file at open and those written since (the budgets' spend). */
+  follower?: LedgerFollower;
+  /** Where start-up says how much it read, and why a checkpoint was not used. */
+  log?: (line: string) => void;
+};
+
+/** How many of the newest request ids a checkpoint keeps (a torn append's retry is a few lines on). */
+const CHECKPOINT_IDS = 10_000;
 
 export class FileLedgerStore implements LedgerStore {
   private constructor(
     readonly path: string,
     private readonly written: RecentIds,
-    private readonly aggregates: DailyTotals,
+    private aggregates: DailyTotals,
     /** The file ends in the middle of a line (a crash mid-append): start the next write on a new one. */
     private needsNewline: boolean,
+    private readonly follower: LedgerFollower | undefined,
+    /** Records in the file (the checkpoint's and those read or written since). */
+    private records: number,
+    private readonly log: (line: string) => void,
   ) {}
 
-  /** Opens (or creates) the file; `visit` sees every record already in it, read this once. */
-  static async open(path: string, visit?: (record: CostRecord) => void): Promise<FileLedgerStore> {
+  /**
+   * Opens (or creates) the file. The records a checkpoint covers (see ledger-checkpoint.ts) are
+   * restored from it; the rest are read, and `follower` sees each of them.
+   */
+  static async open(path: string, options: FileLedgerOptions = {}): Promise<FileLedgerStore> {
+    const { follower, log = () => {} } = options;
     await mkdir(dirname(path), { recursive: true });
+    const started = performance.now();
     const written = new RecentIds();
-    const aggregates = new DailyTotals();
-    // readLedger fills `written` with the ids it reads.
-    const endsMidLine = await readLedger(
+    let aggregates = new DailyTotals();
+    let from = 0;
+    let records = 0;
+    // A follower that cannot be checkpointed must see every record: the whole file is read.
+    if (!follower || follower.checkpoint) {
+      const found = await findCheckpoint(path, follower?.checkpoint?.fingerprint);
+      if (found && "unusable" in found) log(`[tollgate] ledger: the checkpoint ${checkpointPath(path)} is not used, ${found.unusable}; reading the whole file`);
+      else if (found) {
+        aggregates = DailyTotals.restore(found.days as DailyTotalsState);
+        if (follower && found.follower) follower.checkpoint!.restore(found.follower.state);
+        for (const id of found.recentIds) written.add(id);
+        from = found.size;
+        records = found.records;
+      }
+    }
+    const read = await readLedger(
       path,
       (record) => {
+        records += 1;
         aggregates.add(record);
-        visit?.(record);
+        follower?.add(record);
       },
-      written,
+      written, // readLedger fills it with the ids it reads
+      from,
     );
-    return new FileLedgerStore(path, written, aggregates, endsMidLine);
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    if (read.bytes >= LOG_READS_FROM) log(`[tollgate] ledger: read ${megabytes(read.bytes)} of ${path} in ${seconds} s${from > 0 ? ` (the ${megabytes(from)} before it from its checkpoint)` : "; a clean stop leaves a checkpoint, after which a start reads only what came since"}`);
+    return new FileLedgerStore(path, written, aggregates, read.endsMidLine, follower, records, log);
   }
 
   async write(records: readonly CostRecord[]): Promise<void> {
@@ -64,43 +102,87 @@ export class FileLedgerStore implements LedgerStore {
     for (const record of fresh) {
       this.written.add(record.requestId);
       this.aggregates.add(record);
+      this.follower?.add(record);
     }
+    this.records += fresh.length;
   }
 
   async totals(day: string): Promise<AggregateEntry[]> {
     return this.aggregates.totals(day);
   }
 
-  async close(): Promise<void> {}
+  /**
+   * Leaves a checkpoint of everything written (the ledger calls this after its last write). A
+   * follower that cannot be checkpointed leaves none: the next start reads the whole file anyway.
+   */
+  async close(): Promise<void> {
+    if (this.follower && !this.follower.checkpoint) return;
+    const file = await open(this.path, "r").catch(() => undefined);
+    if (!file) return; // nothing was ever written
+    try {
+      // Writes are over (the ledger closes its store last), so this is the size they left.
+      const { size } = await file.stat();
+      const follower = this.follower?.checkpoint;
+      await writeCheckpoint(this.path, {
+        version: CHECKPOINT_VERSION,
+        size,
+        tail: await tailHash(file, size),
+        records: this.records,
+        days: this.aggregates.snapshot(),
+        recentIds: this.written.latest(CHECKPOINT_IDS),
+        ...(follower ? { follower: { fingerprint: follower.fingerprint, state: follower.snapshot() } } : {}),
+      });
+    } catch (error) {
+      // The records are all in the file; an older checkpoint still holds for what it covers.
+      this.log(`[tollgate] ledger: no checkpoint written (${(error as Error).message}); the next start reads the records after the last one`);
+    } finally {
+      await file.close();
+    }
+  }
+}
+
+/** Start-up reads of at least this many bytes are logged with their time. */
+const LOG_READS_FROM = 64 * 1024 * 1024;
+const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+
+async function findCheckpoint(path: string, fingerprint: string | undefined): Promise<LedgerCheckpoint | { unusable: string } | undefined> {
+  const file = await open(path, "r").catch(() => undefined);
+  if (!file) return undefined;
+  try {
+    return await readCheckpoint(path, file, (await file.stat()).size, fingerprint);
+  } finally {
+    await file.close();
+  }
 }
 
 /**
  * Calls `visit` with every whole record of a ledger file, in order, one line at a time; a torn
- * line (a crash mid-append) is skipped. A missing file has no records. Resolves to whether the
- * file ends in the middle of a line.
+ * line (a crash mid-append) is skipped. A missing file has no records. `from`: the byte to start
+ * at, the start of a line. Resolves to whether the file ends in the middle of a line, and how
+ * many bytes were read.
  *
  * Each request id is visited once. An append that failed part-way (a full disk) leaves the lines
  * that landed, and its retry writes the whole batch again: those records are in the file twice,
  * a few lines apart, and counting them twice would double their spend. `seen` remembers the
  * recent ids (a caller may pass its own set, which is then filled as the file is read).
  */
-export async function readLedger(path: string, visit: (record: CostRecord) => void, seen: RecentIds = new RecentIds()): Promise<boolean> {
+export async function readLedger(path: string, visit: (record: CostRecord) => void, seen: RecentIds = new RecentIds(), from = 0): Promise<{ endsMidLine: boolean; bytes: number }> {
   let file;
   try {
     file = await open(path, "r");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { endsMidLine: false, bytes: 0 };
     throw error;
   }
   try {
     // Line events, not `for await`: the async iterator costs a promise per line, several times
     // the parsing itself on a file of a million records.
-    const lines = createInterface({ input: file.createReadStream({ autoClose: false }), crlfDelay: Infinity });
+    const lines = createInterface({ input: file.createReadStream({ autoClose: false, start: from }), crlfDelay: Infinity });
     let failure: unknown;
     let first = true;
     lines.on("line", (text) => {
       // A file saved once by an editor that writes a byte order mark would lose its first record.
-      const line = first && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+      const line = first && from === 0 && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
       first = false;
       if (failure !== undefined || !line.trim()) return;
       let record: CostRecord;
@@ -125,10 +207,11 @@ export async function readLedger(path: string, visit: (record: CostRecord) => vo
     await once(lines, "close");
     if (failure !== undefined) throw failure;
     const { size } = await file.stat();
-    if (size === 0) return false;
+    const bytes = Math.max(0, size - from);
+    if (size === 0) return { endsMidLine: false, bytes };
     const last = Buffer.alloc(1);
     await file.read(last, 0, 1, size - 1);
-    return last[0] !== 0x0a;
+    return { endsMidLine: last[0] !== 0x0a, bytes };
   } finally {
     await file.close();
   }

@@ -149,7 +149,7 @@ describe("file ledger (the embedded store)", () => {
     const visit = (record: { requestId?: string }) => {
       if (record.requestId === "req_odd") throw new Error("not a cost record");
     };
-    await expect(FileLedgerStore.open(path, visit)).rejects.toThrow("not a cost record");
+    await expect(FileLedgerStore.open(path, { follower: { add: visit } })).rejects.toThrow("not a cost record");
   });
 
   it("opens a ledger larger than the longest string V8 allows (a busy day's file), reading every record once", async () => {
@@ -170,13 +170,13 @@ describe("file ledger (the embedded store)", () => {
     try {
       expect((await stat(path)).size).toBeGreaterThan(bufferConstants.MAX_STRING_LENGTH);
       const visited: string[] = [];
-      const store = await FileLedgerStore.open(path, (record) => visited.push(record.requestId));
+      const store = await FileLedgerStore.open(path, { follower: { add: (record) => visited.push(record.requestId) } });
       expect(visited).toHaveLength(count);
       expect(visited.at(-1)).toBe(`req_${count - 1}`);
       // The ids it read make a retried write a no-op here too.
       await store.write([makeCostRecord({ requestId: `req_${count - 1}` }), makeCostRecord({ requestId: "req_new" })]);
       const last: string[] = [];
-      await FileLedgerStore.open(path, (record) => last.push(record.requestId));
+      await FileLedgerStore.open(path, { follower: { add: (record) => last.push(record.requestId) } });
       expect(last.slice(-2)).toEqual([`req_${count - 1}`, "req_new"]);
     } finally {
       await rm(path, { force: true });

@@ -54,7 +54,7 @@ export async function openStores(config: ResolvedConfig, log: (line: string) => 
   // Without Redis, budgets live in memory: the spend on record is rebuilt from the same read
   // that opens the file, so a restart does not reset them.
   const spend = hasBudgets(config) ? new SpendTally(config) : undefined;
-  const ledgerStore = await FileLedgerStore.open(path, spend && ((record) => spend.add(record)));
+  const ledgerStore = await FileLedgerStore.open(path, { ...(spend ? { follower: spend } : {}), log });
   const admissionStore = new MemoryAdmissionStore();
   for (const [scopeKey, nano] of spend?.totals ?? []) admissionStore.addSpent(scopeKey, nano);
   return { ledger: new Ledger({ store: ledgerStore, log }), ledgerStore, keyValues: new MemoryKeyValueStore(), admissionStore, describe: path };

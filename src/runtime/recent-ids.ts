@@ -25,4 +25,12 @@ export class RecentIds {
     }
     this.newer.add(id);
   }
+
+  /** Up to `count` of the newest ids, oldest first. */
+  latest(count: number): string[] {
+    const newer = [...this.newer];
+    if (newer.length >= count) return newer.slice(newer.length - count);
+    const older = [...this.older];
+    return [...older.slice(Math.max(0, older.length - (count - newer.length))), ...newer];
+  }
 }
