@@ -1,3 +1,4 @@
+import { parse } from "csv-parse/sync";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -137,6 +138,24 @@ describe("a model name that reads as a spreadsheet formula", () => {
     await store.write([makeCostRecord({ time: "2026-11-23T08:00:00.000Z", model: '=HYPERLINK("http://evil","x")' })]);
     const csv = renderCostCsv(await report(store, { groupBy: ["model"] }));
     expect(csv.split("\r\n")[1]).toMatch(/^"'=HYPERLINK\(""http:\/\/evil"",""x""\)",1,/);
+  });
+
+  it("quotes a name holding a bare LF, CR or tab (RFC 4180), so a spreadsheet reads one row per group", async () => {
+    // Team names and key ids are free text in the config. Was: only a whole CRLF was quoted, and
+    // a reader that ends a record at any line break outside quotes split the row in two.
+    const store = new MemoryLedgerStore();
+    await store.write([
+      makeCostRecord({ requestId: "lf", time: "2026-11-23T08:00:00.000Z", team: "EMEA\nResearch", keyId: "eu" }),
+      makeCostRecord({ requestId: "cr", time: "2026-11-23T08:00:00.000Z", team: "ops", keyId: "ops\rbot" }),
+      makeCostRecord({ requestId: "tab", time: "2026-11-23T08:00:00.000Z", team: "a\tb", keyId: "k" }),
+    ]);
+    const csv = renderCostCsv(await report(store, { groupBy: ["team,key"] }));
+    const rows = parse(csv, { columns: true, record_delimiter: ["\r\n", "\n", "\r"] }) as Record<string, string>[];
+    expect(rows.map((row) => [row.team, row.key, row.requests, row.cost_usd])).toEqual([
+      ["EMEA\nResearch", "eu", "1", "0.00214"],
+      ["a\tb", "k", "1", "0.00214"],
+      ["ops", "ops\rbot", "1", "0.00214"],
+    ]);
   });
 
   it("while a negative amount stays a number a spreadsheet sums (used to be written as text: '-0.00125)", async () => {

@@ -21,11 +21,14 @@ export function renderCostCsv(report: CostReport): string {
   // A model name comes from the provider's answer: "=HYPERLINK(…)" must stay text in a spreadsheet.
   // The metrics are numbers tollgate wrote (a negative cache saving, "-0.00125", included), which
   // a spreadsheet must be able to sum: escaping is for the dimensions only.
-  // CRLF, as RFC 4180 writes records.
+  // CRLF, as RFC 4180 writes records. A name holding a line break or a tab (config names are
+  // free text) is quoted: RFC 4180 allows them only inside quotes, and spreadsheets end a record
+  // at a bare LF or CR. csv-stringify quotes only a whole CRLF once the delimiter is "windows".
   const firstMetric = report.query.groupBy.length;
   return stringify([header, ...rows], {
     escape_formulas: true,
     record_delimiter: "windows",
+    quoted_match: /[\r\n\t]/,
     cast: { string: (value, context) => ((context.index ?? 0) < firstMetric ? value : { value, escape_formulas: false }) },
   });
 }
