@@ -3,6 +3,9 @@ import { describe, expect, it } from "vitest";
 import { resolveConfig } from "../config/resolve-config.ts";
 import { Ledger } from "../ledger/ledger.ts";
 import type { LedgerStore } from "../ledger/ledger-store.ts";
+import { MemoryLedgerStore } from "../ledger/memory-ledger-store.ts";
+import { ROWS_PER_PIECE } from "../reports/cost-report.ts";
+import { makeCostRecord } from "../../test/support/cost-records.ts";
 import { buildGateway } from "./create-gateway.ts";
 
 // GET /v1/admin/costs where the ledger cannot answer: a store that keeps no aggregates (the
@@ -73,4 +76,41 @@ describe("cost reports asked for by a key that is not the admin's", () => {
       'cost reports show every team\'s spend: this gateway has no admin key yet: `npx tollgate keys create --admin` makes one, and its hash goes in the config\'s "admin"',
     );
   });
+});
+
+describe("a report of many rows", () => {
+  // A year's report of a large platform is some 70,000 rows: seconds of rendering. Was: the whole
+  // body was rendered in one go, and no other answer (no stream's next token) went out meanwhile.
+  // Now it is written a piece per turn of the event loop: other work runs between its pieces.
+  for (const format of ["json", "csv"]) {
+    it(`is written over several turns of the event loop, other work running between (${format})`, async () => {
+      const store = new MemoryLedgerStore();
+      const rows = 4 * ROWS_PER_PIECE;
+      await store.write(Array.from({ length: rows }, (_, index) => makeCostRecord({ requestId: `r${index}`, time: "2026-11-23T08:00:00.000Z", keyId: `key${index}` })));
+      const { app } = buildGateway({ config, ledger: new Ledger({ store, log: () => {} }), log: () => {}, now: () => Date.parse("2026-11-23T12:00:00Z") });
+
+      // What another request's work would see: the body's bytes so far, at each turn of the loop.
+      let received = 0;
+      let reading = true;
+      const seenAtTurns = new Set<number>();
+      const turn = () => {
+        seenAtTurns.add(received);
+        if (reading) setImmediate(turn);
+      };
+      const response = await app.fetch(new Request(`http://gateway/v1/admin/costs?groupBy=key&format=${format}`, { headers: { authorization: `Bearer ${ADMIN}` } }));
+      setImmediate(turn);
+      let text = "";
+      const decoder = new TextDecoder();
+      for await (const chunk of response.body!) {
+        received += chunk.length;
+        text += decoder.decode(chunk, { stream: true });
+      }
+      reading = false;
+
+      // One turn saw the body empty, the others part-written, one per piece at least.
+      expect(seenAtTurns.size).toBeGreaterThanOrEqual(4);
+      const count = format === "json" ? (JSON.parse(text) as { rows: unknown[] }).rows.length : text.split("\r\n").length - 2;
+      expect(count).toBe(rows);
+    });
+  }
 });

@@ -1,11 +1,12 @@
 import type { Context } from "hono";
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { Ledger } from "../ledger/ledger.ts";
-import { buildCostReport, renderCostReport } from "../reports/cost-report.ts";
+import { buildCostReport, costReportJsonPieces } from "../reports/cost-report.ts";
 import { parseCostReportQuery } from "../reports/cost-report-query.ts";
-import { renderCostCsv } from "../reports/render-cost-csv.ts";
+import { costCsvPieces } from "../reports/render-cost-csv.ts";
+import { nextTurn } from "../runtime/next-turn.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
-import { jsonResponse, requestIdHeaders } from "./json-response.ts";
+import { requestIdHeaders } from "./json-response.ts";
 
 // GET /v1/admin/costs: the cost report finance reads, as JSON or CSV, for the admin key only
 // (every team's and key's spend is in it).
@@ -32,14 +33,37 @@ export async function answerCostReport(c: Context<GatewayEnv>, ledger: Ledger, n
   const requestId = c.get("requestId");
   // Every team's spend: no shared cache may keep a copy.
   const privately = { "cache-control": "no-store", "x-content-type-options": "nosniff" };
-  if (query.format === "json") return jsonResponse(renderCostReport(report), 200, requestId, privately);
-  return new Response(renderCostCsv(report), {
+  const csv = query.format === "csv";
+  return new Response(onePiecePerTurn(csv ? costCsvPieces(report) : costReportJsonPieces(report)), {
     status: 200,
     headers: {
-      "content-type": "text/csv; charset=utf-8",
-      "content-disposition": `attachment; filename="tollgate-costs-${query.from}-to-${query.to}.csv"`,
+      "content-type": csv ? "text/csv; charset=utf-8" : "application/json",
+      ...(csv ? { "content-disposition": `attachment; filename="tollgate-costs-${query.from}-to-${query.to}.csv"` } : {}),
       ...requestIdHeaders(requestId),
       ...privately,
     },
   });
+}
+
+/**
+ * A body rendered a piece per turn of the event loop. A client reading as fast as it can would
+ * otherwise pull every piece within one turn (a read is a promise job), and a year's report held
+ * the gateway for seconds: no other answer, no stream's next token, went out meanwhile.
+ */
+function onePiecePerTurn(pieces: Generator<string>): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        await new Promise<void>((resolve) => nextTurn(resolve));
+        const next = pieces.next();
+        if (next.done) controller.close();
+        else controller.enqueue(encoder.encode(next.value));
+      },
+      cancel() {
+        pieces.return(undefined);
+      },
+    },
+    new CountQueuingStrategy({ highWaterMark: 1 }),
+  );
 }

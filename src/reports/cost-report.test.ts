@@ -9,9 +9,9 @@ import { MemoryLedgerStore } from "../ledger/memory-ledger-store.ts";
 import { RedisLedgerStore } from "../ledger/redis-ledger-store.ts";
 import { makeCostRecord } from "../../test/support/cost-records.ts";
 import { useRedis } from "../../test/support/use-redis.ts";
-import { buildCostReport, renderCostReport } from "./cost-report.ts";
+import { buildCostReport, costReportJsonPieces, renderCostReport } from "./cost-report.ts";
 import { parseCostReportQuery } from "./cost-report-query.ts";
-import { renderCostCsv } from "./render-cost-csv.ts";
+import { costCsvPieces, renderCostCsv } from "./render-cost-csv.ts";
 
 // The same records in each store that keeps aggregates (memory, the embedded file, real Redis),
 // and the same reports from each: sums worked out by hand, compared to the nano-dollar.
@@ -129,6 +129,23 @@ describe.each(stores)("cost report from the $name store", ({ name, open }) => {
     ]);
     const body = renderCostReport(await report(day, { from: ["2026-11-22"], to: ["2026-11-22"], groupBy: [""] }));
     expect(body.totals.costNano).toBe("9007199254740993");
+  });
+});
+
+describe("a report written in pieces", () => {
+  it("joins to the same JSON and CSV as the report rendered whole, with no rows too", async () => {
+    const store = new MemoryLedgerStore();
+    await store.write(Array.from({ length: 5 }, (_, index) => makeCostRecord({ requestId: `p${index}`, time: "2026-11-23T08:00:00.000Z", keyId: `key${index}` })));
+    for (const groupBy of ["key", "team"]) {
+      const built = await report(store, { groupBy: [groupBy] });
+      const pieces = [...costReportJsonPieces(built, 2)];
+      expect(pieces.length).toBe(2 + Math.ceil(built.rows.length / 2));
+      expect(JSON.parse(pieces.join(""))).toEqual(renderCostReport(built));
+      expect([...costCsvPieces(built, 2)].join("")).toBe(renderCostCsv(built));
+    }
+    const none = await report(store, { team: ["nobody"] });
+    expect(JSON.parse([...costReportJsonPieces(none, 2)].join(""))).toEqual({ ...renderCostReport(none), rows: [] });
+    expect([...costCsvPieces(none, 2)].join("").split("\r\n")).toHaveLength(2);
   });
 });
 

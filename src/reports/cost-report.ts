@@ -102,9 +102,31 @@ export function renderCostReport(report: CostReport) {
     from: query.from,
     to: query.to,
     groupBy: query.groupBy,
-    rows: report.rows.map((row) => ({ ...row.dimensions, ...renderMetrics(row.metrics) })),
+    rows: report.rows.map(renderRow),
     totals: renderMetrics(report.totals),
   };
+}
+
+function renderRow(row: ReportRow) {
+  return { ...row.dimensions, ...renderMetrics(row.metrics) };
+}
+
+/** Rows rendered at once by the piecewise renderers: some 10–20 ms of work on the 2-core machine. */
+export const ROWS_PER_PIECE = 500;
+
+/**
+ * The JSON of renderCostReport, in pieces of ROWS_PER_PIECE rows. A year's report of a large
+ * platform is some 70,000 rows, seconds of rendering: the gateway writes it a piece per turn of
+ * the event loop, so the answers it proxies meanwhile never wait behind it.
+ */
+export function* costReportJsonPieces(report: CostReport, rowsPerPiece = ROWS_PER_PIECE): Generator<string> {
+  const { query } = report;
+  yield `{"from":${JSON.stringify(query.from)},"to":${JSON.stringify(query.to)},"groupBy":${JSON.stringify(query.groupBy)},"rows":[`;
+  for (let at = 0; at < report.rows.length; at += rowsPerPiece) {
+    const rows = report.rows.slice(at, at + rowsPerPiece).map((row) => JSON.stringify(renderRow(row)));
+    yield (at > 0 ? "," : "") + rows.join(",");
+  }
+  yield `],"totals":${JSON.stringify(renderMetrics(report.totals))}}`;
 }
 
 function passes(entry: AggregateEntry, filters: CostReportQuery["filters"]): boolean {
