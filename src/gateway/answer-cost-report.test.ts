@@ -101,9 +101,10 @@ describe("a report of many rows", () => {
       setImmediate(turn);
       let text = "";
       const decoder = new TextDecoder();
-      for await (const chunk of response.body!) {
-        received += chunk.length;
-        text += decoder.decode(chunk, { stream: true });
+      const reader = response.body!.getReader();
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+        received += chunk.value.length;
+        text += decoder.decode(chunk.value, { stream: true });
       }
       reading = false;
 
