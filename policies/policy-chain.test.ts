@@ -62,10 +62,28 @@ describe("PolicyChain", () => {
     expect(log.warnings.at(-1)).toBe('logit_bias {"1234":-100} was not sent: claude-sonnet-4-6 does not accept it');
   });
 
-  it("reasoning_effort goes to OpenAI as sent, and is dropped with a note for Claude (as Anthropic's own OpenAI layer ignores it)", async () => {
+  it("OpenAI's reasoning models, listed or not (o3, o3-mini), get no top_p, penalties, logit_bias, stop or non-default temperature", async () => {
+    const tuned: ChatRequest = { ...request, temperature: 0.2, topP: 1, frequencyPenalty: 0.5, presencePenalty: 0.3, logitBias: { "1234": -100 }, stop: ["END"] };
+    for (const model of ["o3", "o3-mini", "o1-2024-12-17"]) {
+      const { request: sent, log } = await chain({}).adaptToTarget(tuned, { ...gpt4o, model }, context);
+      expect([sent.temperature, sent.topP, sent.frequencyPenalty, sent.presencePenalty, sent.logitBias, sent.stop]).toEqual([undefined, undefined, undefined, undefined, undefined, undefined]);
+      expect(log.notes).toEqual(expect.arrayContaining(["temperature=dropped", "top_p=dropped", "frequency_penalty=dropped", "presence_penalty=dropped", "logit_bias=dropped"]));
+    }
+    // "o" names that are no o-series model keep what they were sent.
+    const { request: other } = await chain({}).adaptToTarget(tuned, { ...gpt4o, model: "omni-moderation-latest" }, context);
+    expect([other.temperature, other.topP, other.stop]).toEqual([0.2, 1, ["END"]]);
+  });
+
+  it("reasoning_effort goes to OpenAI's reasoning models as sent, and is dropped with a note for its chat models and for Claude (as Anthropic's own OpenAI layer ignores it)", async () => {
     const effortful: ChatRequest = { ...request, reasoningEffort: "xhigh" };
+    const { request: forO3, log: o3Log } = await chain({}).adaptToTarget(effortful, { ...gpt4o, model: "o3" }, context);
+    expect([forO3.reasoningEffort, o3Log.notes]).toEqual(["xhigh", []]);
+    // gpt-4o answers it with a 400 (a route falling back from o3 to gpt-4o failed on it); a model
+    // the list does not know gets it as sent.
     const { request: forGpt, log: gptLog } = await chain({}).adaptToTarget(effortful, gpt4o, context);
-    expect([forGpt.reasoningEffort, gptLog.notes]).toEqual(["xhigh", []]);
+    expect([forGpt.reasoningEffort, gptLog.notes]).toEqual([undefined, ["reasoning_effort=dropped"]]);
+    const { request: forNew } = await chain({}).adaptToTarget(effortful, { ...gpt4o, model: "gpt-7" }, context);
+    expect(forNew.reasoningEffort).toBe("xhigh");
     const { request: forClaude, log } = await chain({}).adaptToTarget(effortful, sonnet, context);
     expect(forClaude.reasoningEffort).toBeUndefined();
     expect(log.notes).toEqual(["reasoning_effort=dropped"]);

@@ -120,10 +120,18 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
 /** The parameters set on the request that this target would refuse. */
 function unsupported(request: ChatRequest, target: PolicyTarget): Parameter[] {
   const found: Parameter[] = [];
-  const fixed = findModelLimits(target.providerType, target.model).fixedSampling === true;
-  // o-series and the newest Claude models: defaults only (temperature 1, top_p ≥ 0.99).
+  const limits = findModelLimits(target.providerType, target.model);
+  const fixed = limits.fixedSampling === true;
+  // o-series and the newest Claude models: defaults only (temperature 1; Claude top_p ≥ 0.99,
+  // the o-series no top_p at all).
   if (fixed && request.temperature !== undefined && request.temperature !== 1) found.push("temperature");
-  if (fixed && request.topP !== undefined && request.topP < 0.99) found.push("topP");
+  if (fixed && request.topP !== undefined && (request.topP < 0.99 || limits.reasoning === true)) found.push("topP");
+  // OpenAI's reasoning models refuse the penalties and logit_bias; its chat models refuse
+  // reasoning_effort (a route falling back from o3 to gpt-4o would fail on it).
+  if (limits.reasoning === true) {
+    for (const parameter of ["frequencyPenalty", "presencePenalty", "logitBias"] as const) if (request[parameter] !== undefined) found.push(parameter);
+  }
+  if (limits.reasoning === false && request.reasoningEffort !== undefined) found.push("reasoningEffort");
   if (request.topK !== undefined && (target.providerType === "openai" || fixed)) found.push("topK");
   if (request.minP !== undefined && target.providerType !== "openai-compatible") found.push("minP");
   // Anthropic has no penalties and no logit bias (and its token ids are not OpenAI's). Nor does

@@ -37,6 +37,12 @@ export type ModelLimits = {
   /** Rejects non-default temperature / top_p / top_k (OpenAI o-series, the newest Claude models). */
   fixedSampling?: boolean;
   /**
+   * OpenAI: true for a reasoning model (o-series), which also refuses top_p, the penalties and
+   * logit_bias (platform.openai.com/docs/guides/reasoning, "limitations"); false for a chat model
+   * (gpt-4o, gpt-4.1), which refuses reasoning_effort. Unknown models: neither is assumed.
+   */
+  reasoning?: boolean;
+  /**
    * Rejects a request that sets both temperature and top_p (400 "`temperature` and `top_p` cannot
    * both be specified for this model"): Claude Opus 4.1 and the Claude 4.5 and later models.
    */
@@ -63,11 +69,11 @@ const openai = (model: string, input: number, cachedInput: number, output: numbe
   price: { input, cachedInput, cacheWrite5m: input, cacheWrite1h: input, output },
   source: OPENAI_SOURCE,
   asOf: "2026-07",
-  limits: { maxStopSequences: 4, ...limits },
+  limits: { maxStopSequences: 4, reasoning: false, ...limits },
 });
 
 /** o-series reasoning models: no stop sequences, only the default temperature. */
-const REASONING: ModelLimits = { maxOutputTokens: 100_000, maxStopSequences: 0, fixedSampling: true };
+export const REASONING: ModelLimits = { maxOutputTokens: 100_000, maxStopSequences: 0, fixedSampling: true, reasoning: true };
 
 /** Anthropic's cache prices are fixed multiples of input: writes 1.25x (5 min) and 2x (1 h), reads 0.1x. */
 const anthropicPrice = (input: number, output: number): Required<UsdPerMillion> => ({

@@ -1,5 +1,5 @@
 import type { BundledPrice, ModelLimits, ModelRetirement } from "./bundled-prices.ts";
-import { BUNDLED_PRICES } from "./bundled-prices.ts";
+import { BUNDLED_PRICES, REASONING } from "./bundled-prices.ts";
 import { ratesFromGpuHour, ratesFromUsdPerMillion, type ModelPrice } from "./rates.ts";
 
 // Which price applies to a call: the provider's own overrides from config first (per model, then
@@ -111,8 +111,16 @@ export function findModelPrice(provider: PricedProvider, model: string, response
 /** What the bundled list knows of a model's limits; empty for local decoders and unknown models. */
 export function findModelLimits(providerType: PricedProvider["type"], model: string): ModelLimits {
   if (providerType === "openai-compatible") return {};
-  return lookup(bundledByProvider.get(providerType), model)?.limits ?? {};
+  const listed = lookup(bundledByProvider.get(providerType), model)?.limits;
+  if (listed) return listed;
+  // OpenAI's reasoning models are named o1, o3-mini, o3-pro, o4-mini…: one the list does not
+  // price still refuses what every o-series model refuses (temperature, top_p, stop).
+  return providerType === "openai" && O_SERIES.test(model) ? UNLISTED_O_SERIES : {};
 }
+
+const O_SERIES = /^o\d+(-|$)/;
+// Their output limits differ (o1-mini 65,536, o3 100,000): the provider's own check stands.
+const { maxOutputTokens: _differs, ...UNLISTED_O_SERIES } = REASONING;
 
 /** When the provider retires a model, where the bundled list knows it (dated snapshots included). */
 export function findModelRetirement(providerType: PricedProvider["type"], model: string): ModelRetirement | undefined {
