@@ -103,6 +103,18 @@ describe("PolicyChain", () => {
     });
   });
 
+  it("a client's json_object on a route whose format is text with its own instruction: the client's JSON line first, the route's after", async () => {
+    // Was: the route's line replaced the client's whenever the messages mentioned json, and
+    // Claude (no response_format) got no JSON instruction at all.
+    const route = { format: { type: "text", instruction: "Answer in Markdown with one table." } };
+    const asked: ChatRequest = { ...request, responseFormat: { type: "json" }, messages: [{ role: "user", content: [{ type: "text", text: "Fruits as json." }] }] };
+    const { request: shaped } = await chain(route).apply(asked, context);
+    expect(shaped.messages[0]).toEqual({ role: "system", content: "Respond with a single JSON object and nothing else.\nAnswer in Markdown with one table." });
+    // A route that wants JSON in its own words keeps them alone.
+    const { request: routeJson } = await chain({ format: { type: "json", instruction: "Reply as one JSON object with a fruits array." } }).apply(asked, context);
+    expect(routeJson.messages[0]).toEqual({ role: "system", content: "Reply as one JSON object with a fruits array." });
+  });
+
   it("max_tokens reject is a 400 that names the cap", async () => {
     const error = await chain({ maxTokens: { cap: 10, onExceed: "reject" } })
       .apply({ ...request, maxTokens: 11 }, context)

@@ -56,9 +56,12 @@ export function formatPolicy(options?: FormatOptions): Policy {
       // A route that wants JSON asks for it natively too, unless the client asked for a schema (stricter).
       if (options?.type === "json" && responseFormat?.type !== "json-schema") responseFormat = { type: "json" };
       let line = options?.instruction ?? (responseFormat ? formatInstruction(responseFormat) : undefined);
-      // A client's schema is the stricter ask: its line stays first (Anthropic targets get the
-      // schema itself written into it), and the route's own instruction follows.
-      if (responseFormat?.type === "json-schema" && options?.instruction) line = `${formatInstruction(responseFormat)}\n${options.instruction}`;
+      // A client's own JSON ask stays first, and the route's instruction follows: a schema, the
+      // stricter ask, always (Anthropic targets get the schema itself written into its line);
+      // json_object where the route's format is text (its instruction is then no JSON one, and
+      // for Claude, which has no response_format, the line is all that carries the ask).
+      const clientsFirst = responseFormat?.type === "json-schema" || (responseFormat?.type === "json" && options?.type === "text");
+      if (clientsFirst && options?.instruction) line = `${formatInstruction(responseFormat!)}\n${options.instruction}`;
       // OpenAI refuses json_object mode unless "json" appears in the messages: a route's own
       // instruction that never says it keeps the built-in JSON line after it.
       if (responseFormat?.type === "json" && line && !/json/i.test(line) && !mentionsJson(request)) line = `${line}\n${JSON_INSTRUCTION}`;
