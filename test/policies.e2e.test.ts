@@ -250,6 +250,24 @@ describe("prompt caching", () => {
     expect(sent.messages[0].content.at(-1)).not.toHaveProperty("cache_control");
   });
 
+  it("Anthropic: a conversation continuing after parallel tool calls caches through its latest turn too", async () => {
+    // Several tool results come back in a row; the earlier request ended before all of them. Was:
+    // the "previous turn" was taken as the first of those results, a prefix no request had sent,
+    // and an agent calling tools in parallel never had its conversation cached.
+    const tools = ["lookup_order", "lookup_customer"].map((name) => ({ name, input_schema: { type: "object" } }));
+    const task = user("Audit these order records: " + "Order 4412 shipped late from the north warehouse. ".repeat(200));
+    await post("/v1/messages", { model: "cached-claude", max_tokens: 50, tools, messages: task });
+    const uses = tools.map((tool, index) => ({ type: "tool_use", id: `toolu_${index}`, name: tool.name, input: { id: "4412" } }));
+    const next = await post("/v1/messages", {
+      model: "cached-claude",
+      max_tokens: 50,
+      tools,
+      messages: [...task, { role: "assistant", content: uses }, { role: "user", content: uses.map((use) => ({ type: "tool_result", tool_use_id: use.id, content: "late" })) }],
+    });
+    expect(next.headers.get("x-tollgate-policies")).toContain("prompt_cache=conversation:5m");
+    expect(mocks.anthropic.requests.at(-1)!.body.messages.at(-1).content.at(-1).cache_control).toEqual({ type: "ephemeral", ttl: "5m" });
+  });
+
   it("Anthropic: nothing is placed below the model's minimum cacheable length, however often it repeats", async () => {
     const body = { model: "cached-claude-always", max_tokens: 50, system: "Short system prompt.", messages: user("hi") };
     await post("/v1/messages", body);

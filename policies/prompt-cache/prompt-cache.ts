@@ -60,17 +60,23 @@ type Prefix = {
   stable: string;
   /** Index of the latest user (or tool result) turn, or -1. */
   latestUserTurn: number;
-  /** Index of the user turn before it, or -1. */
+  /** Index of the last user (or tool result) message before the assistant's answer that precedes the latest turn, or -1. */
   previousUserTurn: number;
 };
 
 function splitPrefix(request: ChatRequest): Prefix {
-  const system = request.messages.filter((message) => message.role === "system").map((message) => message.content);
-  const userTurns = request.messages.flatMap((message, index) => (message.role === "user" || message.role === "tool" ? [index] : []));
+  const { messages } = request;
+  const system = messages.filter((message) => message.role === "system").map((message) => message.content);
+  const fromUser = (message: ChatMessage) => message.role === "user" || message.role === "tool";
+  const latestUserTurn = messages.findLastIndex(fromUser);
+  // The earlier request of this conversation ended where the assistant's last answer began. Not
+  // simply the user message before the latest: parallel tool calls come back as several tool
+  // results in a row, and the earlier request ended before all of them.
+  const lastAnswer = messages.findLastIndex((message, index) => index < latestUserTurn && message.role === "assistant");
   return {
     stable: JSON.stringify([request.tools ?? [], system]),
-    latestUserTurn: userTurns.at(-1) ?? -1,
-    previousUserTurn: userTurns.at(-2) ?? -1,
+    latestUserTurn,
+    previousUserTurn: lastAnswer < 0 ? -1 : messages.findLastIndex((message, index) => index < lastAnswer && fromUser(message)),
   };
 }
 
