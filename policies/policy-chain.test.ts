@@ -115,6 +115,14 @@ describe("PolicyChain", () => {
     expect(routeJson.messages[0]).toEqual({ role: "system", content: "Reply as one JSON object with a fruits array." });
   });
 
+  it("a model's own maximum that lowers max_tokens lowers a thinking budget in proportion too", async () => {
+    // claude-opus-4-1 answers at most 32,000 tokens: 40,000 of 64,000 thinking becomes 20,000 of 32,000.
+    const thinking: ChatRequest = { ...request, maxTokens: 64_000, thinking: { type: "enabled", budget_tokens: 40_000 } };
+    const { request: sent, log } = await chain({}).adaptToTarget(thinking, { ...sonnet, model: "claude-opus-4-1" }, context);
+    expect([sent.maxTokens, sent.thinking]).toEqual([32_000, { type: "enabled", budget_tokens: 20_000 }]);
+    expect(log.notes).toEqual(["max_tokens=model-max:64000->32000", "thinking.budget_tokens=scaled:40000->20000"]);
+  });
+
   it("max_tokens reject is a 400 that names the cap", async () => {
     const error = await chain({ maxTokens: { cap: 10, onExceed: "reject" } })
       .apply({ ...request, maxTokens: 11 }, context)

@@ -97,11 +97,20 @@ describe("extended thinking, Anthropic client to Claude", () => {
 describe("route policies keep a thinking request one Claude takes", () => {
   const ask = (route: string, body: Record<string, unknown>) => postJson(rig.gateway, "/v1/messages", { model: route, messages: question, ...body });
 
-  it("a cap that lowers max_tokens to or under the budget lowers the budget with it, and says so", async () => {
+  it("a cap that lowers max_tokens lowers the budget in proportion, so the answer keeps its share, and says so", async () => {
+    // 4096 of 8000 thinking, held to 3000: 4096 × 3000 / 8000 = 1536 thinking, 1464 to answer in.
+    // Was: 2999 thinking and 1 token for the answer.
     const response = await ask("capped-claude", { max_tokens: 8000, thinking: { type: "enabled", budget_tokens: 4096 } });
     expect(response.status).toBe(200);
-    expect(rig.mocks.anthropic.requests[0]!.body).toMatchObject({ max_tokens: 3000, thinking: { type: "enabled", budget_tokens: 2999 } });
-    expect(response.headers.get("x-tollgate-policies")).toContain("thinking.budget_tokens=clamped:4096->2999");
+    expect(rig.mocks.anthropic.requests[0]!.body).toMatchObject({ max_tokens: 3000, thinking: { type: "enabled", budget_tokens: 1536 } });
+    expect(response.headers.get("x-tollgate-policies")).toContain("thinking.budget_tokens=scaled:4096->1536");
+  });
+
+  it("a budget scaled under Claude's least is raised to it where max_tokens leaves room", async () => {
+    // 2000 of 8000, held to 3000: 750 in proportion, below Claude's least of 1024.
+    const response = await ask("capped-claude", { max_tokens: 8000, thinking: { type: "enabled", budget_tokens: 2000 } });
+    expect(response.status).toBe(200);
+    expect(rig.mocks.anthropic.requests[0]!.body).toMatchObject({ max_tokens: 3000, thinking: { type: "enabled", budget_tokens: 1024 } });
   });
 
   it("a cap under Claude's least budget is a 400 that says what to do, and calls nobody", async () => {

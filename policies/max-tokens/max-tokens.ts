@@ -47,7 +47,9 @@ export function maxTokensPolicy(options?: MaxTokensOptions): Policy {
           });
         }
         log.notes.push(`max_tokens=clamped:${maxTokens}->${cap}`);
+        const scaled = scaleThinkingBudget(request, maxTokens, cap, log, "this route holds it");
         maxTokens = cap;
+        return { ...scaled, maxTokens };
       }
       return maxTokens === request.maxTokens ? request : { ...request, maxTokens };
     },
@@ -56,6 +58,7 @@ export function maxTokensPolicy(options?: MaxTokensOptions): Policy {
       let next = request;
       if (modelMax !== undefined && next.maxTokens !== undefined && next.maxTokens > modelMax) {
         log.notes.push(`max_tokens=model-max:${next.maxTokens}->${modelMax}`);
+        if (target.providerType === "anthropic") next = scaleThinkingBudget(next, next.maxTokens!, modelMax, log, `${target.model} allows at most`);
         next = { ...next, maxTokens: modelMax };
       }
       return fitThinkingBudget(next, target, log, context.route);
@@ -79,6 +82,23 @@ function refuseThinkingAboveMaxTokens(request: ChatRequest): void {
   throw new GatewayError("invalid_request", `thinking.budget_tokens ${budget} must be below max_tokens ${request.maxTokens}: lower budget_tokens or raise max_tokens`, {
     param: "thinking.budget_tokens",
   });
+}
+
+/**
+ * Claude thinks within max_tokens, then answers in what is left. A cap that lowers max_tokens
+ * lowers the thinking budget in the same proportion, so the answer keeps its share: a client
+ * asking for 16,000 tokens with 10,000 of thinking, held to 8,000, thinks for 5,000 and has 3,000
+ * to answer in (not 7,999 and 1). Never below Claude's least budget; fitThinkingBudget then checks
+ * that the result still fits.
+ */
+function scaleThinkingBudget(request: ChatRequest, from: number, to: number, log: PolicyLog, why: string): ChatRequest {
+  const budget = thinkingBudget(request);
+  if (budget === undefined) return request;
+  const scaled = Math.max(MIN_THINKING_BUDGET, Math.floor((budget * to) / from));
+  if (scaled >= budget) return request;
+  log.notes.push(`thinking.budget_tokens=scaled:${budget}->${scaled}`);
+  log.warnings.push(`thinking.budget_tokens ${budget} was lowered to ${scaled} with max_tokens (${from} to ${to}, as ${why}), keeping the answer's share`);
+  return { ...request, thinking: { ...request.thinking!, budget_tokens: scaled } };
 }
 
 /**
