@@ -38,10 +38,16 @@ export class ResponseCache {
     private readonly options: ResponseCacheOptions,
   ) {}
 
-  /** The cache key of a request on a route for this caller; streamed or not is the same answer. */
-  async keyFor(route: string, request: ChatRequest, caller: Caller): Promise<string> {
+  /**
+   * The cache key of a request on a route for this caller; streamed or not is the same answer.
+   * The route's models are part of it: a route moved to another model answers from that model,
+   * not from the old one's answers until they expire (which a Redis shared across deploys kept).
+   */
+  async keyFor(route: string, targets: readonly { provider: string; model: string }[], request: ChatRequest, caller: Caller): Promise<string> {
     const { stream: _stream, streamUsage: _streamUsage, ...answerShaping } = request;
-    return `answer:${await sha256Hex(JSON.stringify([route, this.sharedBy(caller), answerShaping]))}`;
+    // Sorted: a "cheapest" route orders its targets anew for each request.
+    const models = targets.map((target) => `${target.provider}/${target.model}`).sort();
+    return `answer:${await sha256Hex(JSON.stringify([route, models, this.sharedBy(caller), answerShaping]))}`;
   }
 
   /** The callers who share answers with this one, as one name. */

@@ -156,7 +156,7 @@ async function answerRouted(
   context: PolicyContext,
   { request, route, call, slots, streaming, observer }: Omit<Job, "adapt" | "slot">,
 ): Promise<Response> {
-  const slot = chain.responseCache && isDeterministic(request) ? { cache: chain.responseCache, key: await chain.responseCache.keyFor(context.route, request, c.get("caller")) } : undefined;
+  const slot = chain.responseCache && isDeterministic(request) ? { cache: chain.responseCache, key: await chain.responseCache.keyFor(context.route, route.targets, request, c.get("caller")) } : undefined;
   const hit = slot && (await slot.cache.lookup(slot.key).catch(() => undefined));
   if (hit) return answerFromCache(c, request, call, hit);
 
