@@ -28,6 +28,7 @@ beforeAll(async () => {
       // Prefill is for models before Claude 4.6 (4.6 and later answer it with a 400).
       "json-claude": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-5" }], policies: { format: { type: "json", prefill: true } } },
       "json-claude-new": { targets: claudeTarget, policies: { format: { type: "json", prefill: true } } },
+      "json-claude-unlisted": { targets: [{ provider: "anthropic", model: "claude-opus-6" }], policies: { format: { type: "json", prefill: true } } },
       sampled: { targets: openaiTarget, policies: { sampling: { temperature: { default: 0.7, min: 0, max: 1 } } } },
       fixed: { targets: [{ provider: "anthropic", model: "claude-sonnet-5" }] },
       reasoning: { targets: [{ provider: "openai", model: "o3" }], policies: { stop: { sequences: ["END"] } } },
@@ -149,6 +150,16 @@ describe("format-first", () => {
     const record = await recordOf(response);
     expect(record.policies).toContain("format=prefill-unsupported");
     expect(record.warnings.join()).toContain("claude-sonnet-4-6 does not accept a prefilled answer");
+  });
+
+  it("a Claude model the list does not know gets no prefill either: newer models refuse it", async () => {
+    // Was: prefilled, and a model newer than the list answered every request with a 400.
+    const response = await chat({ model: "json-claude-unlisted", messages: user("List a colour") });
+    expect(response.status).toBe(200);
+    expect(mocks.anthropic.requests.at(-1)!.body.messages.at(-1).role).toBe("user");
+    const record = await recordOf(response);
+    expect(record.policies).toContain("format=prefill-unknown-model");
+    expect(record.warnings.join()).toContain("claude-opus-6 is not in tollgate's model list");
   });
 });
 

@@ -89,10 +89,18 @@ export function formatPolicy(options?: FormatOptions): Policy {
         log.warnings.push(`${target.model} does not accept a prefilled answer while it thinks; sent with the format instruction only`);
         return request;
       }
-      if (findModelLimits("anthropic", target.model).noPrefill) {
+      const limits = findModelLimits("anthropic", target.model);
+      if (limits.noPrefill) {
         // Claude 4.6 and later refuse a prefilled turn with a 400: the first line has to do alone.
         log.notes.push("format=prefill-unsupported");
         log.warnings.push(`${target.model} does not accept a prefilled answer; sent with the format instruction only`);
+        return request;
+      }
+      if (limits.maxOutputTokens === undefined) {
+        // A model the list does not know is most likely newer than it, and every Claude since 4.6
+        // refuses prefill: a 400 on every request would cost more than the "{" saves.
+        log.notes.push("format=prefill-unknown-model");
+        log.warnings.push(`${target.model} is not in tollgate's model list, and newer Claude models refuse a prefilled answer; sent with the format instruction only`);
         return request;
       }
       log.notes.push("format=prefill");
