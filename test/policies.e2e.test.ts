@@ -322,6 +322,16 @@ describe("prompt caching", () => {
     await chat({ model: "cached-gpt", messages: [{ role: "system", content: "Other instructions." }, ...user("two")] });
     expect(mocks.openai.requests.at(-1)!.body.prompt_cache_key).not.toBe(firstKey);
   });
+
+  it("OpenAI: a client's own prompt_cache_key goes as sent, on a route with the policy or without", async () => {
+    // Was: accepted and ignored, and the policy's key put in its place.
+    const messages = [{ role: "system", content: "Stable instructions." }, ...user("one")];
+    const cached = await chat({ model: "cached-gpt", messages, prompt_cache_key: "support-bot-v3" });
+    expect(mocks.openai.requests.at(-1)!.body.prompt_cache_key).toBe("support-bot-v3");
+    expect((await recordOf(cached)).policies).toContain("prompt_cache=client");
+    await chat({ model: "gpt", messages, prompt_cache_key: "support-bot-v3" });
+    expect(mocks.openai.requests.at(-1)!.body.prompt_cache_key).toBe("support-bot-v3");
+  });
 });
 
 describe("response cache", () => {

@@ -50,7 +50,8 @@ export function convertToOpenAIRequest(request: ChatRequest, model: string, flav
   if (request.responseFormat) body.response_format = convertResponseFormat(request.responseFormat);
   if (request.user) body.user = request.user;
   if (flavor === "openai" && request.safetyIdentifier) body.safety_identifier = request.safetyIdentifier;
-  if (flavor === "openai" && request.promptCache?.openAIKey) body.prompt_cache_key = request.promptCache.openAIKey;
+  const cacheKey = request.promptCacheKey ?? request.promptCache?.openAIKey;
+  if (flavor === "openai" && cacheKey) body.prompt_cache_key = cacheKey;
   // llama-server's prefix (KV) reuse; vLLM and SGLang cache prefixes on their own.
   if (flavor === "compatible" && request.promptCache?.reusePrefix) body.cache_prompt = true;
   // Always ask for the usage chunk, even when the client did not: it is what the request costs.

@@ -40,6 +40,11 @@ export function promptCachePolicy(options: PromptCacheOptions): Policy {
       }
       const prefix = splitPrefix(request);
       if (target.providerType === "openai") {
+        // The app's own key goes as sent: it knows which of its requests share a prefix.
+        if (request.promptCacheKey !== undefined) {
+          log.notes.push("prompt_cache=client");
+          return request;
+        }
         // Routing hint only: OpenAI caches on its own; the request's order stays as it is.
         const key = `tg-${(await sha256Hex(`${context.route}\u0000${prefix.stable}`)).slice(0, 32)}`;
         log.notes.push("prompt_cache=key");

@@ -40,6 +40,8 @@ export type ChatRequest = {
   safetyIdentifier?: string;
   /** Text the assistant turn starts with (Anthropic prefill); the client sees it as part of the answer. */
   prefill?: string;
+  /** An OpenAI client's own `prompt_cache_key`: it goes to OpenAI in place of the policy's. */
+  promptCacheKey?: string;
   /** Where the prompt-cache policy asks the provider to cache (each adapter uses what it supports). */
   promptCache?: PromptCacheHints;
 };

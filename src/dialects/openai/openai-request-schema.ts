@@ -108,6 +108,8 @@ export const openAIChatRequestSchema = z.object({
   user: z.string().optional(),
   // OpenAI's successor to `user` for abuse monitoring: the end user, hashed by the app.
   safety_identifier: z.string().max(64, { error: "write at most 64 characters (OpenAI's limit): a hash of the end user's id" }).nullish(),
+  // The app's own cache routing key: it knows which of its requests share a prefix.
+  prompt_cache_key: z.string().nullish(),
   functions: z.undefined({ error: "legacy `functions` are not supported: send `tools` instead" }).optional(),
   // An answer in audio cannot be carried: accepted and ignored, the app would look for
   // `message.audio` in a text answer and fail on it.

@@ -37,6 +37,7 @@ export function parseOpenAIRequest(body: unknown): ChatRequest {
     responseFormat: convertResponseFormat(request.response_format),
     user: request.user,
     safetyIdentifier: request.safety_identifier ?? undefined,
+    promptCacheKey: request.prompt_cache_key ?? undefined,
   });
 }
 
