@@ -198,7 +198,9 @@ describe.skipIf("skipped" in browser)("admin dashboard in Chromium", () => {
     expect(await headings()).toEqual(["route", "Requests", "Errors", "Input tokens", "Cached input", "Cache writes", "Output tokens", "Cost (USD)", "Cache savings (USD)"]);
     const expectedRows = routes().map((route) => {
       const ofRoute = records.filter((record) => record.route === route);
-      return [route, String(ofRoute.length), formatUsd(costOf(ofRoute))];
+      // A route with records of a model that has no price says so beside its cost.
+      const unpriced = ofRoute.filter((record) => record.unpriced).length;
+      return [route, String(ofRoute.length), formatUsd(costOf(ofRoute)) + (unpriced > 0 ? ` (${unpriced} unpriced)` : "")];
     });
     const shownRows = await tableRows();
     expect(shownRows.map((cells) => [cells[0], cells[1], cells[7]])).toEqual(expectedRows);

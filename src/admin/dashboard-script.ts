@@ -39,7 +39,8 @@ const METRIC_COLUMNS = [
   { heading: "Cache writes", text: (row) => count(cacheWriteTokens(row)), sortValue: cacheWriteTokens },
   { heading: "Output tokens", text: (row) => count(row.outputTokens), sortValue: (row) => row.outputTokens },
   // Nano-dollars come as decimal strings (a year's spend can pass 2^53): compared as BigInt.
-  { heading: "Cost (USD)", text: (row) => String(row.costUsd), sortValue: (row) => BigInt(row.costNano) },
+  // A row with records of a model that has no price says so: its $0 is not free.
+  { heading: "Cost (USD)", text: (row) => String(row.costUsd) + (row.unpriced > 0 ? " (" + count(row.unpriced) + " unpriced)" : ""), sortValue: (row) => BigInt(row.costNano) },
   { heading: "Cache savings (USD)", text: (row) => String(row.cacheSavingsUsd), sortValue: (row) => BigInt(row.cacheSavingsNano) },
 ].map((column) => ({ ...column, numeric: true }));
 
