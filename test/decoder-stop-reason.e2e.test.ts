@@ -54,4 +54,14 @@ describe("a local decoder's stop_reason", () => {
     const ended = await rig.gateway.anthropic.messages.stream({ model: "local", max_tokens: 10, stop_sequences: ["END"], messages: [{ role: "user", content: "x" }] }).finalMessage();
     expect({ stop_reason: ended.stop_reason, stop_sequence: ended.stop_sequence }).toEqual({ stop_reason: "end_turn", stop_sequence: null });
   });
+
+  // SGLang serving a named chat template adds the template's stop strings to every request and
+  // reports them on a natural end: not a stop sequence the client sent.
+  it("a matched stop the request never sent (a chat template's <|im_end|>) is a natural end", async () => {
+    rig.decoder.handle = (_body, response) => sendJson(response, completion("c5", { content: "abc" }, "stop", { usage }, { matched_stop: "<|im_end|>" }));
+    const ended = await rig.gateway.anthropic.messages.create({ model: "local", max_tokens: 10, messages: [{ role: "user", content: "x" }] });
+    expect({ stop_reason: ended.stop_reason, stop_sequence: ended.stop_sequence }).toEqual({ stop_reason: "end_turn", stop_sequence: null });
+    const asked = await rig.gateway.anthropic.messages.create({ model: "local", max_tokens: 10, stop_sequences: ["END"], messages: [{ role: "user", content: "x" }] });
+    expect({ stop_reason: asked.stop_reason, stop_sequence: asked.stop_sequence }).toEqual({ stop_reason: "end_turn", stop_sequence: null });
+  });
 });

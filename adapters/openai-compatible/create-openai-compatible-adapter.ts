@@ -60,7 +60,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
       const body = convertToOpenAIRequest({ ...request, stream: false }, model, "compatible");
       try {
         const response = await call(body, signal, headers);
-        return mapOpenAIResponse((await response.json()) as OpenAI.Chat.Completions.ChatCompletion, options.name);
+        return mapOpenAIResponse((await response.json()) as OpenAI.Chat.Completions.ChatCompletion, options.name, request.stop);
       } catch (error) {
         throw mapProviderError(error, errorContext);
       }
@@ -79,7 +79,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
       try {
         const response = await call({ ...body, stream: true }, signal, headers);
         const check = new FinishCheck(options.name);
-        for await (const part of mapOpenAIStream(parseChunks(readSseData(response.body)))) {
+        for await (const part of mapOpenAIStream(parseChunks(readSseData(response.body)), request.stop)) {
           check.see(part);
           yield part;
         }

@@ -43,7 +43,7 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
       const body = convertToOpenAIRequest({ ...request, stream: false }, model, flavor);
       try {
         const completion = await client.chat.completions.create({ ...body, stream: false }, { signal, ...(headers ? { headers } : {}) });
-        return mapOpenAIResponse(completion, options.name);
+        return mapOpenAIResponse(completion, options.name, request.stop);
       } catch (error) {
         throw mapProviderError(error, errorContext);
       }
@@ -54,7 +54,7 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
       try {
         const chunks = await client.chat.completions.create({ ...body, stream: true }, { signal, ...(headers ? { headers } : {}) });
         const check = new FinishCheck(options.name);
-        for await (const part of mapOpenAIStream(chunks)) {
+        for await (const part of mapOpenAIStream(chunks, request.stop)) {
           check.see(part);
           yield part;
         }

@@ -9,8 +9,11 @@ import { readDecoderTimings } from "./read-decoder-timings.ts";
 import { finishPart } from "./finish-part.ts";
 import { GatewayError } from "../../src/errors/gateway-error.ts";
 
-/** `providerName`: for the error an answer cut short (vLLM's finish_reason "abort") becomes. */
-export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatCompletion, providerName: string): ChatResponse {
+/**
+ * `providerName`: for the error an answer cut short (vLLM's finish_reason "abort") becomes.
+ * `stop`: the stop sequences the request sent, the only ones an answer can have stopped on.
+ */
+export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatCompletion, providerName: string, stop?: readonly string[]): ChatResponse {
   // A 200 whose JSON is not a chat completion (a proxy's own answer, a wrong baseUrl path).
   if (typeof completion !== "object" || completion === null || !Array.isArray(completion.choices)) {
     throw new GatewayError("upstream", `provider "${providerName}" answered with something that is not a chat completion (no "choices"); check that its baseUrl is a Chat Completions API`, { retryable: true });
@@ -31,7 +34,7 @@ export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatComple
     id: completion.id,
     model: completion.model,
     content,
-    ...finishOf(choice),
+    ...finishOf(choice, stop),
     ...(refusal ? { refusal } : {}),
     ...(reasoning ? { reasoning } : {}),
     ...(completion.usage ? { usage: convertOpenAIUsage(completion.usage) } : {}),
@@ -39,8 +42,8 @@ export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatComple
   };
 }
 
-function finishOf(choice: OpenAI.Chat.Completions.ChatCompletion.Choice | undefined): Pick<ChatResponse, "finishReason" | "stopSequence"> {
+function finishOf(choice: OpenAI.Chat.Completions.ChatCompletion.Choice | undefined, stop: readonly string[] | undefined): Pick<ChatResponse, "finishReason" | "stopSequence"> {
   if (!choice) return { finishReason: fromOpenAIFinishReason(undefined) };
-  const { reason, stopSequence } = finishPart(choice);
+  const { reason, stopSequence } = finishPart(choice, stop);
   return { finishReason: reason, ...(stopSequence !== undefined ? { stopSequence } : {}) };
 }

@@ -11,7 +11,7 @@ import { readDecoderTimings } from "./read-decoder-timings.ts";
  * `choices: []` (and some servers put usage on a chunk that still has choices: read it wherever
  * it is, never drop it).
  */
-export async function* mapOpenAIStream(chunks: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>): AsyncGenerator<StreamPart> {
+export async function* mapOpenAIStream(chunks: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>, stop?: readonly string[]): AsyncGenerator<StreamPart> {
   let started = false;
   // Upstream tool-call index → the call it currently means. Ollama streams parallel calls all at
   // index 0, each with its own id (ollama/ollama#15457): a new id at an index in use is a new call,
@@ -40,7 +40,7 @@ export async function* mapOpenAIStream(chunks: AsyncIterable<OpenAI.Chat.Complet
     }
     // An answer cut short (vLLM's "abort") has no finish: the adapter's FinishCheck reports it, after
     // the usage that may still follow, so the tokens that came are billed.
-    if (choice?.finish_reason && !isUnfinishedOpenAIReason(choice.finish_reason)) yield finishPart(choice);
+    if (choice?.finish_reason && !isUnfinishedOpenAIReason(choice.finish_reason)) yield finishPart(choice, stop);
     if (chunk.usage) yield { type: "usage", usage: convertOpenAIUsage(chunk.usage) };
     const timings = readDecoderTimings(chunk);
     if (timings) yield { type: "decoder-timings", timings };
