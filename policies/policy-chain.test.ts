@@ -69,6 +69,9 @@ describe("PolicyChain", () => {
       expect([sent.temperature, sent.topP, sent.frequencyPenalty, sent.presencePenalty, sent.logitBias, sent.stop]).toEqual([undefined, undefined, undefined, undefined, undefined, undefined]);
       expect(log.notes).toEqual(expect.arrayContaining(["temperature=dropped", "top_p=dropped", "frequency_penalty=dropped", "presence_penalty=dropped", "logit_bias=dropped"]));
     }
+    // A fine-tuned o4-mini is an o4-mini.
+    const { request: tuned4 } = await chain({}).adaptToTarget(tuned, { ...gpt4o, model: "ft:o4-mini-2025-04-16:acme::B1xYz9" }, context);
+    expect([tuned4.temperature, tuned4.topP, tuned4.presencePenalty, tuned4.stop]).toEqual([undefined, undefined, undefined, undefined]);
     // "o" names that are no o-series model keep what they were sent.
     const { request: other } = await chain({}).adaptToTarget(tuned, { ...gpt4o, model: "omni-moderation-latest" }, context);
     expect([other.temperature, other.topP, other.stop]).toEqual([0.2, 1, ["END"]]);
@@ -82,6 +85,8 @@ describe("PolicyChain", () => {
     // the list does not know gets it as sent.
     const { request: forGpt, log: gptLog } = await chain({}).adaptToTarget(effortful, gpt4o, context);
     expect([forGpt.reasoningEffort, gptLog.notes]).toEqual([undefined, ["reasoning_effort=dropped"]]);
+    const { request: forTuned } = await chain({}).adaptToTarget(effortful, { ...gpt4o, model: "ft:gpt-4o-2024-08-06:acme::B1xYz9" }, context);
+    expect(forTuned.reasoningEffort).toBeUndefined();
     const { request: forNew } = await chain({}).adaptToTarget(effortful, { ...gpt4o, model: "gpt-7" }, context);
     expect(forNew.reasoningEffort).toBe("xhigh");
     const { request: forClaude, log } = await chain({}).adaptToTarget(effortful, sonnet, context);

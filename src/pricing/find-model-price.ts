@@ -109,8 +109,11 @@ export function findModelPrice(provider: PricedProvider, model: string, response
 }
 
 /** What the bundled list knows of a model's limits; empty for local decoders and unknown models. */
-export function findModelLimits(providerType: PricedProvider["type"], model: string): ModelLimits {
+export function findModelLimits(providerType: PricedProvider["type"], named: string): ModelLimits {
   if (providerType === "openai-compatible") return {};
+  // A fine-tuned model (`ft:gpt-4o-2024-08-06:org::id`) takes what its base model takes. (Not
+  // its price: OpenAI bills fine-tuned models at rates of their own, priced in config.)
+  const model = FINE_TUNED.exec(named)?.[1] ?? named;
   const listed = lookup(bundledByProvider.get(providerType), model)?.limits;
   if (listed) return listed;
   // OpenAI's reasoning models are named o1, o3-mini, o3-pro, o4-mini…: one the list does not
@@ -119,6 +122,7 @@ export function findModelLimits(providerType: PricedProvider["type"], model: str
 }
 
 const O_SERIES = /^o\d+(-|$)/;
+const FINE_TUNED = /^ft:([^:]+):/;
 // Their output limits differ (o1-mini 65,536, o3 100,000): the provider's own check stands.
 const { maxOutputTokens: _differs, ...UNLISTED_O_SERIES } = REASONING;
 
