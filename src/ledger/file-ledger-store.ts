@@ -1,4 +1,4 @@
-import { appendFile, mkdir, open } from "node:fs/promises";
+import { appendFile, mkdir, open, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
@@ -39,7 +39,16 @@ export class FileLedgerStore implements LedgerStore {
     /** Records in the file (the checkpoint's and those read or written since). */
     private records: number,
     private readonly log: (line: string) => void,
+    /**
+     * Bytes of the file whose records are counted in memory: what a checkpoint may cover. Kept
+     * here, not read from the disk at close, where a write in flight may have put records not
+     * counted yet. Unknown (undefined) from an append that failed part-way to the next that succeeds.
+     */
+    private counted: number | undefined,
   ) {}
+
+  /** Appends run one at a time, so the file's order is the order they are counted in. */
+  private appending: Promise<unknown> = Promise.resolve();
 
   /**
    * Opens (or creates) the file. The records a checkpoint covers (see ledger-checkpoint.ts) are
@@ -77,10 +86,16 @@ export class FileLedgerStore implements LedgerStore {
     );
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     if (read.bytes >= LOG_READS_FROM) log(`[tollgate] ledger: read ${megabytes(read.bytes)} of ${path} in ${seconds} s${from > 0 ? ` (the ${megabytes(from)} before it from its checkpoint)` : "; a clean stop leaves a checkpoint, after which a start reads only what came since"}`);
-    return new FileLedgerStore(path, written, aggregates, read.endsMidLine, follower, records, log);
+    return new FileLedgerStore(path, written, aggregates, read.endsMidLine, follower, records, log, from + read.bytes);
   }
 
-  async write(records: readonly CostRecord[]): Promise<void> {
+  write(records: readonly CostRecord[]): Promise<void> {
+    const run = this.appending.then(() => this.append(records));
+    this.appending = run.catch(() => undefined);
+    return run;
+  }
+
+  private async append(records: readonly CostRecord[]): Promise<void> {
     // Each id once, also within the batch: reopened, the file counts the first of two lines only.
     const ids = new Set<string>();
     const fresh: CostRecord[] = [];
@@ -90,14 +105,16 @@ export class FileLedgerStore implements LedgerStore {
       fresh.push(record);
     }
     if (fresh.length === 0) return;
-    const lines = fresh.map((record) => JSON.stringify(record) + "\n").join("");
+    const text = (this.needsNewline ? "\n" : "") + fresh.map((record) => JSON.stringify(record) + "\n").join("");
     try {
-      await appendFile(this.path, (this.needsNewline ? "\n" : "") + lines);
+      await appendFile(this.path, text);
     } catch (error) {
       // Part of the batch may be on disk as a torn line: the retry starts on a fresh one.
       this.needsNewline = true;
+      this.counted = undefined; // how much landed is unknown until the next append that succeeds
       throw error;
     }
+    if (this.counted !== undefined) this.counted += Buffer.byteLength(text);
     this.needsNewline = false;
     for (const record of fresh) {
       this.written.add(record.requestId);
@@ -105,6 +122,9 @@ export class FileLedgerStore implements LedgerStore {
       this.follower?.add(record);
     }
     this.records += fresh.length;
+    // After a torn append, the first whole one tells where the counted records end again: the
+    // torn bytes before it hold no record that is not also in the retry (or a torn line).
+    if (this.counted === undefined) this.counted = (await stat(this.path)).size;
   }
 
   async totals(day: string): Promise<AggregateEntry[]> {
@@ -117,26 +137,31 @@ export class FileLedgerStore implements LedgerStore {
    */
   async close(): Promise<void> {
     if (this.follower && !this.follower.checkpoint) return;
-    const file = await open(this.path, "r").catch(() => undefined);
-    if (!file) return; // nothing was ever written
+    // Taken at once, before any await: the bytes counted and what they add up to, together. A
+    // write still in flight lands after `size`, and the next start reads it.
+    const size = this.counted;
+    if (size === undefined) {
+      this.log("[tollgate] ledger: no checkpoint written (the last append failed part-way, so where the counted records end is unknown); the next start reads the records after the last one");
+      return;
+    }
+    if (size === 0) return; // nothing was ever written
+    const follower = this.follower?.checkpoint;
+    const state = {
+      records: this.records,
+      days: this.aggregates.snapshot(),
+      recentIds: this.written.latest(CHECKPOINT_IDS),
+      ...(follower ? { follower: { fingerprint: follower.fingerprint, state: follower.snapshot() } } : {}),
+    };
     try {
-      // Writes are over (the ledger closes its store last), so this is the size they left.
-      const { size } = await file.stat();
-      const follower = this.follower?.checkpoint;
-      await writeCheckpoint(this.path, {
-        version: CHECKPOINT_VERSION,
-        size,
-        tail: await tailHash(file, size),
-        records: this.records,
-        days: this.aggregates.snapshot(),
-        recentIds: this.written.latest(CHECKPOINT_IDS),
-        ...(follower ? { follower: { fingerprint: follower.fingerprint, state: follower.snapshot() } } : {}),
-      });
+      const file = await open(this.path, "r");
+      try {
+        await writeCheckpoint(this.path, { version: CHECKPOINT_VERSION, size, tail: await tailHash(file, size), ...state });
+      } finally {
+        await file.close();
+      }
     } catch (error) {
       // The records are all in the file; an older checkpoint still holds for what it covers.
       this.log(`[tollgate] ledger: no checkpoint written (${(error as Error).message}); the next start reads the records after the last one`);
-    } finally {
-      await file.close();
     }
   }
 }
