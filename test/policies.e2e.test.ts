@@ -29,6 +29,7 @@ beforeAll(async () => {
       "json-claude": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-5" }], policies: { format: { type: "json", prefill: true } } },
       "json-claude-new": { targets: claudeTarget, policies: { format: { type: "json", prefill: true } } },
       "json-claude-unlisted": { targets: [{ provider: "anthropic", model: "claude-opus-6" }], policies: { format: { type: "json", prefill: true } } },
+      "json-claude-3": { targets: [{ provider: "anthropic", model: "claude-3-7-sonnet-20250219" }], policies: { format: { type: "json", prefill: true } } },
       sampled: { targets: openaiTarget, policies: { sampling: { temperature: { default: 0.7, min: 0, max: 1 } } } },
       fixed: { targets: [{ provider: "anthropic", model: "claude-sonnet-5" }] },
       reasoning: { targets: [{ provider: "openai", model: "o3" }], policies: { stop: { sequences: ["END"] } } },
@@ -160,6 +161,12 @@ describe("format-first", () => {
     const record = await recordOf(response);
     expect(record.policies).toContain("format=prefill-unknown-model");
     expect(record.warnings.join()).toContain("claude-opus-6 is not in tollgate's model list");
+    // A Claude 3 model, older than the list, takes it.
+    mocks.anthropic.enqueue({ kind: "text", text: '"ok": true}' });
+    const older = await chat({ model: "json-claude-3", messages: user("List a colour") });
+    expect(older.status).toBe(200);
+    expect(mocks.anthropic.requests.at(-1)!.body.messages.at(-1)).toMatchObject({ role: "assistant" });
+    expect((await recordOf(older)).policies).toContain("format=prefill");
   });
 });
 

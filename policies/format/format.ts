@@ -96,9 +96,10 @@ export function formatPolicy(options?: FormatOptions): Policy {
         log.warnings.push(`${target.model} does not accept a prefilled answer; sent with the format instruction only`);
         return request;
       }
-      if (limits.maxOutputTokens === undefined) {
+      if (limits.maxOutputTokens === undefined && !CLAUDE_3_OR_OLDER.test(target.model)) {
         // A model the list does not know is most likely newer than it, and every Claude since 4.6
-        // refuses prefill: a 400 on every request would cost more than the "{" saves.
+        // refuses prefill: a 400 on every request would cost more than the "{" saves. (Claude 3
+        // models, older than the list, take it.)
         log.notes.push("format=prefill-unknown-model");
         log.warnings.push(`${target.model} is not in tollgate's model list, and newer Claude models refuse a prefilled answer; sent with the format instruction only`);
         return request;
@@ -108,6 +109,8 @@ export function formatPolicy(options?: FormatOptions): Policy {
     },
   };
 }
+
+const CLAUDE_3_OR_OLDER = /^claude-(3|2|instant)/;
 
 function mentionsJson(request: ChatRequest): boolean {
   return request.messages.some((message) =>
