@@ -238,6 +238,16 @@ describe.skipIf("skipped" in browser)("admin dashboard in Chromium", () => {
     expect((await tableRows()).every((cells) => cells[0] === today)).toBe(true);
   });
 
+  it("takes several names in a filter box, comma-separated, and says which matched nothing", async () => {
+    await openDashboard();
+    const team = records[0]!.team;
+    await page.fill("#filter-team", `${team}, nobody`);
+    await loadReport(ADMIN_KEY, ["team"]);
+    expect((await tableRows()).map((cells) => cells[0])).toEqual([team]);
+    expect(await text("#total-cost")).toBe(`$${formatUsd(costOf(records.filter((record) => record.team === team)))}`);
+    expect(await text("#cost-flags")).toContain(`team "nobody" matches no record from ${today.slice(0, 8)}01 to ${today}`);
+  });
+
   it("downloads the CSV the API writes, with the same figures and a byte order mark for Excel", async () => {
     await openDashboard();
     await loadReport(ADMIN_KEY, ["route", "model"]);

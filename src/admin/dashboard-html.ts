@@ -37,7 +37,7 @@ export const DASHBOARD_HTML = `<!doctype html>
     <label><input type="checkbox" name="groupBy" value="model" checked> model</label>
   </fieldset>
   <fieldset class="filters">
-    <legend>Only (exact match, optional)</legend>
+    <legend>Only (exact names, comma-separated; optional)</legend>
     <label>team <input id="filter-team" type="text" spellcheck="false"></label>
     <label>key <input id="filter-key" type="text" spellcheck="false"></label>
     <label>route <input id="filter-route" type="text" spellcheck="false"></label>

@@ -65,9 +65,11 @@ function costsUrl(format) {
   if (toInput.value) query.set("to", toInput.value);
   // An empty groupBy asks for totals only, one row.
   query.set("groupBy", groupByChoice().join(","));
+  // Several names in a box, comma-separated, are any of them (the API's repeated parameter).
   for (const name of FILTERS) {
-    const value = document.getElementById("filter-" + name).value.trim();
-    if (value !== "") query.set(name, value);
+    for (const value of document.getElementById("filter-" + name).value.split(",")) {
+      if (value.trim() !== "") query.append(name, value.trim());
+    }
   }
   if (format === "csv") query.set("format", "csv");
   return COSTS_PATH + "?" + query.toString();
@@ -128,7 +130,7 @@ async function loadReport() {
 function showReport(report) {
   errorLine.hidden = true;
   errorLine.textContent = "";
-  showTotals(report.totals);
+  showTotals(report.totals, report.warnings ?? []);
   shown = {
     columns: report.groupBy.map((dimension) => ({
       heading: dimension,
@@ -143,7 +145,7 @@ function showReport(report) {
   renderTable();
 }
 
-function showTotals(totals) {
+function showTotals(totals, warnings) {
   setText("total-cost", "$" + totals.costUsd);
   setText("total-requests", count(totals.requests));
   setText("total-errors", count(totals.errors));
@@ -156,6 +158,8 @@ function showTotals(totals) {
   // These count cost records, which include the billed attempts before a fallback: not requests.
   if (totals.estimated > 0) flags.push(records(totals.estimated) + " priced from tollgate's own token counts (the provider reported none): estimated.");
   if (totals.unpriced > 0) flags.push(records(totals.unpriced) + " used a model with no price: counted at $0 here.");
+  // A filter that matched nothing (a typo, or two names in one box) reads as a true $0 otherwise.
+  for (const warning of warnings) flags.push(warning + ".");
   flagList.replaceChildren(...flags.map((flag) => element("li", flag)));
   flagList.hidden = flags.length === 0;
   totalsSection.hidden = false;

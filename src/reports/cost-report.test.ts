@@ -94,6 +94,21 @@ describe.each(stores)("cost report from the $name store", ({ name, open }) => {
     const nobody = renderCostReport(await report(store, { from: ["2026-11-21"], to: ["2026-11-23"], team: ["nobody"] }));
     expect(nobody.rows).toEqual([]);
     expect(nobody.totals).toMatchObject({ requests: 0, costNano: "0", costUsd: "0" });
+    // A filter value no record carries is a true $0, but it may be a typo: the answer says so.
+    expect(nobody.warnings).toEqual(['team "nobody" matches no record from 2026-11-21 to 2026-11-23 (names match whole and exactly)']);
+    expect(gptOnly).not.toHaveProperty("warnings");
+  });
+
+  it("warns of each filter value that matches nothing, and how to give several names", async () => {
+    const built = await report(store, { from: ["2026-11-21"], to: ["2026-11-23"], groupBy: ["team"], team: ["search,billing", "billing"], route: ["gtp"] });
+    const body = renderCostReport(built);
+    expect(body.rows.map((row) => row.team)).toEqual([]); // route "gtp" matches nothing
+    expect(body.warnings).toEqual([
+      'team "search,billing" matches no record from 2026-11-21 to 2026-11-23 (names match whole and exactly; for several, repeat the parameter: team=search&team=billing)',
+      'route "gtp" matches no record from 2026-11-21 to 2026-11-23 (names match whole and exactly)',
+    ]);
+    // The same in the JSON written in pieces.
+    expect(JSON.parse([...costReportJsonPieces(built, 1)].join(""))).toEqual(body);
   });
 
   it("writes the CSV a spreadsheet opens: dimensions, counts, exact USD, CRLF", async () => {

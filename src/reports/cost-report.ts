@@ -26,7 +26,12 @@ export type ReportMetrics = {
 
 export type ReportRow = { dimensions: Partial<Record<ReportDimension, string>>; metrics: ReportMetrics };
 
-export type CostReport = { query: CostReportQuery; rows: ReportRow[]; totals: ReportMetrics };
+/**
+ * `unmatched`: filter values no record in the range carries. A team with no spend this month
+ * is a true $0, so it is no error; but a typo (`team=serach`) or two names in one value
+ * (`team=a,b`) looks the same, and a finance script should be told.
+ */
+export type CostReport = { query: CostReportQuery; rows: ReportRow[]; totals: ReportMetrics; unmatched: Partial<Record<FilterDimension, string[]>> };
 
 /** The ledger's name of each metric, and where it goes in a row. */
 export const METRIC_FIELDS: Record<AggregateMetric, keyof ReportMetrics> = {
@@ -61,11 +66,14 @@ export async function buildCostReport(query: CostReportQuery, totalsOf: (day: st
   const days = daysOf(query);
   const groups = new Map<string, ReportRow>();
   const totals = emptyMetrics();
+  const filtered = Object.keys(query.filters) as FilterDimension[];
+  const seen = new Map<FilterDimension, Set<string>>(filtered.map((dimension) => [dimension, new Set()]));
   for (let at = 0; at < days.length; at += DAYS_PER_READ) {
     const some = days.slice(at, at + DAYS_PER_READ);
     const perDay = await Promise.all(some.map((day) => totalsOf(day)));
     some.forEach((day, index) => {
       for (const entry of perDay[index]!) {
+        for (const dimension of filtered) seen.get(dimension)!.add(entry.dimensions[DIMENSION_FIELDS[dimension]]);
         if (!passes(entry, query.filters)) continue;
         const dimensions: ReportRow["dimensions"] = {};
         for (const dimension of query.groupBy) dimensions[dimension] = dimension === "day" ? day : entry.dimensions[DIMENSION_FIELDS[dimension]];
@@ -79,7 +87,22 @@ export async function buildCostReport(query: CostReportQuery, totalsOf: (day: st
     if (at + DAYS_PER_READ < days.length) await new Promise<void>((resolve) => nextTurn(resolve));
   }
   const rows = [...groups.values()].sort((a, b) => compareRows(a, b, query.groupBy));
-  return { query, rows, totals };
+  const unmatched: CostReport["unmatched"] = {};
+  for (const dimension of filtered) {
+    const missing = query.filters[dimension]!.filter((value) => !seen.get(dimension)!.has(value));
+    if (missing.length > 0) unmatched[dimension] = missing;
+  }
+  return { query, rows, totals, unmatched };
+}
+
+/** A line per filter value that matched no record in the range, for the JSON answer. */
+export function unmatchedWarnings(report: CostReport): string[] {
+  return Object.entries(report.unmatched).flatMap(([dimension, values]) =>
+    values.map((value) => {
+      const several = value.includes(",") ? `; for several, repeat the parameter: ${value.split(",").map((name) => `${dimension}=${name.trim()}`).join("&")}` : "";
+      return `${dimension} "${value}" matches no record from ${report.query.from} to ${report.query.to} (names match whole and exactly${several})`;
+    }),
+  );
 }
 
 /** A row or the totals as the JSON answer writes them: money as exact strings, USD and nano. */
@@ -98,12 +121,14 @@ export function renderMetrics(metrics: ReportMetrics) {
 
 export function renderCostReport(report: CostReport) {
   const { query } = report;
+  const warnings = unmatchedWarnings(report);
   return {
     from: query.from,
     to: query.to,
     groupBy: query.groupBy,
     rows: report.rows.map(renderRow),
     totals: renderMetrics(report.totals),
+    ...(warnings.length > 0 ? { warnings } : {}),
   };
 }
 
@@ -126,7 +151,8 @@ export function* costReportJsonPieces(report: CostReport, rowsPerPiece = ROWS_PE
     const rows = report.rows.slice(at, at + rowsPerPiece).map((row) => JSON.stringify(renderRow(row)));
     yield (at > 0 ? "," : "") + rows.join(",");
   }
-  yield `],"totals":${JSON.stringify(renderMetrics(report.totals))}}`;
+  const warnings = unmatchedWarnings(report);
+  yield `],"totals":${JSON.stringify(renderMetrics(report.totals))}${warnings.length > 0 ? `,"warnings":${JSON.stringify(warnings)}` : ""}}`;
 }
 
 function passes(entry: AggregateEntry, filters: CostReportQuery["filters"]): boolean {
