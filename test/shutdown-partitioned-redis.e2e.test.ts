@@ -1,0 +1,77 @@
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { APP_KEY, sha256 } from "./support/gateway.ts";
+import { spawnGateway, startPartitionableProxy, startUpstream } from "./support/ops-rig.ts";
+import { startRedis, uniquePrefix, type RedisHandle } from "./support/redis-server.ts";
+
+// SIGTERM while Redis is partitioned away: connected, answering nothing (a failover in progress,
+// a network that drops packets). The stop tries each pending budget settlement once more, then
+// writes or keeps the cost records. The settlements used to be tried one after another, each
+// held for the 2 s command timeout: twelve of them outlasted the process's forced exit, and
+// every cost record was lost (neither written nor kept), with exit code 0. They go at once now.
+
+let redis: RedisHandle;
+let upstream: Awaited<ReturnType<typeof startUpstream>>;
+let proxy: Awaited<ReturnType<typeof startPartitionableProxy>>;
+let directory = "";
+let kill: (() => void) | undefined;
+
+beforeAll(async () => {
+  redis = await startRedis({ privateServer: true });
+  proxy = await startPartitionableProxy(redis.url);
+  upstream = await startUpstream({ chunks: 5, everyMs: 300 });
+  directory = await mkdtemp(join(tmpdir(), "tollgate-partitioned-stop-"));
+});
+afterAll(async () => {
+  kill?.();
+  await proxy?.close();
+  await upstream?.close();
+  await redis?.stop();
+  await rm(directory, { recursive: true, force: true });
+});
+
+describe("SIGTERM while Redis is partitioned away", () => {
+  it("keeps the cost record of every request served, whatever the number of settlements pending", async () => {
+    const REQUESTS = 12;
+    const gateway = await spawnGateway(
+      directory,
+      "partition",
+      {
+        providers: { local: { type: "openai-compatible", baseUrl: upstream.url, pricing: { default: { inputPerMillion: 1, outputPerMillion: 2 } } } },
+        routes: { budgeted: { targets: [{ provider: "local", model: "tiny" }], budget: { usd: 100, window: "total" } } },
+        keys: [{ id: "app", team: "search", hash: sha256(APP_KEY) }],
+        store: { redisUrl: { env: "REDIS_URL" }, keyPrefix: uniquePrefix("partitioned-stop"), path: join(directory, "ledger.jsonl") },
+      },
+      { REDIS_URL: proxy.url },
+    );
+    kill = () => gateway.child.kill("SIGKILL");
+
+    // Admitted (reserved in Redis) while Redis answers ...
+    const responses = await Promise.all(
+      Array.from({ length: REQUESTS }, () =>
+        fetch(`${gateway.url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
+          body: JSON.stringify({ model: "budgeted", stream: true, max_tokens: 1000, messages: [{ role: "user", content: "hi" }] }),
+        }),
+      ),
+    );
+    expect(responses.map((response) => response.status)).toEqual(Array(REQUESTS).fill(200));
+    // ... served to the end while it does not.
+    proxy.partition();
+    for (const body of await Promise.all(responses.map((response) => response.text()))) expect(body).toContain("[DONE]");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    gateway.child.kill("SIGTERM");
+    await gateway.exited;
+    // The stop ran to its end: the records it could not write are kept for the next start.
+    expect(gateway.log()).toMatch(new RegExp(`${REQUESTS} cost records could not be written before shutdown; kept in`));
+    let kept = 0;
+    for (const name of (await readdir(directory)).filter((each) => each.startsWith("unwritten-") && each.endsWith(".jsonl"))) {
+      kept += (await readFile(join(directory, name), "utf8")).trim().split("\n").filter(Boolean).length;
+    }
+    expect(kept).toBe(REQUESTS);
+  }, 60_000);
+});
