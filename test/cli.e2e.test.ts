@@ -71,7 +71,7 @@ describe("npm start on the embedded defaults", () => {
       });
       expect(log).toContain('provider "openai" has no API key: set OPENAI_API_KEY and restart tollgate');
       expect(log).toContain('provider "anthropic" has no API key: set ANTHROPIC_API_KEY and restart tollgate');
-      expect(await (await fetch(`${url}/healthz`)).json()).toEqual({ status: "ok", providers: { openai: "unavailable", anthropic: "unavailable", local: "ready" } });
+      expect(await (await fetch(`${url}/healthz`)).json()).toEqual({ status: "ok", providers: { openai: "unavailable", anthropic: "unavailable", local: "ready" }, ledger: { writes: "ok", pendingRecords: 0 } });
       const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: "tollgate-dev-key", maxRetries: 0 });
       const failure = await client.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "hi" }] }).catch((error) => error);
       expect(failure.status).toBe(503);
@@ -81,7 +81,7 @@ describe("npm start on the embedded defaults", () => {
       const closed = new Promise((resolve) => child.once("close", resolve));
       child.kill("SIGTERM");
       await closed;
-      expect(log).toContain("[tollgate] SIGTERM: stopping; requests in flight get up to 8 s, then their streams are cut (and recorded)");
+      expect(log).toContain("[tollgate] SIGTERM: stopping; streams in flight get up to 8 s, then are cut (and recorded); other answers up to 20 s");
       expect(log).toContain("[tollgate] stopped: records written");
     } finally {
       child.kill("SIGTERM");

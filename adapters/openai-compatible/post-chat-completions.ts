@@ -133,7 +133,9 @@ function errorBody(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    return { message: text.slice(0, 500) };
+    // A proxy's HTML error page in front of the decoder: its text on one line, in the client's
+    // error message and in the log's one line per event.
+    return { message: text.replace(/\s+/g, " ").trim().slice(0, 500) };
   }
 }
 

@@ -158,11 +158,15 @@ export function buildGateway({
     });
   });
 
+  // Liveness: always 200 while the process answers. A store outage is no reason to restart a
+  // gateway (it serves routes without budgets and keeps its records to write them later), but a
+  // monitor should see it: `degraded`, and how many records wait.
   app.get("/healthz", (c) =>
     jsonResponse(
       {
-        status: "ok",
+        status: ledger.failing ? "degraded" : "ok",
         providers: Object.fromEntries([...slots].map(([name, slot]) => [name, "model" in slot ? "ready" : "unavailable"])),
+        ledger: { writes: ledger.failing ? "failing" : "ok", pendingRecords: ledger.pending },
       },
       200,
       c.get("requestId"),

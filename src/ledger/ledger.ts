@@ -81,6 +81,11 @@ export class Ledger {
     return this.queue.length;
   }
 
+  /** The last write failed and is being retried: the store is down or refusing writes. */
+  get failing(): boolean {
+    return this.failures > 0;
+  }
+
   /** Writes everything queued; resolves when the queue is empty or a write failed (a retry is then scheduled). */
   flush(): Promise<void> {
     this.flushing ??= this.drain().finally(() => {

@@ -83,17 +83,19 @@ async function start({ config: configFlag }: { config?: string }) {
     console.error(`[tollgate] ${which} accepts the public demo key \`tollgate-dev-key\`${reach}`);
   }
   // Finish in-flight answers, but do not let a long stream hold a restart for more than 8 s: it
-  // is then cut (and recorded as aborted), and the ledger and telemetry are written out. The
-  // exit at 20 s is for an exporter or store that does not answer.
+  // is then cut (and recorded as aborted). An answer that is not streamed is all-or-nothing (cut,
+  // the client's SDK retries it and the provider is paid twice), so it gets until 20 s. Then the
+  // ledger and telemetry are written out. The exit at 28 s is for an exporter or store that does
+  // not answer, before a supervisor's SIGKILL (Kubernetes sends it at 30 s).
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     // A second signal (Ctrl-C, then the supervisor's SIGTERM) must not exit before the first
     // stop has written out the records of the streams it cut.
     if (stopping) return;
     stopping = true;
-    console.error(`[tollgate] ${signal}: stopping; requests in flight get up to 8 s, then their streams are cut (and recorded)`);
-    setTimeout(() => process.exit(0), 20_000).unref();
-    gateway.close({ drainMs: 8_000 }).then(
+    console.error(`[tollgate] ${signal}: stopping; streams in flight get up to 8 s, then are cut (and recorded); other answers up to 20 s`);
+    setTimeout(() => process.exit(0), 28_000).unref();
+    gateway.close({ streamDrainMs: 8_000, drainMs: 20_000 }).then(
       () => {
         console.error("[tollgate] stopped: records written");
         process.exit(0);
@@ -104,8 +106,10 @@ async function start({ config: configFlag }: { config?: string }) {
       },
     );
   };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  // `on`, not `once`: with the listener gone, a second SIGTERM took Node's default and killed
+  // the process in the middle of its drain.
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
   // Said only once a stop is handled: a supervisor that signals as soon as it reads this line
   // would otherwise kill the process outright, without a drain.
   console.error(`[tollgate] listening on ${gateway.url} (config ${path})`);

@@ -38,11 +38,12 @@ export type RunningGateway = {
   /** Budgets' and rate limits' state (Redis, or this process's memory). */
   admissionStore: AdmissionStore;
   /**
-   * Stops taking requests and lets those in flight finish; after `drainMs` (default: no limit)
-   * cuts the ones still open (each is recorded as aborted). Then writes out the ledger and the
-   * telemetry, and closes the upstream connections.
+   * Stops taking requests and lets those in flight finish; after `streamDrainMs` cuts the streams
+   * still open, and after `drainMs` (default for both: no limit) every answer still open (each is
+   * recorded as aborted). Then writes out the ledger and the telemetry, and closes the upstream
+   * connections.
    */
-  close(options?: { drainMs?: number }): Promise<void>;
+  close(options?: { drainMs?: number; streamDrainMs?: number }): Promise<void>;
 };
 
 let sharedCounter: TokenCounter | undefined;
@@ -63,9 +64,12 @@ export async function startGateway({
   port,
   host = "127.0.0.1",
   env = process.env,
-  log = console.error,
+  log: writeLog = console.error,
   upstreamTransport = "undici",
 }: StartGatewayOptions): Promise<RunningGateway> {
+  // One event, one line: log collectors (Fluent Bit, Vector) split on newlines, and a provider's
+  // text or a stack quoted in a line would become lines of their own, without the request id.
+  const log = (line: string) => writeLog(line.replace(/\r?\n/g, "\\n"));
   const resolved = resolveConfig(config, env);
   for (const warning of resolved.warnings) log(`[tollgate] warning: ${warning}`);
 
@@ -116,11 +120,13 @@ export async function startGateway({
     ledger,
     store,
     admissionStore,
-    async close({ drainMs = Infinity } = {}) {
+    async close({ drainMs = Infinity, streamDrainMs = drainMs } = {}) {
       draining.begin();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const cutStreams = Number.isFinite(streamDrainMs) ? setTimeout(() => draining.cutStreams(), streamDrainMs) : undefined;
       const cut = Number.isFinite(drainMs) && "closeAllConnections" in server ? setTimeout(() => server.closeAllConnections(), drainMs) : undefined;
       await closed;
+      clearTimeout(cutStreams);
       clearTimeout(cut);
       // A stream cut off above is recorded once its body sees the cancel: wait for those records.
       await recorded(2_000);
@@ -180,7 +186,21 @@ function drainOnClose(server: Server) {
       // under way end their connection when they finish (closeWhenIdle above).
       for (const outgoing of open) if (!outgoing.headersSent) outgoing.shouldKeepAlive = false;
     },
+    /** Closes the connections of the answers being streamed (their bodies are cancelled and recorded). */
+    cutStreams(): void {
+      for (const outgoing of open) if (isEventStream(outgoing)) outgoing.destroy();
+    },
   };
+}
+
+/**
+ * Whether an answer is an SSE stream. @hono/node-server passes its headers to writeHead as an
+ * object, which Node writes without keeping them for getHeader(): read them from the header
+ * block Node built instead.
+ */
+function isEventStream(outgoing: ServerResponse): boolean {
+  const header = (outgoing as ServerResponse & { _header?: string | null })._header;
+  return typeof header === "string" && /\r\ncontent-type: *text\/event-stream/i.test(header);
 }
 
 /**

@@ -1,0 +1,80 @@
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { APP_KEY, sha256 } from "./support/gateway.ts";
+import { spawnGateway, startUpstream } from "./support/ops-rig.ts";
+
+// The real CLI (node bin/tollgate.mjs) stopped by its supervisor while answers are in flight.
+// - A second SIGTERM (a supervisor repeating its stop, `kill` run twice) used to find no
+//   listener (`process.once`) and took Node's default: the process died mid-drain, and the
+//   stream it was cutting was never recorded nor its budget settled.
+// - An answer that is not streamed was cut with the streams at 8 s: the client's SDK retries a
+//   cut connection, and the provider is paid twice on every rolling deploy. It gets 20 s now.
+
+let directory = "";
+const kills: (() => void)[] = [];
+beforeAll(async () => {
+  directory = await mkdtemp(join(tmpdir(), "tollgate-shutdown-signals-"));
+});
+afterAll(async () => {
+  for (const kill of kills) kill();
+  await rm(directory, { recursive: true, force: true });
+});
+
+const configFor = (upstreamUrl: string, ledgerPath: string) => ({
+  providers: { local: { type: "openai-compatible", baseUrl: upstreamUrl, pricing: { default: { inputPerMillion: 1, outputPerMillion: 2 } } } },
+  routes: { local: { targets: [{ provider: "local", model: "tiny" }] } },
+  keys: [{ id: "app", team: "search", hash: sha256(APP_KEY) }],
+  store: { path: ledgerPath },
+});
+
+const recordsIn = async (path: string) => (existsSync(path) ? (await readFile(path, "utf8")).trim().split("\n").filter(Boolean).map((line) => JSON.parse(line) as { stream: boolean; status: string }) : []);
+
+describe("stop signals while answers are in flight", () => {
+  it("SIGTERM twice: the drain finishes, the cut stream is recorded, exit 0", async () => {
+    const upstream = await startUpstream(); // streams that never end: a token every 100 ms
+    const ledgerPath = join(directory, "twice.jsonl");
+    const gateway = await spawnGateway(directory, "twice", configFor(upstream.url, ledgerPath));
+    kills.push(() => gateway.child.kill("SIGKILL"), () => void upstream.close());
+    const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: APP_KEY, maxRetries: 0 });
+    const stream = await client.chat.completions.create({ model: "local", stream: true, messages: [{ role: "user", content: "go on" }] });
+    const reading = (async () => {
+      try {
+        for await (const _ of stream); // until the gateway cuts it
+      } catch {
+        // cut
+      }
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    gateway.child.kill("SIGTERM");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    gateway.child.kill("SIGTERM"); // while the first stop waits its 8 s for the stream
+    const outcome = await gateway.exited;
+    await reading;
+    expect({ code: outcome.code, signal: outcome.signal }).toEqual({ code: 0, signal: null });
+    expect((await recordsIn(ledgerPath)).map((record) => [record.stream, record.status])).toEqual([[true, "aborted"]]);
+  }, 40_000);
+
+  it("an answer not streamed, 11 s long, is answered after SIGTERM (the 8 s cut is for streams), then exit 0", async () => {
+    const upstream = await startUpstream({ wholeDelayMs: 11_000 });
+    const ledgerPath = join(directory, "whole.jsonl");
+    const gateway = await spawnGateway(directory, "whole", configFor(upstream.url, ledgerPath));
+    kills.push(() => gateway.child.kill("SIGKILL"), () => void upstream.close());
+    const answer = fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "local", messages: [{ role: "user", content: "a long answer, please" }] }),
+    }).then(
+      async (response) => ({ status: response.status, content: ((await response.json()) as { choices?: { message: { content: string } }[] }).choices?.[0]?.message.content }),
+      (error: Error) => ({ status: 0, content: `connection cut: ${(error.cause as Error | undefined)?.message ?? error.message}` }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    gateway.child.kill("SIGTERM");
+    expect(await answer).toEqual({ status: 200, content: "hello" });
+    expect((await gateway.exited).code).toBe(0);
+    expect((await recordsIn(ledgerPath)).map((record) => [record.stream, record.status])).toEqual([[false, "ok"]]);
+  }, 40_000);
+});
