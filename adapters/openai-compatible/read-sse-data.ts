@@ -3,6 +3,11 @@ import { createParser } from "eventsource-parser";
 /**
  * The `data` of each server-sent event of a body, as it arrives, until `[DONE]`. Events that
  * arrive in one network read come out together, without waiting for the next read.
+ *
+ * llama-server builds before October 2025 (llama.cpp PR #16486) send a failure after their 200
+ * as a line of an `error` field, `error: {"code":…,"message":…,"type":…}`, which SSE readers drop
+ * as an unknown field. It comes out here as the newer form, `{"error": {…}}`, so that it fails the
+ * call with the decoder's own error (a context overflow stays a 400), not as a cut stream.
  */
 export async function* readSseData(body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>): AsyncGenerator<string> {
   const pending: string[] = [];
@@ -11,6 +16,9 @@ export async function* readSseData(body: ReadableStream<Uint8Array> | AsyncItera
     onEvent(event) {
       if (event.data === "[DONE]") done = true;
       else if (!done) pending.push(event.data);
+    },
+    onError(error) {
+      if (error.type === "unknown-field" && error.field === "error" && error.value && !done) pending.push(`{"error":${error.value}}`);
     },
   });
   const decoder = new TextDecoder();

@@ -20,7 +20,12 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
   if (status === undefined) {
     // An error event inside a 200 stream: the SDKs throw it with no status but with the body.
     const streamedType = errorType(sdkError);
-    if (streamedType) return mapStreamedError(streamedType, streamedStatus(sdkError), where, upstreamMessage, error);
+    if (streamedType) {
+      // Refused before its first token, in the stream's first event (llama-server, older SGLang):
+      // the same refusal as its HTTP form, a prompt longer than the model's context included.
+      if (exceedsContext(sdkError, upstreamMessage)) return contextExceeded(where, upstreamMessage, error);
+      return mapStreamedError(streamedType, streamedStatus(sdkError), where, upstreamMessage, error);
+    }
     if (isTimeout(sdkError)) return new GatewayError("timeout", didNotAnswer(where, context.timeoutMs), { retryable: true, cause: error });
     // It answered, with something that is not JSON (an HTML error page, an empty body): not a network problem.
     if (error instanceof SyntaxError) {
@@ -99,6 +104,10 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
   return new GatewayError("invalid_request", `${where} rejected the request: ${upstreamMessage}`, { ...codeAndParam, cause: error });
 }
 
+function contextExceeded(where: string, message: string, cause: unknown): GatewayError {
+  return new GatewayError("invalid_request", `${where} rejected the request: ${message}`, { code: "context_length_exceeded", cause });
+}
+
 /** llama-server's "image input is not supported - hint: …" (and its audio counterpart). */
 const UNREADABLE_INPUT = /\b(image|audio) input is not supported\b/i;
 
@@ -119,10 +128,15 @@ const ANTHROPIC_LONG_CONTEXT_GATE = /extra usage is required for long context/i;
  * tokens > 200000 maximum") and as local decoders say it (their `code` is the HTTP
  * status): llama-server's type `exceed_context_size_error`; vLLM's "This model's maximum context
  * length is … tokens" (the words OpenAI's own message uses) or, from its engine, "The decoder
- * prompt (length …) is longer than the maximum model length of …".
+ * prompt (length …) is longer than the maximum model length of …"; SGLang's "The input (N
+ * tokens) is longer than the model's context length (M tokens)." and "Requested token count
+ * exceeds the model's maximum context length".
  */
 function exceedsContext(error: SdkError, message: string): boolean {
-  return errorType(error) === "exceed_context_size_error" || /maximum context length|longer than the maximum model length|prompt is too long: \d+ tokens > \d+ maximum/i.test(message);
+  return (
+    errorType(error) === "exceed_context_size_error" ||
+    /maximum context length|longer than the maximum model length|longer than the model's context length|prompt is too long: \d+ tokens > \d+ maximum/i.test(message)
+  );
 }
 
 function errorType(error: SdkError): string | undefined {
@@ -146,7 +160,8 @@ function mapStreamedError(type: string, status: number | undefined, where: strin
   if (type === "overloaded_error") return new GatewayError("unavailable", `${where} is overloaded: ${message}`, { code: OVERLOADED, retryable: true, cause });
   if (type === "rate_limit_error" || type === "rate_limit_exceeded" || status === 429) return new GatewayError("rate_limit", `${where} is rate limiting: ${message}`, { retryable: true, cause });
   if (type === "api_error" || type === "server_error" || (status !== undefined && status >= 500)) return new GatewayError("upstream", `${where} failed mid-stream: ${message}`, { retryable: true, cause });
-  if (type === "invalid_request_error") return new GatewayError("invalid_request", `${where} rejected the request: ${message}`, { cause });
+  // A 4xx in the event's `code` (SGLang's BadRequestError 400) is the request's fault, as over HTTP.
+  if (type === "invalid_request_error" || (status !== undefined && status >= 400 && status < 500)) return new GatewayError("invalid_request", `${where} rejected the request: ${message}`, { cause });
   return new GatewayError("upstream", `${where} failed mid-stream: ${message}`, { cause });
 }
 

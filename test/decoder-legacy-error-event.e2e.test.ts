@@ -1,0 +1,60 @@
+// llama-server builds before llama.cpp PR #16486 (October 2025; many deployments still run them)
+// report a failure after their HTTP 200 as an SSE line of an `error` field, then `data: [DONE]`:
+//   error: {"code":500,"message":"…","type":"server_error"}
+// (server.cpp: server_sent_event(sink, "error", error_data)). SSE readers drop unknown fields, so
+// tollgate saw a stream cut short: the failed local call was billed (an `attemptOf` record of an
+// estimated prompt) and a context overflow reached the client as a 502 "stopped before the
+// answer was complete". It is read as the error event it is now.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
+import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
+import { ledgerRecords, postJson, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
+
+let decoder: FakeDecoder;
+let mocks: MockProviders;
+let gateway: TestGateway;
+beforeAll(async () => {
+  decoder = await startFakeDecoder();
+  mocks = startMockProviders();
+  const base = testConfig(decoder.baseUrl);
+  gateway = await startTestGateway(
+    { ...base, routes: { ...base.routes, thrifty: { targets: [{ provider: "local", model: "tiny-local" }, { provider: "openai", model: "gpt-4o" }] } } },
+    "fetch",
+  );
+});
+afterAll(async () => {
+  await gateway?.close();
+  mocks?.close();
+  await decoder?.close();
+});
+
+/** What llama-server writes for a streamed request that fails after its 200. */
+function legacyErrorEvent(error: Record<string, unknown>) {
+  return (_body: unknown, res: import("node:http").ServerResponse) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(`error: ${JSON.stringify(error)}\n\n`);
+    res.end("data: [DONE]\n\n");
+  };
+}
+
+describe("llama-server's `error:` event in a 200 stream", () => {
+  it("local-first route: the cloud answers, and the refused local call is not billed (no attemptOf record)", async () => {
+    decoder.handle = legacyErrorEvent({ code: 500, message: "Failed to decode the batch", type: "server_error" });
+    mocks.openai.enqueue({ kind: "text", text: "rescued" });
+    const response = await postJson(gateway, "/v1/chat/completions", { model: "thrifty", stream: true, messages: [{ role: "user", content: "hi there" }] });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain("rescued");
+    const id = response.headers.get("x-tollgate-request-id")!;
+    expect((await waitForRecord(gateway, id)).provider).toBe("openai");
+    const billedLocal = (await ledgerRecords(gateway)).filter((record) => record.attemptOf === id).map((r) => ({ provider: r.provider, totalNano: r.cost.totalNano, estimated: r.estimated }));
+    expect(billedLocal).toEqual([]);
+  });
+
+  it("local-only route: a context overflow reaches the client as 400 context_length_exceeded, with the decoder's message", async () => {
+    decoder.handle = legacyErrorEvent({ code: 400, message: "the request exceeds the available context size, try increasing it", type: "exceed_context_size_error", n_prompt_tokens: 5000, n_ctx: 4096 });
+    const response = await postJson(gateway, "/v1/chat/completions", { model: "local", stream: true, messages: [{ role: "user", content: "a very long prompt" }] });
+    const body = (await response.json()) as { error: { code: string | null; message: string } };
+    expect({ status: response.status, code: body.error.code }).toEqual({ status: 400, code: "context_length_exceeded" });
+    expect(body.error.message).toContain("exceeds the available context size");
+  });
+});
