@@ -42,6 +42,16 @@ export function fromOpenAIFinishReason(reason: string | null | undefined): Finis
   }
 }
 
+/**
+ * Claude says `tool_use` whenever its answer calls tools, and Anthropic's tool runners run them
+ * only then. OpenAI-shaped servers may finish such an answer with "stop": OpenAI itself for a
+ * forced tool_choice, vLLM for a named one, Ollama in its stream. An answer with tool calls
+ * that simply stopped (not cut by max_tokens) is a `tool_use` answer.
+ */
+export function toAnthropicStopReasonWith(reason: FinishReason, calledTools: boolean): AnthropicStopReason {
+  return calledTools && reason === "stop" ? "tool_use" : toAnthropicStopReason(reason);
+}
+
 export type AnthropicStopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" | "refusal" | "pause_turn" | "model_context_window_exceeded";
 
 export function toAnthropicStopReason(reason: FinishReason): AnthropicStopReason {

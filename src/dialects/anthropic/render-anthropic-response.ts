@@ -1,6 +1,6 @@
 import type { ChatResponse } from "../../model/chat-response.ts";
 import type { Usage } from "../../model/usage.ts";
-import { toAnthropicStopReason } from "../finish-reasons.ts";
+import { toAnthropicStopReasonWith } from "../finish-reasons.ts";
 
 export function renderAnthropicResponse(response: ChatResponse) {
   return {
@@ -25,7 +25,7 @@ export function renderAnthropicResponse(response: ChatResponse) {
         }
       }),
     ],
-    stop_reason: toAnthropicStopReason(response.finishReason),
+    stop_reason: toAnthropicStopReasonWith(response.finishReason, response.content.some((part) => part.type === "tool-call")),
     stop_sequence: response.stopSequence ?? null,
     usage: renderAnthropicUsage(response.usage ?? {}),
   };

@@ -2,7 +2,7 @@ import type { GatewayError } from "../../errors/gateway-error.ts";
 import type { FinishReason, StreamPart } from "../../model/stream-part.ts";
 import type { Usage } from "../../model/usage.ts";
 import { mergeUsage } from "../../model/usage.ts";
-import { toAnthropicStopReason } from "../finish-reasons.ts";
+import { toAnthropicStopReasonWith } from "../finish-reasons.ts";
 import { billedUsage, type StreamSummary } from "../stream-summary.ts";
 import { renderAnthropicError } from "./render-anthropic-error.ts";
 import { renderAnthropicUsage } from "./render-anthropic-response.ts";
@@ -91,7 +91,7 @@ export class AnthropicStreamRenderer {
       this.closeBlock() +
       event("message_delta", {
         type: "message_delta",
-        delta: { stop_reason: toAnthropicStopReason(this.finishReason), stop_sequence: this.stopSequence },
+        delta: { stop_reason: toAnthropicStopReasonWith(this.finishReason, this.blockByToolIndex.size > 0), stop_sequence: this.stopSequence },
         usage,
       }) +
       event("message_stop", { type: "message_stop" }) +
