@@ -46,6 +46,15 @@ export type RunningGateway = {
   close(options?: { drainMs?: number; streamDrainMs?: number }): Promise<void>;
 };
 
+/**
+ * The upstream connection pool. No cap on connections per provider: a stream holds its connection
+ * for as long as it runs, and a cap shared by every tenant let one key's open streams queue
+ * everyone else's requests. No undici timeouts on headers or body (its defaults are 300 s): the
+ * provider's `timeoutMs` and `streamIdleTimeoutMs` bound each call (call-deadlines.ts), and
+ * undici's cut a local decoder's long answer at 5 minutes, reported as the 600 s `timeoutMs`.
+ */
+export const UPSTREAM_AGENT_OPTIONS = { keepAliveTimeout: 30_000, keepAliveMaxTimeout: 300_000, headersTimeout: 0, bodyTimeout: 0 } as const;
+
 let sharedCounter: TokenCounter | undefined;
 
 /** js-tiktoken's ranks take about a second to load: once per process, at start-up, never per request. */
@@ -73,9 +82,7 @@ export async function startGateway({
   const resolved = resolveConfig(config, env);
   for (const warning of resolved.warnings) log(`[tollgate] warning: ${warning}`);
 
-  // No cap on connections per provider: a stream holds its connection for as long as it runs,
-  // and a cap shared by every tenant let one key's open streams queue everyone else's requests.
-  const dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 300_000 });
+  const dispatcher = new Agent(UPSTREAM_AGENT_OPTIONS);
   const transport =
     upstreamTransport === "undici" ? { fetch: createUndiciFetch(dispatcher), post: createUndiciPost(dispatcher) } : { fetchOptions: { dispatcher } };
   const { ledger, ledgerStore: store, keyValues, admissionStore, describe, keptRecordsIn } = await openStores(resolved, log);
