@@ -95,6 +95,11 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
   }
   if (status >= 500) return new GatewayError("upstream", `${where} failed (HTTP ${status}): ${upstreamMessage}`, { retryable: true, cause: error });
   if (status === 413) return new GatewayError("request_too_large", `${where}: ${upstreamMessage}`, { cause: error });
+  // A server's own "no such path" (FastAPI's {"detail":"Not Found"} from vLLM and SGLang, Go's
+  // "404 page not found" from Ollama) is a baseUrl without its /v1, not an unknown model.
+  if (status === 404 && isNoSuchPath(sdkError)) {
+    return new GatewayError("upstream", `${where} has no Chat Completions endpoint at its baseUrl (HTTP 404: ${upstreamMessage}); check providers.${context.provider}.baseUrl: OpenAI-compatible servers serve it under /v1`, { retryable: true, cause: error });
+  }
   if (status === 404) return new GatewayError("upstream", `${where} does not know the configured model: ${upstreamMessage}`, { retryable: true, cause: error });
   // Other 4xx: the request itself is wrong for this provider (context too long, bad schema, …).
   // The provider's code and param pass on: clients branch on them (an agent trims its history on
@@ -102,6 +107,11 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
   const codeAndParam = upstreamCodeAndParam(sdkError);
   if (!codeAndParam.code && exceedsContext(sdkError, upstreamMessage)) codeAndParam.code = "context_length_exceeded";
   return new GatewayError("invalid_request", `${where} rejected the request: ${upstreamMessage}`, { ...codeAndParam, cause: error });
+}
+
+function isNoSuchPath(error: SdkError): boolean {
+  const body = error?.error as { detail?: unknown; message?: unknown } | undefined;
+  return body?.detail === "Not Found" || /^\s*404 page not found\s*$/i.test(typeof body?.message === "string" ? body.message : "");
 }
 
 function contextExceeded(where: string, message: string, cause: unknown): GatewayError {
