@@ -58,3 +58,19 @@ describe("llama-server's `error:` event in a 200 stream", () => {
     expect(body.error.message).toContain("exceeds the available context size");
   });
 });
+
+// Some servers send an error event with its message alone: `data: {"error": "text"}`. It was
+// read as no error at all and reported as "could not reach provider".
+describe("an error event whose error is a string", () => {
+  it("reaches the client mid-stream with the decoder's words", async () => {
+    decoder.handle = (_body, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(`data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "tiny-local", choices: [{ index: 0, delta: { role: "assistant", content: "Hel" }, finish_reason: null }] })}\n\n`);
+      res.end(`data: ${JSON.stringify({ error: "CUDA error: out of memory" })}\n\n`);
+    };
+    const response = await postJson(gateway, "/v1/chat/completions", { model: "local", stream: true, messages: [{ role: "user", content: "hi" }] });
+    const text = await response.text();
+    expect(text).toContain('provider \\"local\\" failed mid-stream: CUDA error: out of memory');
+    expect(text).not.toContain("could not reach");
+  });
+});

@@ -150,7 +150,9 @@ function exceedsContext(error: SdkError, message: string): boolean {
 }
 
 function errorType(error: SdkError): string | undefined {
-  const body = error?.error as { type?: unknown; error?: { type?: unknown } } | undefined;
+  const body = error?.error as { type?: unknown; error?: { type?: unknown } | string } | undefined;
+  // `{"error": "text"}`: an error event with its message alone (some servers send no object).
+  if (typeof body?.error === "string") return "error";
   const type = body?.error?.type ?? body?.type;
   return typeof type === "string" ? type : undefined;
 }
@@ -186,8 +188,8 @@ function upstreamCodeAndParam(error: SdkError): { code?: string; param?: string 
 }
 
 function providerMessage(error: SdkError): string {
-  const body = error?.error as { message?: unknown; error?: { message?: unknown } } | undefined;
-  const message = body?.error?.message ?? body?.message ?? error?.message;
+  const body = error?.error as { message?: unknown; error?: { message?: unknown } | string } | undefined;
+  const message = typeof body?.error === "string" ? body.error : (body?.error?.message ?? body?.message ?? error?.message);
   return typeof message === "string" && message.length > 0 ? message : "no message";
 }
 
