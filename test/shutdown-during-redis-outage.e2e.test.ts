@@ -25,8 +25,9 @@ const prefix = uniquePrefix("review-shutdown");
 const logs: string[] = [];
 
 
-const start = async () => {
+const start = async (replayRetryMs?: number) => {
   const gateway = await startGateway({
+    ...(replayRetryMs ? { replayRetryMs } : {}),
     config: budgetedOnRedis(prefix, dir),
     port: 0,
     upstreamTransport: "fetch",
@@ -76,5 +77,30 @@ describe("a gateway stopped while Redis is away", () => {
     expect(logs.some((line) => line.includes("cost records an earlier gateway could not write"))).toBe(true);
     // Written once: the kept file is gone.
     expect(readdirSync(dir).filter((name) => name.startsWith("unwritten-"))).toEqual([]);
+  }, 150_000);
+
+  it("a gateway that starts while Redis is still away writes them once it is back, without a restart", async () => {
+    // Was: tried at start-up only, and a pod started during the outage held them until its next restart.
+    const first = await start();
+    const requestId = await streamWhileRedisCrashes(first.url, mocks, redis, 5);
+    await first.close({ drainMs: 1000 });
+    expect(readdirSync(dir).filter((name) => name.startsWith("unwritten-"))).toHaveLength(1);
+    // Redis is still away: the new instance starts anyway, and keeps trying.
+    const second = await start(300);
+    expect(readdirSync(dir).filter((name) => name.startsWith("unwritten-"))).toHaveLength(1);
+    await redis.restart();
+    const reader = new Redis(redis.url);
+    const ledger = new RedisLedgerStore(reader, prefix);
+    const day = new Date().toISOString().slice(0, 10);
+    let found = false;
+    for (let i = 0; i < 60 && !found; i++) {
+      found = (await ledger.records(day)).some((record) => record.requestId === requestId);
+      if (!found) await new Promise((r) => setTimeout(r, 250));
+    }
+    reader.disconnect();
+    expect(found).toBe(true);
+    expect(readdirSync(dir).filter((name) => name.startsWith("unwritten-"))).toEqual([]);
+    expect(logs.some((line) => line.includes("trying again in"))).toBe(true);
+    await second.close({ drainMs: 100 });
   }, 150_000);
 });

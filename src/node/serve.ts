@@ -11,7 +11,7 @@ import type { TokenCounter } from "../metering/token-counter.ts";
 import { createGatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
 import { openStores } from "./open-stores.ts";
 import { setupTelemetry } from "./setup-telemetry.ts";
-import { keepUnsettled, replayUnwritten } from "./unwritten-records.ts";
+import { keepUnsettled, REPLAY_RETRY_MS, replayUnwritten } from "./unwritten-records.ts";
 import { createUndiciFetch, createUndiciPost } from "./undici-fetch.ts";
 
 export type StartGatewayOptions = {
@@ -27,6 +27,8 @@ export type StartGatewayOptions = {
    * for the cloud providers (msw intercepts fetch, not undici.request).
    */
   upstreamTransport?: "undici" | "fetch";
+  /** How often what earlier gateways kept is tried again while the store refuses it (default a minute). */
+  replayRetryMs?: number;
 };
 
 export type RunningGateway = {
@@ -75,6 +77,7 @@ export async function startGateway({
   env = process.env,
   log: writeLog = console.error,
   upstreamTransport = "undici",
+  replayRetryMs = REPLAY_RETRY_MS,
 }: StartGatewayOptions): Promise<RunningGateway> {
   // One event, one line: log collectors (Fluent Bit, Vector) split on newlines, and a provider's
   // text or a stack quoted in a line would become lines of their own, without the request id.
@@ -102,8 +105,18 @@ export async function startGateway({
     dropClient: (c) => (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing?.destroy(),
   });
   log(`[tollgate] cost records go to ${describe}${otel ? "; OpenTelemetry export is on" : ""}`);
-  // What a gateway stopped during a Redis outage kept: settled and recorded before serving.
-  if (keptRecordsIn) await replayUnwritten(keptRecordsIn, { ledger: store, settle: (plan) => admissionStore.settle(plan) }, log);
+  // What a gateway stopped during a Redis outage kept: settled and recorded before serving. A
+  // store still down at start-up gets them later: tried again every minute until it takes them
+  // (a pod that started during the outage would otherwise hold them until its next restart).
+  let replayTimer: ReturnType<typeof setTimeout> | undefined;
+  if (keptRecordsIn) {
+    const replay = () => replayUnwritten(keptRecordsIn, { ledger: store, settle: (plan) => admissionStore.settle(plan) }, log);
+    const retryLater = () => {
+      replayTimer = setTimeout(() => void replay().then((done) => done || retryLater()), replayRetryMs);
+      replayTimer.unref();
+    };
+    if (!(await replay())) retryLater();
+  }
 
   let server: Server;
   try {
@@ -129,6 +142,7 @@ export async function startGateway({
     admissionStore,
     async close({ drainMs = Infinity, streamDrainMs = drainMs } = {}) {
       draining.begin();
+      clearTimeout(replayTimer);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       const cutStreams = Number.isFinite(streamDrainMs) ? setTimeout(() => draining.cutStreams(), streamDrainMs) : undefined;
       const cut = Number.isFinite(drainMs) && "closeAllConnections" in server ? setTimeout(() => server.closeAllConnections(), drainMs) : undefined;

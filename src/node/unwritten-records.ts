@@ -42,15 +42,16 @@ export function keepUnsettled(directory: string): (plans: readonly SettlePlan[])
 
 /**
  * Makes the settlements and writes the records earlier gateways kept, then removes their files.
- * A file that fails stays for the next start.
+ * A file that fails stays, and the result says so (false): the caller tries again later.
  */
 export async function replayUnwritten(
   directory: string,
   stores: { ledger: LedgerStore; settle: (plan: SettlePlan) => Promise<void> },
   log: (line: string) => void,
-): Promise<void> {
+): Promise<boolean> {
+  let allDone = true;
   const names = await readdir(directory).catch(() => [] as string[]);
-  for (const name of names.filter((each) => each.startsWith(SETTLE_PREFIX) && each.endsWith(".jsonl"))) await replayFile(join(directory, name), stores.settle, log);
+  for (const name of names.filter((each) => each.startsWith(SETTLE_PREFIX) && each.endsWith(".jsonl"))) allDone = (await replayFile(join(directory, name), stores.settle, log)) && allDone;
   for (const name of names.filter((each) => each.startsWith(PREFIX) && each.endsWith(".jsonl"))) {
     const path = join(directory, name);
     try {
@@ -78,13 +79,18 @@ export async function replayUnwritten(
       await rm(path, { force: true });
       log(`[tollgate] wrote ${records.length} cost records an earlier gateway could not write before it stopped (${path})`);
     } catch (error) {
-      log(`[tollgate] error: could not write the cost records kept in ${path} (${(error as Error).message}); trying again at the next start`);
+      allDone = false;
+      log(`[tollgate] error: could not write the cost records kept in ${path} (${(error as Error).message}); trying again in ${REPLAY_RETRY_MS / 1000} s`);
     }
   }
+  return allDone;
 }
 
-/** Applies each kept settlement of one file, then removes it; a failure leaves it for the next start. */
-async function replayFile(path: string, settle: (plan: SettlePlan) => Promise<void>, log: (line: string) => void): Promise<void> {
+/** How often a gateway tries again to write what earlier ones kept, while the store refuses. */
+export const REPLAY_RETRY_MS = 60_000;
+
+/** Applies each kept settlement of one file, then removes it; a failure leaves it for the next try. */
+async function replayFile(path: string, settle: (plan: SettlePlan) => Promise<void>, log: (line: string) => void): Promise<boolean> {
   try {
     const plans = (await readFile(path, "utf8"))
       .split("\n")
@@ -98,7 +104,9 @@ async function replayFile(path: string, settle: (plan: SettlePlan) => Promise<vo
     for (const plan of plans) await settle(plan);
     await rm(path, { force: true });
     log(`[tollgate] applied ${plans.length} budget settlements an earlier gateway could not make before it stopped (${path})`);
+    return true;
   } catch (error) {
-    log(`[tollgate] error: could not apply the budget settlements kept in ${path} (${(error as Error).message}); trying again at the next start`);
+    log(`[tollgate] error: could not apply the budget settlements kept in ${path} (${(error as Error).message}); trying again in ${REPLAY_RETRY_MS / 1000} s`);
+    return false;
   }
 }
