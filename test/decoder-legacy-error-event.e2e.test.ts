@@ -74,3 +74,34 @@ describe("an error event whose error is a string", () => {
     expect(text).not.toContain("could not reach");
   });
 });
+
+// text-generation-inference sends its refusals inside the 200 stream as a message with a type
+// beside it. An overload before the first token lets a local-first route fall back, as its HTTP
+// form (a 429) does; with no type at all, the same (found by the review of the string form).
+describe("an error event of a message and an error_type (text-generation-inference)", () => {
+  for (const [what, event] of [
+    ["overloaded", { error: "Model is overloaded", error_type: "overloaded" }],
+    ["with no type", { error: "something went wrong" }],
+  ] as const) {
+    it(`before the first token, ${what}: the cloud target answers`, async () => {
+      decoder.handle = (_body, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end(`data: ${JSON.stringify(event)}\n\n`);
+      };
+      mocks.openai.enqueue({ kind: "text", text: "rescued" });
+      const response = await postJson(gateway, "/v1/chat/completions", { model: "thrifty", stream: true, messages: [{ role: "user", content: "hi there" }] });
+      expect(response.status).toBe(200);
+      expect(await response.text()).toContain("rescued");
+    });
+  }
+
+  it("a validation error is the request's fault: a 400 with the decoder's words", async () => {
+    decoder.handle = (_body, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(`data: ${JSON.stringify({ error: "Input validation error: `temperature` must be strictly positive", error_type: "validation" })}\n\n`);
+    };
+    const response = await postJson(gateway, "/v1/chat/completions", { model: "local", stream: true, messages: [{ role: "user", content: "hi" }] });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toContain("Input validation error");
+  });
+});

@@ -150,9 +150,10 @@ function exceedsContext(error: SdkError, message: string): boolean {
 }
 
 function errorType(error: SdkError): string | undefined {
-  const body = error?.error as { type?: unknown; error?: { type?: unknown } | string } | undefined;
-  // `{"error": "text"}`: an error event with its message alone (some servers send no object).
-  if (typeof body?.error === "string") return "error";
+  const body = error?.error as { type?: unknown; error?: { type?: unknown } | string; error_type?: unknown } | undefined;
+  // `{"error": "text"}`: an error event with its message, and maybe a type beside it
+  // (text-generation-inference: `{"error": "Model is overloaded", "error_type": "overloaded"}`).
+  if (typeof body?.error === "string") return typeof body.error_type === "string" ? body.error_type : "error";
   const type = body?.error?.type ?? body?.type;
   return typeof type === "string" ? type : undefined;
 }
@@ -169,11 +170,14 @@ function streamedStatus(error: SdkError): number | undefined {
 
 function mapStreamedError(type: string, status: number | undefined, where: string, message: string, cause: unknown): GatewayError {
   // Retryable as their HTTP forms are: before the answer's first part, another target may answer.
-  if (type === "overloaded_error") return new GatewayError("unavailable", `${where} is overloaded: ${message}`, { code: OVERLOADED, retryable: true, cause });
+  if (type === "overloaded_error" || type === "overloaded") return new GatewayError("unavailable", `${where} is overloaded: ${message}`, { code: OVERLOADED, retryable: true, cause });
   if (type === "rate_limit_error" || type === "rate_limit_exceeded" || status === 429) return new GatewayError("rate_limit", `${where} is rate limiting: ${message}`, { retryable: true, cause });
   if (type === "api_error" || type === "server_error" || (status !== undefined && status >= 500)) return new GatewayError("upstream", `${where} failed mid-stream: ${message}`, { retryable: true, cause });
   // A 4xx in the event's `code` (SGLang's BadRequestError 400) is the request's fault, as over HTTP.
-  if (type === "invalid_request_error" || (status !== undefined && status >= 400 && status < 500)) return new GatewayError("invalid_request", `${where} rejected the request: ${message}`, { cause });
+  if (type === "invalid_request_error" || type === "validation" || (status !== undefined && status >= 400 && status < 500)) return new GatewayError("invalid_request", `${where} rejected the request: ${message}`, { cause });
+  // An event with a message and nothing that says whose fault it is: as a cut stream, another
+  // target may answer (before the answer's first part; after it, nothing is retried anyway).
+  if (type === "error") return new GatewayError("upstream", `${where} failed mid-stream: ${message}`, { retryable: true, cause });
   return new GatewayError("upstream", `${where} failed mid-stream: ${message}`, { cause });
 }
 
