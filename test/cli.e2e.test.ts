@@ -81,7 +81,7 @@ describe("npm start on the embedded defaults", () => {
       const closed = new Promise((resolve) => child.once("close", resolve));
       child.kill("SIGTERM");
       await closed;
-      expect(log).toContain("[tollgate] SIGTERM: stopping; streams in flight get up to 8 s, then are cut (and recorded); other answers up to 20 s");
+      expect(log).toContain("[tollgate] SIGTERM: stopping; streams in flight get up to 8 s, then are cut (and recorded); other answers up to 15 s");
       expect(log).toContain("[tollgate] stopped: records written");
     } finally {
       child.kill("SIGTERM");

@@ -21,7 +21,7 @@ let kill: (() => void) | undefined;
 beforeAll(async () => {
   redis = await startRedis({ privateServer: true });
   proxy = await startPartitionableProxy(redis.url);
-  upstream = await startUpstream({ chunks: 5, everyMs: 300 });
+  upstream = await startUpstream({ chunks: 5, everyMs: 300, wholeDelayMs: 120_000 });
   directory = await mkdtemp(join(tmpdir(), "tollgate-partitioned-stop-"));
 });
 afterAll(async () => {
@@ -73,5 +73,48 @@ describe("SIGTERM while Redis is partitioned away", () => {
       kept += (await readFile(join(directory, name), "utf8")).trim().split("\n").filter(Boolean).length;
     }
     expect(kept).toBe(REQUESTS);
+  }, 60_000);
+
+  it("with an answer not streamed still open: the drain leaves room to keep the records before the forced exit", async () => {
+    // The answers not streamed are cut at 15 s; the records (2 s), the settlements (2 s) and the
+    // ledger's own 5 s (plus a write in flight) must still fit before the exit at 28 s. With the
+    // drain at 20 s they did not, and every record was lost with exit code 0 (found by review).
+    const STREAMS = 4;
+    proxy.heal(); // the case before left it partitioned
+    const gateway = await spawnGateway(
+      directory,
+      "deadline",
+      {
+        providers: { local: { type: "openai-compatible", baseUrl: upstream.url, pricing: { default: { inputPerMillion: 1, outputPerMillion: 2 } } } },
+        routes: { budgeted: { targets: [{ provider: "local", model: "tiny" }], budget: { usd: 100, window: "total" } } },
+        keys: [{ id: "app", team: "search", hash: sha256(APP_KEY) }],
+        store: { redisUrl: { env: "REDIS_URL" }, keyPrefix: uniquePrefix("partitioned-deadline"), path: join(directory, "deadline", "ledger.jsonl") },
+      },
+      { REDIS_URL: proxy.url },
+    );
+    kill = () => gateway.child.kill("SIGKILL");
+    const post = (stream: boolean) =>
+      fetch(`${gateway.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "budgeted", stream, max_tokens: 100, messages: [{ role: "user", content: "hi" }] }),
+      });
+    const slow = post(false).catch(() => undefined); // the upstream takes 2 minutes to answer it
+    const responses = await Promise.all(Array.from({ length: STREAMS }, () => post(true)));
+    expect(responses.map((response) => response.status)).toEqual(Array(STREAMS).fill(200));
+    proxy.partition();
+    for (const body of await Promise.all(responses.map((response) => response.text()))) expect(body).toContain("[DONE]");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    gateway.child.kill("SIGTERM");
+    await gateway.exited;
+    await slow;
+    expect(gateway.log()).toMatch(/cost records could not be written before shutdown; kept in/);
+    let kept = 0;
+    const keptIn = join(directory, "deadline");
+    for (const name of (await readdir(keptIn)).filter((each) => each.startsWith("unwritten-") && each.endsWith(".jsonl"))) {
+      kept += (await readFile(join(keptIn, name), "utf8")).trim().split("\n").filter(Boolean).length;
+    }
+    expect(kept).toBeGreaterThanOrEqual(STREAMS);
   }, 60_000);
 });

@@ -12,7 +12,7 @@ import { spawnGateway, startUpstream } from "./support/ops-rig.ts";
 //   listener (`process.once`) and took Node's default: the process died mid-drain, and the
 //   stream it was cutting was never recorded nor its budget settled.
 // - An answer that is not streamed was cut with the streams at 8 s: the client's SDK retries a
-//   cut connection, and the provider is paid twice on every rolling deploy. It gets 20 s now.
+//   cut connection, and the provider is paid twice on every rolling deploy. It gets 15 s now.
 
 let directory = "";
 const kills: (() => void)[] = [];
@@ -77,4 +77,26 @@ describe("stop signals while answers are in flight", () => {
     expect((await gateway.exited).code).toBe(0);
     expect((await recordsIn(ledgerPath)).map((record) => [record.stream, record.status])).toEqual([[false, "ok"]]);
   }, 40_000);
+
+  it("a stream whose answer begins after the 8 s is cut as it begins, not held with the answers not streamed", async () => {
+    // Its SSE headers go out with its first part (at 9 s here): the streams were looked for once,
+    // at 8 s, and this one ran on until the cut meant for answers not streamed (found by review).
+    const upstream = await startUpstream({ chunks: 0, everyMs: 9_000 }); // the role chunk, then a token every 9 s
+    const gateway = await spawnGateway(directory, "late", configFor(upstream.url, join(directory, "late.jsonl")));
+    kills.push(() => gateway.child.kill("SIGKILL"), () => void upstream.close());
+    const sent = Date.now();
+    const ended = fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "local", stream: true, messages: [{ role: "user", content: "hi" }] }),
+    })
+      .then((response) => response.text())
+      .catch(() => "")
+      .then(() => Date.now() - sent);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    gateway.child.kill("SIGTERM");
+    // Its first token comes at 9 s, and it is cut within 250 ms of it; the answers not streamed are cut at 15 s.
+    expect(await ended).toBeLessThan(14_000);
+    expect((await gateway.exited).code).toBe(0);
+  }, 60_000);
 });

@@ -84,18 +84,19 @@ async function start({ config: configFlag }: { config?: string }) {
   }
   // Finish in-flight answers, but do not let a long stream hold a restart for more than 8 s: it
   // is then cut (and recorded as aborted). An answer that is not streamed is all-or-nothing (cut,
-  // the client's SDK retries it and the provider is paid twice), so it gets until 20 s. Then the
-  // ledger and telemetry are written out. The exit at 28 s is for an exporter or store that does
-  // not answer, before a supervisor's SIGKILL (Kubernetes sends it at 30 s).
+  // the client's SDK retries it and the provider is paid twice), so it gets until 15 s. Then the
+  // records (2 s), the budget settlements (one store timeout, 2 s) and the ledger (5 s, a write in
+  // flight up to 2 s more) are written out or kept: 26 s at most. The exit at 28 s is for an
+  // exporter or store that does not answer, before a supervisor's SIGKILL (Kubernetes: at 30 s).
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     // A second signal (Ctrl-C, then the supervisor's SIGTERM) must not exit before the first
     // stop has written out the records of the streams it cut.
     if (stopping) return;
     stopping = true;
-    console.error(`[tollgate] ${signal}: stopping; streams in flight get up to 8 s, then are cut (and recorded); other answers up to 20 s`);
+    console.error(`[tollgate] ${signal}: stopping; streams in flight get up to 8 s, then are cut (and recorded); other answers up to 15 s`);
     setTimeout(() => process.exit(0), 28_000).unref();
-    gateway.close({ streamDrainMs: 8_000, drainMs: 20_000 }).then(
+    gateway.close({ streamDrainMs: 8_000, drainMs: 15_000 }).then(
       () => {
         console.error("[tollgate] stopped: records written");
         process.exit(0);

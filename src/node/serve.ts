@@ -109,9 +109,11 @@ export async function startGateway({
   // store still down at start-up gets them later: tried again every minute until it takes them
   // (a pod that started during the outage would otherwise hold them until its next restart).
   let replayTimer: ReturnType<typeof setTimeout> | undefined;
+  let stopped = false;
   if (keptRecordsIn) {
     const replay = () => replayUnwritten(keptRecordsIn, { ledger: store, settle: (plan) => admissionStore.settle(plan) }, log);
     const retryLater = () => {
+      if (stopped) return; // a try that was under way when the gateway closed goes no further
       replayTimer = setTimeout(() => void replay().then((done) => done || retryLater()), replayRetryMs);
       replayTimer.unref();
     };
@@ -142,12 +144,22 @@ export async function startGateway({
     admissionStore,
     async close({ drainMs = Infinity, streamDrainMs = drainMs } = {}) {
       draining.begin();
+      stopped = true;
       clearTimeout(replayTimer);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      const cutStreams = Number.isFinite(streamDrainMs) ? setTimeout(() => draining.cutStreams(), streamDrainMs) : undefined;
+      // From streamDrainMs on, every stream is cut, also one whose answer begins only later (its
+      // SSE headers go out with its first part): looked for again every 250 ms.
+      let cuttingStreams: ReturnType<typeof setInterval> | undefined;
+      const cutStreams = Number.isFinite(streamDrainMs)
+        ? setTimeout(() => {
+            draining.cutStreams();
+            cuttingStreams = setInterval(() => draining.cutStreams(), 250);
+          }, streamDrainMs)
+        : undefined;
       const cut = Number.isFinite(drainMs) && "closeAllConnections" in server ? setTimeout(() => server.closeAllConnections(), drainMs) : undefined;
       await closed;
       clearTimeout(cutStreams);
+      clearInterval(cuttingStreams);
       clearTimeout(cut);
       // A stream cut off above is recorded once its body sees the cancel: wait for those records.
       await recorded(2_000);

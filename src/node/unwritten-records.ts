@@ -80,7 +80,7 @@ export async function replayUnwritten(
       log(`[tollgate] wrote ${records.length} cost records an earlier gateway could not write before it stopped (${path})`);
     } catch (error) {
       allDone = false;
-      log(`[tollgate] error: could not write the cost records kept in ${path} (${(error as Error).message}); trying again in ${REPLAY_RETRY_MS / 1000} s`);
+      log(`[tollgate] error: could not write the cost records kept in ${path} (${(error as Error).message}); trying again later`);
     }
   }
   return allDone;
@@ -106,7 +106,7 @@ async function replayFile(path: string, settle: (plan: SettlePlan) => Promise<vo
     log(`[tollgate] applied ${plans.length} budget settlements an earlier gateway could not make before it stopped (${path})`);
     return true;
   } catch (error) {
-    log(`[tollgate] error: could not apply the budget settlements kept in ${path} (${(error as Error).message}); trying again in ${REPLAY_RETRY_MS / 1000} s`);
+    log(`[tollgate] error: could not apply the budget settlements kept in ${path} (${(error as Error).message}); trying again later`);
     return false;
   }
 }
