@@ -71,7 +71,7 @@ describe("npm start on the embedded defaults", () => {
       });
       expect(log).toContain('provider "openai" has no API key: set OPENAI_API_KEY and restart tollgate');
       expect(log).toContain('provider "anthropic" has no API key: set ANTHROPIC_API_KEY and restart tollgate');
-      expect(await (await fetch(`${url}/healthz`)).json()).toEqual({ status: "ok", providers: { openai: "unavailable", anthropic: "unavailable", local: "ready" }, ledger: { writes: "ok", pendingRecords: 0 } });
+      expect(await (await fetch(`${url}/healthz`)).json()).toEqual({ status: "ok", providers: { openai: "unavailable", anthropic: "unavailable", local: "ready" }, ledger: { writes: "ok", pendingRecords: 0 }, budgets: { store: "ok" } });
       const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: "tollgate-dev-key", maxRetries: 0 });
       const failure = await client.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "hi" }] }).catch((error) => error);
       expect(failure.status).toBe(503);

@@ -58,15 +58,31 @@ describe("GET /healthz with Redis unreachable", () => {
     expect(body.status).toBe("degraded");
     expect(body.ledger.writes).toBe("failing");
     expect(body.ledger.pendingRecords).toBeGreaterThan(0);
+    expect(body).toMatchObject({ budgets: { store: "unreachable" } });
 
     // Once Redis is back, the ledger's next retry writes them.
     await redis.restart();
     await vi.waitFor(
       async () => {
         await gateway.ledger.flush();
-        expect(await (await fetch(`${gateway.url}/healthz`)).json()).toMatchObject({ status: "ok", ledger: { writes: "ok", pendingRecords: 0 } });
+        expect(await (await fetch(`${gateway.url}/healthz`)).json()).toMatchObject({ ledger: { writes: "ok", pendingRecords: 0 } });
       },
       { timeout: 15_000, interval: 200 },
+    );
+  }, 30_000);
+
+  it("says degraded while the budget store is unreachable, also when no record waits (every route budgeted)", async () => {
+    // Was: `ok`, since only the ledger's writes were looked at, and a refused request leaves no record.
+    await redis.crash();
+    expect((await chat("budgeted")).status).toBe(503);
+    expect(await (await fetch(`${gateway.url}/healthz`)).json()).toMatchObject({ status: "degraded", budgets: { store: "unreachable" } });
+    await redis.restart();
+    await vi.waitFor(
+      async () => {
+        expect((await chat("budgeted")).status).toBe(200);
+        expect(await (await fetch(`${gateway.url}/healthz`)).json()).toMatchObject({ budgets: { store: "ok" } });
+      },
+      { timeout: 15_000, interval: 300 },
     );
   }, 30_000);
 });

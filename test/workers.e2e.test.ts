@@ -50,7 +50,7 @@ afterAll(async () => {
 
 describe("the Workers entry on workerd", () => {
   it("serves healthz and refuses a bad key in the client's dialect", async () => {
-    expect(await (await miniflare.dispatchFetch("http://gateway/healthz")).json()).toEqual({ status: "ok", providers: { local: "ready", impatient: "ready" }, ledger: { writes: "ok", pendingRecords: 0 } });
+    expect(await (await miniflare.dispatchFetch("http://gateway/healthz")).json()).toEqual({ status: "ok", providers: { local: "ready", impatient: "ready" }, ledger: { writes: "ok", pendingRecords: 0 }, budgets: { store: "ok" } });
     // A GET: Miniflare's own fetch client (undici) cannot replay a request body after a 401.
     const denied = await miniflare.dispatchFetch("http://gateway/v1/models", { headers: { authorization: "Bearer nope" } });
     expect(denied.status).toBe(401);

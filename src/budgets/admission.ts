@@ -92,6 +92,13 @@ export class Admission {
    * its last attempt, which may be 30 s away), and returns those that still failed, for the host
    * to keep (unwritten-records.ts). Retrying stops: the process is going away.
    */
+  private lastAdmitFailed = false;
+
+  /** The last admission could not reach the budget store; the next that reaches it clears this (for health checks). */
+  get storeUnreachable(): boolean {
+    return this.lastAdmitFailed;
+  }
+
   async finishSettling(): Promise<SettlePlan[]> {
     this.closed = true;
     // All at once: one after another, a partitioned store held each for its command timeout
@@ -149,7 +156,12 @@ export class Admission {
     const tokens = rates.some((rate) => rate.tpm !== undefined) ? worst.inputBound + largestOutputBound : 0;
     const result = await this.deps.store
       .admit({ requestId, now, reservationExpiresAt: now + this.reservationTtlMs, amountNano: worst.amountNano, scopes, rates, tokens })
+      .then((answer) => {
+        this.lastAdmitFailed = false;
+        return answer;
+      })
       .catch((error: Error) => {
+        this.lastAdmitFailed = true;
         // Fail closed: a budget that cannot be checked is not spent blindly.
         this.deps.log?.(`[tollgate] error: budget store unreachable (${error.message}); refusing ${requestId}`);
         throw new GatewayError("unavailable", "the budget store is unreachable; requests on budgeted or rate-limited routes are refused until it is back", {

@@ -160,13 +160,15 @@ export function buildGateway({
 
   // Liveness: always 200 while the process answers. A store outage is no reason to restart a
   // gateway (it serves routes without budgets and keeps its records to write them later), but a
-  // monitor should see it: `degraded`, and how many records wait.
+  // monitor should see it: `degraded`, how many records wait, and whether the last admission
+  // reached the budget store (a gateway whose every route is budgeted records nothing meanwhile).
   app.get("/healthz", (c) =>
     jsonResponse(
       {
-        status: ledger.failing ? "degraded" : "ok",
+        status: ledger.failing || admission.storeUnreachable ? "degraded" : "ok",
         providers: Object.fromEntries([...slots].map(([name, slot]) => [name, "model" in slot ? "ready" : "unavailable"])),
         ledger: { writes: ledger.failing ? "failing" : "ok", pendingRecords: ledger.pending },
+        budgets: { store: admission.storeUnreachable ? "unreachable" : "ok" },
       },
       200,
       c.get("requestId"),
