@@ -12,6 +12,7 @@ import { APP_KEY, sha256, temporaryLedgerPath } from "./support/gateway.ts";
 const NGINX_502 = `<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.25.3</center>\r\n</body>\r\n</html>\r\n`;
 
 let upstream: Server;
+let answer: "html" | "json" = "html";
 let gateway: RunningGateway;
 const lines: string[] = [];
 
@@ -19,6 +20,12 @@ beforeAll(async () => {
   upstream = createServer((request, response) => {
     request.resume();
     request.on("end", () => {
+      if (answer === "json") {
+        // A JSON error whose message holds a lone carriage return: it goes into the log line as sent.
+        response.writeHead(500, { "content-type": "application/json" });
+        response.end(JSON.stringify({ error: { message: "CUDA error\rdevice lost", type: "server_error", code: 500 } }));
+        return;
+      }
       response.writeHead(502, { "content-type": "text/html" });
       response.end(NGINX_502);
     });
@@ -61,5 +68,19 @@ describe("log lines", () => {
     const { error } = (await response.json()) as { error: { message: string } };
     expect(error.message).toContain("<html> <head><title>502 Bad Gateway</title></head> <body>");
     expect(error.message).not.toMatch(/[\r\n]/);
+  });
+
+  it("a provider's message with a lone carriage return is one line too", async () => {
+    answer = "json";
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "local", messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(response.status).toBe(502);
+    const requestId = response.headers.get("x-tollgate-request-id")!;
+    const about = lines.filter((line) => line.includes(requestId));
+    expect(about.join("")).toContain("CUDA error\\ndevice lost");
+    expect(about.some((line) => /[\r\n]/.test(line))).toBe(false);
   });
 });

@@ -81,7 +81,7 @@ export async function startGateway({
 }: StartGatewayOptions): Promise<RunningGateway> {
   // One event, one line: log collectors (Fluent Bit, Vector) split on newlines, and a provider's
   // text or a stack quoted in a line would become lines of their own, without the request id.
-  const log = (line: string) => writeLog(line.replace(/\r?\n/g, "\\n"));
+  const log = (line: string) => writeLog(line.replace(/\r\n|\r|\n/g, "\\n"));
   const resolved = resolveConfig(config, env);
   for (const warning of resolved.warnings) log(`[tollgate] warning: ${warning}`);
 
