@@ -1,14 +1,14 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisAdmissionStore } from "../src/budgets/redis-admission-store.ts";
 import { sha256 } from "./support/gateway.ts";
+import { spawnGateway } from "./support/ops-rig.ts";
 import { startRedis, uniquePrefix, type RedisHandle } from "./support/redis-server.ts";
 import { CLEAR_OF_MIDNIGHT_TIMEOUT_MS, clearOfMidnight } from "./support/clear-of-midnight.ts";
 
@@ -17,7 +17,6 @@ import { CLEAR_OF_MIDNIGHT_TIMEOUT_MS, clearOfMidnight } from "./support/clear-o
 // to settle or renew them, and must free themselves, so the budget is whole again without any
 // operator action.
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const KEY = "tg_crash_test_key_0123456789";
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -54,43 +53,21 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function startGatewayProcess(configPath: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn("node", ["bin/tollgate.mjs", "--config", configPath], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", PORT: "0", HOST: "127.0.0.1", CRASH_TEST_REDIS: redisServer.url },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let log = "";
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${log}`)), 20_000);
-    child.stderr!.on("data", (chunk) => {
-      log += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(log);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-    child.on("exit", (code) => reject(new Error(`gateway exited ${code}:\n${log}`)));
-  });
-  return { child, url };
-}
-
 describe("a gateway killed with requests in flight", () => {
   it("leaves reservations that expire on their own: the budget is whole again", { timeout: 20_000 }, async () => {
-    const configPath = join(dir, "tollgate.json");
     const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
-    writeFileSync(
-      configPath,
-      JSON.stringify({
+    const started = await spawnGateway(
+      dir,
+      "tollgate",
+      {
         providers: { gpu: { type: "openai-compatible", baseUrl: upstreamUrl, pricing: { default: { inputPerMillion: 1, outputPerMillion: 4 } } } },
         routes: { chat: { targets: [{ provider: "gpu", model: "m" }], budget: { usd: 1, window: "day" } } },
         keys: [{ id: "app", team: "t", hash: sha256(KEY) }],
         store: { redisUrl: { env: "CRASH_TEST_REDIS" }, keyPrefix: prefix },
         server: { reservationTtlSeconds: 2 },
-      }),
+      },
+      { CRASH_TEST_REDIS: redisServer.url },
     );
-    const started = await startGatewayProcess(configPath);
     gateway = started.child;
     const inFlight = Array.from({ length: 3 }, () =>
       fetch(`${started.url}/v1/chat/completions`, {
