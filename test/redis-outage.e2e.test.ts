@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 import { startRestartableRedis, uniquePrefix, type RestartableRedis } from "./support/redis-server.ts";
 import { startGateway, type RunningGateway } from "../src/node/serve.ts";
@@ -7,6 +7,8 @@ import { APP_KEY, ANTHROPIC_KEY, OPENAI_KEY, testConfig } from "./support/gatewa
 // Redis goes away mid-run and comes back empty (a restart without persistence): clients get a 503
 // in their dialect within seconds (Used to be wrong: 7 to 40 s, in ioredis's reconnect cycle), GET
 // /v1/budgets says the store is unavailable (it was a 500), and requests are served once it is back.
+// GET /healthz says `degraded` meanwhile (it answered exactly as when all is well), and stays a
+// liveness answer: 200, since a restart would not bring Redis back.
 
 let redis: RestartableRedis;
 let mocks: MockProviders;
@@ -93,4 +95,46 @@ describe("Redis down (connection refused), then back empty", () => {
     expect(status).toBe(200);
     expect((await anthropic()).status).toBe(200);
   }, 60_000);
+});
+
+describe("GET /healthz with Redis down", () => {
+  const health = async () => (await fetch(`${gateway.url}/healthz`)).json();
+  const gpt = () => post("/v1/chat/completions", { model: "gpt", max_tokens: 20, messages: [{ role: "user", content: "hi" }] });
+  /** Redis is back: the ledger's next retry (after its backoff) writes what waits. */
+  const healthyAgain = () =>
+    vi.waitFor(
+      async () => {
+        expect((await openai()).status).toBe(200);
+        await new Promise((resolve) => setTimeout(resolve, 50)); // its record is queued after the answer
+        await gateway.ledger.flush();
+        expect(await health()).toMatchObject({ status: "ok", ledger: { writes: "ok", pendingRecords: 0 }, budgets: { store: "ok" } });
+      },
+      { timeout: 35_000, interval: 300 },
+    );
+
+  it("stays 200 but says degraded, with the records waiting, and ok once they are written", async () => {
+    await healthyAgain();
+    await redis.crash();
+    // A budgeted request is refused; an unbudgeted one is served, and its record cannot be written.
+    expect((await openai()).status).toBe(503);
+    expect((await gpt()).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const response = await fetch(`${gateway.url}/healthz`);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { status: string; ledger: { writes: string; pendingRecords: number }; budgets: { store: string } };
+    expect([body.status, body.ledger.writes, body.budgets.store]).toEqual(["degraded", "failing", "unreachable"]);
+    expect(body.ledger.pendingRecords).toBeGreaterThan(0);
+    await redis.restart();
+    await healthyAgain();
+  }, 90_000);
+
+  it("says degraded while the budget store is unreachable, also when no record waits (every request refused)", async () => {
+    // Was: `ok`, since only the ledger's writes were looked at, and a refused request leaves no record.
+    await redis.crash();
+    expect((await openai()).status).toBe(503);
+    expect(gateway.ledger.pending).toBe(0);
+    expect(await health()).toMatchObject({ status: "degraded", budgets: { store: "unreachable" } });
+    await redis.restart();
+    await healthyAgain();
+  }, 90_000);
 });
