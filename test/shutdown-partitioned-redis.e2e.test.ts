@@ -32,46 +32,56 @@ afterAll(async () => {
   await rm(directory, { recursive: true, force: true });
 });
 
-describe("SIGTERM while Redis is partitioned away", () => {
-  it("keeps the cost record of every request served, whatever the number of settlements pending", async () => {
-    const REQUESTS = 12;
-    const gateway = await spawnGateway(
-      directory,
-      "partition",
-      {
-        providers: { local: { type: "openai-compatible", baseUrl: upstream.url, pricing: { default: { inputPerMillion: 1, outputPerMillion: 2 } } } },
-        routes: { budgeted: { targets: [{ provider: "local", model: "tiny" }], budget: { usd: 100, window: "total" } } },
-        keys: [{ id: "app", team: "search", hash: sha256(APP_KEY) }],
-        store: { redisUrl: { env: "REDIS_URL" }, keyPrefix: uniquePrefix("partitioned-stop"), path: join(directory, "ledger.jsonl") },
-      },
-      { REDIS_URL: proxy.url },
-    );
-    kill = () => gateway.child.kill("SIGKILL");
-
-    // Admitted (reserved in Redis) while Redis answers ...
-    const responses = await Promise.all(
-      Array.from({ length: REQUESTS }, () =>
-        fetch(`${gateway.url}/v1/chat/completions`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
-          body: JSON.stringify({ model: "budgeted", stream: true, max_tokens: 1000, messages: [{ role: "user", content: "hi" }] }),
-        }),
-      ),
-    );
-    expect(responses.map((response) => response.status)).toEqual(Array(REQUESTS).fill(200));
-    // ... served to the end while it does not.
+/** A gateway on the proxied Redis, its records kept under `directory/name` when it cannot write them. */
+async function startOnProxiedRedis(name: string) {
+  proxy.heal(); // a case before may have left it partitioned
+  const gateway = await spawnGateway(
+    directory,
+    name,
+    {
+      providers: { local: { type: "openai-compatible", baseUrl: upstream.url, pricing: { default: { inputPerMillion: 1, outputPerMillion: 2 } } } },
+      routes: { budgeted: { targets: [{ provider: "local", model: "tiny" }], budget: { usd: 100, window: "total" } } },
+      keys: [{ id: "app", team: "search", hash: sha256(APP_KEY) }],
+      store: { redisUrl: { env: "REDIS_URL" }, keyPrefix: uniquePrefix(`partitioned-${name}`), path: join(directory, name, "ledger.jsonl") },
+    },
+    { REDIS_URL: proxy.url },
+  );
+  kill = () => gateway.child.kill("SIGKILL");
+  const post = (stream: boolean) =>
+    fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "budgeted", stream, max_tokens: 1000, messages: [{ role: "user", content: "hi" }] }),
+    });
+  /** Streams admitted (reserved in Redis) while it answers, then served to the end while it does not. */
+  const streamThroughPartition = async (count: number) => {
+    const responses = await Promise.all(Array.from({ length: count }, () => post(true)));
+    expect(responses.map((response) => response.status)).toEqual(Array(count).fill(200));
     proxy.partition();
     for (const body of await Promise.all(responses.map((response) => response.text()))) expect(body).toContain("[DONE]");
     await new Promise((resolve) => setTimeout(resolve, 500));
-
+  };
+  /** SIGTERM; resolves to how many records the stop kept on disk for the next start. */
+  const stopAndCountKept = async () => {
     gateway.child.kill("SIGTERM");
     await gateway.exited;
+    let kept = 0;
+    for (const file of (await readdir(join(directory, name))).filter((each) => each.startsWith("unwritten-") && each.endsWith(".jsonl"))) {
+      kept += (await readFile(join(directory, name, file), "utf8")).trim().split("\n").filter(Boolean).length;
+    }
+    return kept;
+  };
+  return { gateway, post, streamThroughPartition, stopAndCountKept };
+}
+
+describe("SIGTERM while Redis is partitioned away", () => {
+  it("keeps the cost record of every request served, whatever the number of settlements pending", async () => {
+    const REQUESTS = 12;
+    const { gateway, streamThroughPartition, stopAndCountKept } = await startOnProxiedRedis("many");
+    await streamThroughPartition(REQUESTS);
+    const kept = await stopAndCountKept();
     // The stop ran to its end: the records it could not write are kept for the next start.
     expect(gateway.log()).toMatch(new RegExp(`${REQUESTS} cost records could not be written before shutdown; kept in`));
-    let kept = 0;
-    for (const name of (await readdir(directory)).filter((each) => each.startsWith("unwritten-") && each.endsWith(".jsonl"))) {
-      kept += (await readFile(join(directory, name), "utf8")).trim().split("\n").filter(Boolean).length;
-    }
     expect(kept).toBe(REQUESTS);
   }, 60_000);
 
@@ -80,41 +90,12 @@ describe("SIGTERM while Redis is partitioned away", () => {
     // ledger's own 5 s (plus a write in flight) must still fit before the exit at 28 s. With the
     // drain at 20 s they did not, and every record was lost with exit code 0 (found by review).
     const STREAMS = 4;
-    proxy.heal(); // the case before left it partitioned
-    const gateway = await spawnGateway(
-      directory,
-      "deadline",
-      {
-        providers: { local: { type: "openai-compatible", baseUrl: upstream.url, pricing: { default: { inputPerMillion: 1, outputPerMillion: 2 } } } },
-        routes: { budgeted: { targets: [{ provider: "local", model: "tiny" }], budget: { usd: 100, window: "total" } } },
-        keys: [{ id: "app", team: "search", hash: sha256(APP_KEY) }],
-        store: { redisUrl: { env: "REDIS_URL" }, keyPrefix: uniquePrefix("partitioned-deadline"), path: join(directory, "deadline", "ledger.jsonl") },
-      },
-      { REDIS_URL: proxy.url },
-    );
-    kill = () => gateway.child.kill("SIGKILL");
-    const post = (stream: boolean) =>
-      fetch(`${gateway.url}/v1/chat/completions`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
-        body: JSON.stringify({ model: "budgeted", stream, max_tokens: 100, messages: [{ role: "user", content: "hi" }] }),
-      });
+    const { gateway, post, streamThroughPartition, stopAndCountKept } = await startOnProxiedRedis("deadline");
     const slow = post(false).catch(() => undefined); // the upstream takes 2 minutes to answer it
-    const responses = await Promise.all(Array.from({ length: STREAMS }, () => post(true)));
-    expect(responses.map((response) => response.status)).toEqual(Array(STREAMS).fill(200));
-    proxy.partition();
-    for (const body of await Promise.all(responses.map((response) => response.text()))) expect(body).toContain("[DONE]");
-    await new Promise((resolve) => setTimeout(resolve, 500));
-
-    gateway.child.kill("SIGTERM");
-    await gateway.exited;
+    await streamThroughPartition(STREAMS);
+    const kept = await stopAndCountKept();
     await slow;
     expect(gateway.log()).toMatch(/cost records could not be written before shutdown; kept in/);
-    let kept = 0;
-    const keptIn = join(directory, "deadline");
-    for (const name of (await readdir(keptIn)).filter((each) => each.startsWith("unwritten-") && each.endsWith(".jsonl"))) {
-      kept += (await readFile(join(keptIn, name), "utf8")).trim().split("\n").filter(Boolean).length;
-    }
     expect(kept).toBeGreaterThanOrEqual(STREAMS);
   }, 60_000);
 });
