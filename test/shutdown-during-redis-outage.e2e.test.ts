@@ -38,6 +38,22 @@ const start = async (replayRetryMs?: number) => {
   return gateway;
 };
 
+/** Whether the request's cost record is in Redis's ledger within 15 s. */
+async function landsInRedis(requestId: string): Promise<boolean> {
+  const reader = new Redis(redis.url);
+  try {
+    const ledger = new RedisLedgerStore(reader, prefix);
+    const day = new Date().toISOString().slice(0, 10);
+    for (let i = 0; i < 60; i++) {
+      if ((await ledger.records(day)).some((record) => record.requestId === requestId)) return true;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    return false;
+  } finally {
+    reader.disconnect();
+  }
+}
+
 beforeAll(async () => {
   redis = await startRestartableRedis({ persist: true });
   dir = mkdtempSync(join(tmpdir(), "tollgate-kept-"));
@@ -60,17 +76,8 @@ describe("a gateway stopped while Redis is away", () => {
     // Redis is back with its data; the new instance starts.
     await redis.restart();
     const second = await start();
-    const reader = new Redis(redis.url);
-    const ledger = new RedisLedgerStore(reader, prefix);
-    const day = new Date().toISOString().slice(0, 10);
-    let found = false;
-    for (let i = 0; i < 40 && !found; i++) {
-      found = (await ledger.records(day)).some((record) => record.requestId === requestId);
-      if (!found) await new Promise((r) => setTimeout(r, 250));
-    }
+    expect(await landsInRedis(requestId)).toBe(true);
     const [level] = await second.admissionStore.levels(["route:budgeted|total"], Date.now());
-    reader.disconnect();
-    expect(found).toBe(true);
     // Charged to the budget too, once: gpt-4o, 1000 in × $2.50/M + 1000 out × $10/M = $0.0125.
     expect(level).toEqual({ spentNano: 12_500_000, reservedNano: 0 });
     expect(logs.some((line) => line.includes("could not be written before shutdown; kept in"))).toBe(true);
@@ -89,16 +96,7 @@ describe("a gateway stopped while Redis is away", () => {
     const second = await start(300);
     expect(readdirSync(dir).filter((name) => name.startsWith("unwritten-"))).toHaveLength(1);
     await redis.restart();
-    const reader = new Redis(redis.url);
-    const ledger = new RedisLedgerStore(reader, prefix);
-    const day = new Date().toISOString().slice(0, 10);
-    let found = false;
-    for (let i = 0; i < 60 && !found; i++) {
-      found = (await ledger.records(day)).some((record) => record.requestId === requestId);
-      if (!found) await new Promise((r) => setTimeout(r, 250));
-    }
-    reader.disconnect();
-    expect(found).toBe(true);
+    expect(await landsInRedis(requestId)).toBe(true);
     expect(readdirSync(dir).filter((name) => name.startsWith("unwritten-"))).toEqual([]);
     expect(logs.some((line) => line.includes("trying again later"))).toBe(true);
     await second.close({ drainMs: 100 });
