@@ -32,7 +32,7 @@ export class FileLedgerStore implements LedgerStore {
   private constructor(
     readonly path: string,
     private readonly written: RecentIds,
-    private aggregates: DailyTotals,
+    private readonly aggregates: DailyTotals,
     /** The file ends in the middle of a line (a crash mid-append): start the next write on a new one. */
     private needsNewline: boolean,
     private readonly follower: LedgerFollower | undefined,
@@ -62,6 +62,7 @@ export class FileLedgerStore implements LedgerStore {
     let aggregates = new DailyTotals();
     let from = 0;
     let records = 0;
+    let restored = 0;
     // A follower that cannot be checkpointed must see every record: the whole file is read.
     if (!follower || follower.checkpoint) {
       const found = await findCheckpoint(path, follower?.checkpoint?.fingerprint);
@@ -71,7 +72,7 @@ export class FileLedgerStore implements LedgerStore {
         if (follower && found.follower) follower.checkpoint!.restore(found.follower.state);
         for (const id of found.recentIds) written.add(id);
         from = found.size;
-        records = found.records;
+        records = restored = found.records;
       }
     }
     const read = await readLedger(
@@ -85,7 +86,7 @@ export class FileLedgerStore implements LedgerStore {
       from,
     );
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    if (read.bytes >= LOG_READS_FROM) log(`[tollgate] ledger: read ${megabytes(read.bytes)} of ${path} in ${seconds} s${from > 0 ? ` (the ${megabytes(from)} before it from its checkpoint)` : "; a clean stop leaves a checkpoint, after which a start reads only what came since"}`);
+    if (read.bytes >= LOG_READS_FROM) log(`[tollgate] ledger: read ${megabytes(read.bytes)} of ${path} in ${seconds} s${from > 0 ? ` (the ${megabytes(from)} and ${restored} records before it from its checkpoint)` : "; a clean stop leaves a checkpoint, after which a start reads only what came since"}`);
     return new FileLedgerStore(path, written, aggregates, read.endsMidLine, follower, records, log, from + read.bytes);
   }
 
