@@ -5,6 +5,7 @@ import { configSchema } from "../config/config-schema.ts";
 import { ConfigError } from "../config/resolve-config.ts";
 import { chooseConfigPath, EXAMPLE_CONFIG_PATH, readConfigFile } from "./load-config-file.ts";
 import { startGateway } from "./serve.ts";
+import { oneLine } from "./one-line.ts";
 
 // The `tollgate` command:
 //   tollgate [start] [--config FILE]        serve (PORT, default 8787)
@@ -80,7 +81,7 @@ async function start({ config: configFlag }: { config?: string }) {
     const reach = hostSetting
       ? `: anyone who can reach it on ${host} may spend its provider keys`
       : ", so it listens on 127.0.0.1 only; HOST=0.0.0.0 opens it to the network (make a key and a config of your own first)";
-    console.error(`[tollgate] ${which} accepts the public demo key \`tollgate-dev-key\`${reach}`);
+    console.error(oneLine(`[tollgate] ${which} accepts the public demo key \`tollgate-dev-key\`${reach}`));
   }
   // Finish in-flight answers, but do not let a long stream hold a restart for more than 8 s: it
   // is then cut (and recorded as aborted). An answer that is not streamed is all-or-nothing (cut,
@@ -102,7 +103,7 @@ async function start({ config: configFlag }: { config?: string }) {
         process.exit(0);
       },
       (error: unknown) => {
-        console.error(`[tollgate] error while stopping: ${(error as Error)?.message ?? String(error)}`);
+        console.error(oneLine(`[tollgate] error while stopping: ${(error as Error)?.message ?? String(error)}`));
         process.exit(1);
       },
     );
@@ -113,7 +114,7 @@ async function start({ config: configFlag }: { config?: string }) {
   process.on("SIGTERM", stop);
   // Said only once a stop is handled: a supervisor that signals as soon as it reads this line
   // would otherwise kill the process outright, without a drain.
-  console.error(`[tollgate] listening on ${gateway.url} (config ${path})`);
+  console.error(oneLine(`[tollgate] listening on ${gateway.url} (config ${path})`));
 }
 
 async function createKey({ id, team, admin = false }: { id?: string; team?: string; admin?: boolean }) {

@@ -13,6 +13,7 @@ import { openStores } from "./open-stores.ts";
 import { setupTelemetry } from "./setup-telemetry.ts";
 import { keepUnsettled, REPLAY_RETRY_MS, replayUnwritten } from "./unwritten-records.ts";
 import { createUndiciFetch, createUndiciPost } from "./undici-fetch.ts";
+import { oneLine } from "./one-line.ts";
 
 export type StartGatewayOptions = {
   /** The config as parsed JSON; validated here. */
@@ -79,9 +80,7 @@ export async function startGateway({
   upstreamTransport = "undici",
   replayRetryMs = REPLAY_RETRY_MS,
 }: StartGatewayOptions): Promise<RunningGateway> {
-  // One event, one line: log collectors (Fluent Bit, Vector) split on newlines, and a provider's
-  // text or a stack quoted in a line would become lines of their own, without the request id.
-  const log = (line: string) => writeLog(line.replace(/\r\n|\r|\n/g, "\\n"));
+  const log = (line: string) => writeLog(oneLine(line));
   const resolved = resolveConfig(config, env);
   for (const warning of resolved.warnings) log(`[tollgate] warning: ${warning}`);
 
