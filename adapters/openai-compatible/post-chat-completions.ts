@@ -1,4 +1,5 @@
 import type { TransportOptions } from "../../src/model/chat-model.ts";
+import { redactSecrets } from "../shared/redact-secrets.ts";
 import { unrefTimer } from "../../src/runtime/unref-timer.ts";
 import { chunksOf } from "./read-sse-data.ts";
 
@@ -52,7 +53,7 @@ export async function postChatCompletions(call: ChatCompletionsCall): Promise<Ch
     if (call.transport.post) {
       const response = await call.transport.post(call.url, { headers, body, signal });
       if (response.status < 400) return deadline ? deadline.endsWith(response) : response;
-      throw new ProviderHttpError(response.status, new Headers(flatHeaders(response.headers)), errorBody(await response.text().catch(() => "")));
+      throw new ProviderHttpError(response.status, new Headers(flatHeaders(response.headers)), errorBody(await response.text().catch(() => ""), call.apiKey));
     }
     const doFetch = call.transport.fetch ?? fetch;
     const response = await doFetch(call.url, { method: "POST", headers, body, signal, ...(call.transport.fetchOptions ?? {}) } as RequestInit);
@@ -60,7 +61,7 @@ export async function postChatCompletions(call: ChatCompletionsCall): Promise<Ch
       const answer = { json: () => response.json(), body: response.body! };
       return deadline ? deadline.endsWith(answer) : answer;
     }
-    throw new ProviderHttpError(response.status, response.headers, errorBody(await response.text().catch(() => "")));
+    throw new ProviderHttpError(response.status, response.headers, errorBody(await response.text().catch(() => ""), call.apiKey));
   } catch (error) {
     deadline?.end();
     // Either transport reports a fired signal as an abort; say which signal it was.
@@ -129,13 +130,14 @@ async function* readThenEnd(body: ChatCompletionsResponse["body"], end: () => vo
   }
 }
 
-function errorBody(text: string): unknown {
+function errorBody(text: string, apiKey: string | undefined): unknown {
   try {
     return JSON.parse(text);
   } catch {
     // A proxy's HTML error page in front of the decoder: its text on one line, in the client's
-    // error message and in the log's one line per event.
-    return { message: text.replace(/\s+/g, " ").trim().slice(0, 500) };
+    // error message and in the log's one line per event. Redacted before it is cut: a key cut
+    // in two would no longer be found whole.
+    return { message: redactSecrets(text.replace(/\s+/g, " ").trim(), apiKey).slice(0, 500) };
   }
 }
 

@@ -35,3 +35,37 @@ describe("a transport's own message, passed to the client", () => {
     expect(mapped.message).toBe('could not reach provider "local": Request cannot be constructed from a URL that includes credentials: http://[redacted]@10.0.0.5:8000/v1/chat/completions');
   });
 });
+
+describe("a provider quoting tollgate's own key", () => {
+  it("in its error code or param: they are dropped, as they would pass to the client, the record's errorType and the spans", () => {
+    const error = APIError.generate(400, { error: { message: "bad key sk-test-openai", type: "invalid_request_error", param: "sk-test-openai", code: "sk-test-openai" } }, undefined, new Headers());
+    const mapped = mapProviderError(error, context);
+    expect(mapped.code).toBeUndefined();
+    expect(mapped.param).toBeUndefined();
+    expect(mapped.message).toBe('provider "openai" rejected the request: bad key [redacted]');
+  });
+
+  it("shorter than 8 characters (a decoder started with --api-key hunter2): still redacted", () => {
+    const error = new ProviderHttpError(400, new Headers(), { error: { message: "key hunter2 refused", type: "invalid_request_error" } });
+    expect(mapProviderError(error, { provider: "local", apiKey: "hunter2" }).message).toBe('provider "local" rejected the request: key [redacted] refused');
+  });
+
+  it("in a proxy's HTML page longer than the 500 characters kept: redacted before the cut, so no part of it is left", async () => {
+    const key = "zq8-local-decoder-key";
+    // The key starts at character 497: a cut at 500 leaves "zq8" of it.
+    const page = `<html><body>${"x".repeat(470)} Authorization ${key} refused</body></html>`;
+    const server = (await import("node:http")).createServer((_, response) => response.writeHead(502, { "content-type": "text/html" }).end(page));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { postChatCompletions } = await import("../openai-compatible/post-chat-completions.ts");
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1/chat/completions`;
+      const error = await postChatCompletions({ url, apiKey: key, body: {}, signal: new AbortController().signal, timeoutMs: undefined, transport: {} }).then(() => undefined, (thrown: unknown) => thrown);
+      const mapped = mapProviderError(error, { provider: "local", apiKey: key });
+      expect(mapped.message).not.toMatch(/zq8/);
+      // The cut now falls inside "[redacted]".
+      expect(mapped.message).toMatch(/ Authorization \[re$/);
+    } finally {
+      server.close();
+    }
+  });
+});

@@ -1,10 +1,11 @@
 import { GatewayError, OVERLOADED } from "../../src/errors/gateway-error.ts";
+import { redactSecrets } from "./redact-secrets.ts";
 import { didNotAnswer } from "./timeouts.ts";
 
 // Both official SDKs throw APIError subclasses of the same shape (status, headers, error body),
 // so one mapping serves every adapter. What a client may see is decided here: a provider's
 // auth failure is tollgate's misconfiguration (502), never the client's, and provider messages
-// are scrubbed of the provider key (OpenAI's 401 message echoes part of it).
+// are scrubbed of the provider key (OpenAI's 401 message echoes part of it; redact-secrets.ts).
 
 type SdkError = Error & { status?: number; headers?: Headers | Record<string, string>; error?: unknown };
 
@@ -14,7 +15,7 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
   if (error instanceof GatewayError) return error;
   const sdkError = error as SdkError;
   const status = typeof sdkError?.status === "number" ? sdkError.status : undefined;
-  const upstreamMessage = scrub(providerMessage(sdkError), context.apiKey);
+  const upstreamMessage = redactSecrets(providerMessage(sdkError), context.apiKey);
   const where = `provider "${context.provider}"`;
 
   if (status === undefined) {
@@ -29,12 +30,12 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
     if (isTimeout(sdkError)) return new GatewayError("timeout", didNotAnswer(where, context.timeoutMs), { retryable: true, cause: error });
     // It answered, with something that is not JSON (an HTML error page, an empty body): not a network problem.
     if (error instanceof SyntaxError) {
-      return new GatewayError("upstream", `${where} answered with a body that is not JSON (${scrub(error.message, context.apiKey).slice(0, 120)}); check that its baseUrl is a Chat Completions or Messages API`, {
+      return new GatewayError("upstream", `${where} answered with a body that is not JSON (${redactSecrets(error.message, context.apiKey).slice(0, 120)}); check that its baseUrl is a Chat Completions or Messages API`, {
         retryable: true,
         cause: error,
       });
     }
-    return new GatewayError("upstream", `could not reach ${where}: ${scrub(sdkError?.message ?? "connection failed", context.apiKey)}`, {
+    return new GatewayError("upstream", `could not reach ${where}: ${redactSecrets(sdkError?.message ?? "connection failed", context.apiKey)}`, {
       retryable: true,
       cause: error,
     });
@@ -104,7 +105,7 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
   // Other 4xx: the request itself is wrong for this provider (context too long, bad schema, …).
   // The provider's code and param pass on: clients branch on them (an agent trims its history on
   // OpenAI's `context_length_exceeded`), so a local decoder's own words for that become it too.
-  const codeAndParam = upstreamCodeAndParam(sdkError);
+  const codeAndParam = upstreamCodeAndParam(sdkError, context.apiKey);
   if (!codeAndParam.code && exceedsContext(sdkError, upstreamMessage)) codeAndParam.code = "context_length_exceeded";
   return new GatewayError("invalid_request", `${where} rejected the request: ${upstreamMessage}`, { ...codeAndParam, cause: error });
 }
@@ -181,11 +182,13 @@ function mapStreamedError(type: string, status: number | undefined, where: strin
   return new GatewayError("upstream", `${where} failed mid-stream: ${message}`, { cause });
 }
 
-function upstreamCodeAndParam(error: SdkError): { code?: string; param?: string } {
+function upstreamCodeAndParam(error: SdkError, apiKey?: string): { code?: string; param?: string } {
   const body = error?.error as { code?: unknown; param?: unknown; error?: { code?: unknown; param?: unknown } } | undefined;
   const fields = body?.error ?? body;
-  // Identifiers only: a code or param is never free text that could carry a key.
-  const identifier = (value: unknown) => (typeof value === "string" && /^[\w.\[\]-]{1,100}$/.test(value) ? value : undefined);
+  // Identifiers only, and none that quotes a key: a key is identifier-shaped too (sk-…), and a
+  // code also becomes the record's errorType and the spans' error.type.
+  const identifier = (value: unknown) =>
+    typeof value === "string" && /^[\w.\[\]-]{1,100}$/.test(value) && redactSecrets(value, apiKey) === value ? value : undefined;
   const code = identifier(fields?.code);
   const param = identifier(fields?.param);
   return { ...(code ? { code } : {}), ...(param ? { param } : {}) };
@@ -195,15 +198,6 @@ function providerMessage(error: SdkError): string {
   const body = error?.error as { message?: unknown; error?: { message?: unknown } | string } | undefined;
   const message = typeof body?.error === "string" ? body.error : (body?.error?.message ?? body?.message ?? error?.message);
   return typeof message === "string" && message.length > 0 ? message : "no message";
-}
-
-function scrub(text: string, apiKey?: string): string {
-  let out = text;
-  if (apiKey && apiKey.length >= 8) out = out.split(apiKey).join("[redacted]");
-  // Masked echoes such as "sk-proj-ab***wxyz" still name part of a key: remove any key-shaped token.
-  out = out.replace(/\b(sk|sk-ant|sk-proj|tg)[-_][A-Za-z0-9_*\-]{4,}/g, "[redacted]");
-  // And a URL's user and password, wherever a transport's message quotes a URL.
-  return out.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, "$1[redacted]@");
 }
 
 function retryAfter(headers: SdkError["headers"]): number | undefined {

@@ -1,0 +1,23 @@
+import { describe, expect, it } from "vitest";
+import { redactSecrets } from "./redact-secrets.ts";
+
+describe("redactSecrets", () => {
+  it("takes out a short key quoted whole (a decoder started with --api-key hunter2)", () => {
+    expect(redactSecrets("key hunter2 is not valid", "hunter2")).toBe("key [redacted] is not valid");
+  });
+
+  it("takes out whatever follows Bearer or x-api-key:, whatever the key is", () => {
+    expect(redactSecrets("Header 'Authorization: Bearer abc' is malformed", "abc")).toBe("Header 'Authorization: Bearer [redacted]' is malformed");
+    expect(redactSecrets("got x-api-key: zz9-secret, expected another", undefined)).toBe("got x-api-key: [redacted], expected another");
+  });
+
+  it("leaves the words alone where no credential follows them", () => {
+    expect(redactSecrets("x-api-key header is required", "EMPTY")).toBe("x-api-key header is required");
+    expect(redactSecrets("ask the bearers", undefined)).toBe("ask the bearers");
+  });
+
+  it("takes out masked key-shaped tokens and URL passwords", () => {
+    expect(redactSecrets("Incorrect API key provided: sk-proj-ab***wxyz.", "sk-proj-abcdefwxyz")).toBe("Incorrect API key provided: [redacted].");
+    expect(redactSecrets("connect to http://user:pw@10.0.0.5:8000 failed")).toBe("connect to http://[redacted]@10.0.0.5:8000 failed");
+  });
+});

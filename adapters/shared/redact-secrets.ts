@@ -1,0 +1,17 @@
+/** Keys shorter than this are not secrets anyone chose (vLLM's documented "EMPTY" is five): only their `Bearer` echo is redacted. */
+const SHORTEST_REDACTED_KEY = 4;
+
+/**
+ * The text a provider (or a proxy in front of it) answered, with tollgate's provider key taken
+ * out wherever it is quoted: whole, after `Bearer` or `x-api-key:`, or masked as OpenAI's 401
+ * does ("sk-proj-ab***wxyz" still names part of a key), and any URL's user and password.
+ */
+export function redactSecrets(text: string, apiKey?: string): string {
+  let out = text;
+  if (apiKey && apiKey.length >= SHORTEST_REDACTED_KEY) out = out.split(apiKey).join("[redacted]");
+  // Whatever follows a credential header's name is a credential, whoever's it is.
+  out = out.replace(/\b(bearer\s+|(?:x-)?api-key:\s*)(?!\[redacted\])[^\s"',;]+/gi, "$1[redacted]");
+  out = out.replace(/\b(sk|sk-ant|sk-proj|tg)[-_][A-Za-z0-9_*\-]{4,}/g, "[redacted]");
+  // A transport's message may quote a URL with its user and password.
+  return out.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, "$1[redacted]@");
+}
