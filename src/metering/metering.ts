@@ -126,6 +126,8 @@ export class MeteredCall implements RouteObserver {
     this.billedFailure = undefined;
     // A call cut off because the client left had the prompt: it is billed as it stands, and the
     // route ends there. A provider's failure is billed only where it says (BilledCall).
+    // The usage it reported before the client left (Anthropic's message_start) is what is billed.
+    if (clientLeft && error.billed?.usage) this.meter.attemptFailed(error.billed);
     if (!clientLeft) {
       const why = error.code ?? error.kind;
       this.meter.attemptFailed(error.billed);

@@ -95,10 +95,16 @@ export async function streamOnRoute(
         void pending.catch(() => undefined); // read by `resume`; never an unhandled rejection if it is not
         return { answer: { held: preamble, rest: resume(pending, parts) } };
       }
-      if (next.done) return { failure: new GatewayError("upstream", `provider "${target.model.providerName}" closed the stream without answering`, { retryable: true }) };
+      if (next.done) {
+        const failure = new GatewayError("upstream", `provider "${target.model.providerName}" closed the stream without answering`, { retryable: true });
+        // It had read the prompt: billed, with what its preamble reported.
+        return { failure: withPreambleUsage(failure, preamble) };
+      }
       if (next.value.type === "error") {
         void parts.return(undefined).catch(() => undefined); // let the adapter's stream end
-        return { failure: withPreambleUsage(next.value.error, preamble) };
+        const failure = next.value.error;
+        // An error event is a refusal, not billed, unless the adapter says the call was (or the client left).
+        return { failure: failure.billed || signal.aborted ? withPreambleUsage(failure, preamble) : failure };
       }
       if (preamble.length === 0) observer.firstChunk?.(performance.now());
       preamble.push(next.value);
@@ -132,9 +138,12 @@ export async function callOnRoute<T>(
   return { target, answer };
 }
 
-/** A billed call is billed with the usage its preamble reported (Anthropic's message_start). */
+/**
+ * A billed call is billed with the usage its preamble reported (Anthropic's message_start, with
+ * its cache reads), not with tollgate's count of the prompt.
+ */
 function withPreambleUsage(failure: GatewayError, preamble: readonly StreamPart[]): GatewayError {
-  if (!failure.billed || failure.billed.usage) return failure;
+  if (failure.billed?.usage) return failure;
   let usage: Usage | undefined;
   for (const part of preamble) if (part.type === "usage") usage = mergeUsage(usage, part.usage);
   if (usage) failure.billed = { usage };
