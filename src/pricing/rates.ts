@@ -1,6 +1,7 @@
 // Prices inside tollgate are integer pico-dollars (1e-12 USD) per token, so that a table price in
 // USD per 1M tokens with up to six decimals becomes an integer ($2.50 / 1M = 2,500,000 pico per
-// token) and every cost is an exact integer product. Costs are then rounded once to nano-dollars.
+// token) and every cost is an exact integer product (a price with more decimals, a fraction of
+// them). Costs are then rounded once to nano-dollars.
 // A GPU-hour price is no whole number of pico-dollars per token ($2 / (5000 × 3600) tokens), so
 // it stays a fraction, and it too is rounded only once, per cost line.
 
@@ -33,9 +34,24 @@ export type UsdPerMillion = {
 
 const PICO_PER_USD_PER_MILLION = 1_000_000;
 
-export function picoPerToken(usdPerMillion: number): number {
-  // Rounding to whole pico-dollars removes binary floating-point noise (0.075 * 1e6 = 75000.00000000001).
-  return Math.round(usdPerMillion * PICO_PER_USD_PER_MILLION);
+/** The finest price fraction kept: a billionth of a pico-dollar per token. */
+const MAX_PER_TOKENS = 1_000_000_000;
+
+/**
+ * A price in USD per 1M tokens as written (its shortest decimal form, so 0.075 is 0.075 and not
+ * 0.07500000000000001), as pico-dollars per token: a whole number up to six decimals, else a
+ * fraction (`$1.2345678` → 12,345,678 pico per 10 tokens), so that it is never rounded before
+ * it is multiplied, and a tiny non-zero price never becomes a silent $0.
+ */
+export function picoPerToken(usdPerMillion: number): Rate {
+  const [mantissa, exponent = "0"] = String(usdPerMillion).split("e");
+  const [whole, fraction = ""] = mantissa!.split(".");
+  // digits × 10^-(decimals) USD per 1M tokens = digits × 10^(6 - decimals) pico per token.
+  const decimals = fraction.length - Number(exponent);
+  const digits = Number(`${whole}${fraction}`);
+  if (decimals <= 6) return digits * 10 ** (6 - decimals);
+  if (decimals - 6 <= Math.log10(MAX_PER_TOKENS)) return { pico: digits, perTokens: 10 ** (decimals - 6) };
+  return { pico: Math.round(usdPerMillion * PICO_PER_USD_PER_MILLION * MAX_PER_TOKENS), perTokens: MAX_PER_TOKENS };
 }
 
 export function ratesFromUsdPerMillion(price: UsdPerMillion): Rates {
