@@ -1,16 +1,27 @@
+import { zodOutputFormat } from "@anthropic-ai/sdk/helpers/zod";
+import { zodFunction, zodResponseFormat } from "openai/helpers/zod";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { postJson, useMockedGateway } from "./support/gateway.ts";
 
-// Anthropic's structured outputs, `output_config.format: {"type": "json_schema", "schema": …}`
-// (what the SDK's messages.parse() sends): the answer must be JSON conforming to the schema. It is
-// the neutral model's json-schema response format: OpenAI-shaped targets get it as response_format,
-// Anthropic targets as the format policy's first system line, with the schema written out.
-// Was: the field was dropped without a word, and the answer was unconstrained.
+// Structured outputs. Anthropic's `output_config.format: {"type": "json_schema", "schema": …}`
+// (what the SDK's messages.parse() sends) and OpenAI's strict `response_format` both ask for an
+// answer decoded to the schema, and `strict` tools for inputs decoded to theirs. Each provider
+// gets them natively where it has them: OpenAI-shaped targets as response_format; Claude models
+// with structured outputs (Sonnet 4.5 and later, Haiku 4.5, Opus 4.5 and later:
+// platform.claude.com/docs/en/build-with-claude/structured-outputs) as output_config.format and
+// `strict`. Older Claude models refuse those fields, so they get the schema written out in the
+// system prompt's first line. Was: Claude always got the line, and `strict` was dropped on
+// every target, so parse() could fail on an answer the provider would have kept to the schema.
 
-const rig = useMockedGateway();
+const rig = useMockedGateway({
+  "claude-3-5": { targets: [{ provider: "anthropic", model: "claude-3-5-haiku" }] },
+});
 const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false };
-const ask = (model: string) =>
-  postJson(rig.gateway, "/v1/messages", { model, max_tokens: 100, messages: [{ role: "user", content: "Which city?" }], output_config: { format: { type: "json_schema", schema } } });
+const ask = (model: string, format: Record<string, unknown> = schema) =>
+  postJson(rig.gateway, "/v1/messages", { model, max_tokens: 100, messages: [{ role: "user", content: "Which city?" }], output_config: { format: { type: "json_schema", schema: format } } });
+const named = 'Respond with a single JSON object that conforms to the JSON Schema "output", and nothing else.';
+const spelledOut = (format: Record<string, unknown>) => `Respond with a single JSON object that conforms to this JSON Schema, and nothing else: ${JSON.stringify(format)}`;
 
 describe("an Anthropic client's output_config.format", () => {
   it("reaches an OpenAI model as response_format json_schema", async () => {
@@ -18,10 +29,71 @@ describe("an Anthropic client's output_config.format", () => {
     expect(rig.mocks.openai.requests.at(-1)!.body.response_format).toEqual({ type: "json_schema", json_schema: { name: "output", schema } });
   });
 
-  it("reaches an Anthropic model as the schema, first in the system prompt", async () => {
-    expect((await ask("claude")).status).toBe(200);
-    expect(rig.mocks.anthropic.requests.at(-1)!.body.system).toEqual([
-      { type: "text", text: `Respond with a single JSON object that conforms to this JSON Schema, and nothing else: ${JSON.stringify(schema)}` },
-    ]);
+  it("reaches a Claude model with structured outputs as output_config.format, the schema named in the first line", async () => {
+    const response = await ask("claude");
+    expect(response.status).toBe(200);
+    const sent = rig.mocks.anthropic.requests.at(-1)!.body;
+    expect(sent.output_config).toEqual({ format: { type: "json_schema", schema } });
+    expect(sent.system).toEqual([{ type: "text", text: named }]);
+    expect(response.headers.get("x-tollgate-policies")).toContain("format=native");
+  });
+
+  it("reaches an older Claude model as the schema written out, first in the system prompt, and no output_config", async () => {
+    expect((await ask("claude-3-5")).status).toBe(200);
+    const sent = rig.mocks.anthropic.requests.at(-1)!.body;
+    expect(sent.output_config).toBeUndefined();
+    expect(sent.system).toEqual([{ type: "text", text: spelledOut(schema) }]);
+  });
+
+  it("a schema Claude would refuse to decode to (an object not closed by additionalProperties: false) goes in the prompt only", async () => {
+    const open = { type: "object", properties: { city: { type: "string" } } };
+    expect((await ask("claude", open)).status).toBe(200);
+    const sent = rig.mocks.anthropic.requests.at(-1)!.body;
+    expect(sent.output_config).toBeUndefined();
+    expect(sent.system).toEqual([{ type: "text", text: spelledOut(open) }]);
+  });
+});
+
+describe("the SDKs' parse() helpers on a Claude target", () => {
+  const Answer = z.object({ city: z.string(), population: z.number() });
+
+  it("anthropic messages.parse(zodOutputFormat): output_config.format, and the parsed answer", async () => {
+    rig.mocks.anthropic.enqueue({ kind: "text", text: '{"city":"Oslo","population":1}' });
+    const message = await rig.gateway.anthropic.messages.parse({ model: "claude", max_tokens: 100, messages: [{ role: "user", content: "Biggest city?" }], output_config: { format: zodOutputFormat(Answer) } });
+    expect(message.parsed_output).toEqual({ city: "Oslo", population: 1 });
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.output_config.format.type).toBe("json_schema");
+  });
+
+  it("openai parse(zodResponseFormat), strict: output_config.format", async () => {
+    rig.mocks.anthropic.enqueue({ kind: "text", text: '{"city":"Oslo","population":1}' });
+    const completion = await rig.gateway.openai.chat.completions.parse({ model: "claude", messages: [{ role: "user", content: "Biggest city?" }], response_format: zodResponseFormat(Answer, "answer") });
+    expect(completion.choices[0]!.message.parsed).toEqual({ city: "Oslo", population: 1 });
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.output_config.format.schema.required).toEqual(["city", "population"]);
+  });
+
+  it("openai parse() with zodFunction: the tool is strict on Claude", async () => {
+    rig.mocks.anthropic.enqueue({ kind: "tool-use", blocks: [{ name: "lookup", input: { city: "Oslo", population: 7 } }] });
+    const completion = await rig.gateway.openai.chat.completions.parse({ model: "claude", messages: [{ role: "user", content: "Look up Oslo" }], tools: [zodFunction({ name: "lookup", parameters: Answer })] });
+    expect(completion.choices[0]!.message.tool_calls?.[0]?.function.parsed_arguments).toEqual({ city: "Oslo", population: 7 });
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.tools[0].strict).toBe(true);
+  });
+});
+
+describe("an Anthropic client's strict tool", () => {
+  const tool = { name: "weather", strict: true, input_schema: schema as { type: "object" } };
+
+  it("reaches a Claude model with structured outputs with strict", async () => {
+    await rig.gateway.anthropic.messages.create({ model: "claude", max_tokens: 10, tools: [tool], messages: [{ role: "user", content: "x" }] });
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.tools[0].strict).toBe(true);
+  });
+
+  it("reaches an older Claude model without it (it would refuse the field)", async () => {
+    await rig.gateway.anthropic.messages.create({ model: "claude-3-5", max_tokens: 10, tools: [tool], messages: [{ role: "user", content: "x" }] });
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.tools[0]).not.toHaveProperty("strict");
+  });
+
+  it("reaches an OpenAI model as function.strict", async () => {
+    await rig.gateway.anthropic.messages.create({ model: "gpt", max_tokens: 10, tools: [tool], messages: [{ role: "user", content: "x" }] });
+    expect(rig.mocks.openai.requests.at(-1)!.body.tools[0].function.strict).toBe(true);
   });
 });

@@ -2,6 +2,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import type { CacheMark, ChatMessage, ChatRequest, ImageContent, ToolChoice } from "../../src/model/chat-request.ts";
 import { parseToolArguments } from "../../src/dialects/anthropic/render-anthropic-response.ts";
 import { GatewayError } from "../../src/errors/gateway-error.ts";
+import { claudeDecodedSchema, claudeTakesStructuredOutputs } from "../../src/model/claude-structured-outputs.ts";
 
 // Neutral request → Messages body. Anthropic differs from the neutral model in three ways that
 // matter here: system text is top-level, roles must alternate (consecutive turns of one role
@@ -20,8 +21,8 @@ type ContentBlock = Anthropic.Messages.ContentBlockParam;
 export function convertToAnthropicRequest(request: ChatRequest, model: string): Body {
   const systemBlocks: Anthropic.Messages.TextBlockParam[] = [];
   const messages: MessageParam[] = [];
-  // The format instruction (Anthropic has no response_format) is already the system prompt's
-  // first line: the format policy puts it there for every route.
+  // The format instruction is already the system prompt's first line: the format policy puts it
+  // there for every route. A schema is also sent as output_config.format where Claude takes it.
   const cache = request.promptCache?.anthropic;
   const cacheControl = cache ? { type: "ephemeral" as const, ttl: cache.ttl } : undefined;
 
@@ -66,9 +67,13 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
       name: tool.name,
       ...(tool.description ? { description: tool.description } : {}),
       input_schema: { type: "object", ...tool.parameters } as Anthropic.Messages.Tool.InputSchema,
+      // Models without structured outputs refuse `strict`: they get the tool without it.
+      ...(tool.strict !== undefined && claudeTakesStructuredOutputs(model) ? { strict: tool.strict } : {}),
       ...cacheControlOf(tool.cacheControl),
     }));
   }
+  const decoded = claudeDecodedSchema(request.responseFormat, model);
+  if (decoded) body.output_config = { format: { type: "json_schema", schema: decoded } };
   if (cacheControl && cache?.tools && body.tools?.length) body.tools.at(-1)!.cache_control = cacheControl;
   if (request.toolChoice) body.tool_choice = convertToolChoice(request.toolChoice);
   // One tool call per answer: Anthropic says it on the tool choice, which then must be present.

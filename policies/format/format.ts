@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { ChatRequest, ResponseFormat } from "../../src/model/chat-request.ts";
+import { claudeDecodedSchema } from "../../src/model/claude-structured-outputs.ts";
 import { findModelLimits } from "../../src/pricing/find-model-price.ts";
 import type { Policy } from "../policy.ts";
 
@@ -24,8 +25,8 @@ export const JSON_INSTRUCTION = "Respond with a single JSON object and nothing e
 
 /**
  * The first line for a response format. A schema is named, not spelled out: OpenAI-style targets
- * get it natively in response_format; Anthropic, which has none, gets it written into the line
- * per target (`schemaInstruction`).
+ * get it natively in response_format, as do Claude models with structured outputs; other Claude
+ * models get it written into the line per target (`schemaInstruction`).
  */
 export function formatInstruction(format: ResponseFormat): string | undefined {
   if (format.type === "text") return undefined;
@@ -72,6 +73,12 @@ export function formatPolicy(options?: FormatOptions): Policy {
     adaptToTarget(request, target, log) {
       if (target.providerType !== "anthropic") return request;
       const format = request.responseFormat;
+      // Claude decodes the answer to the schema itself (output_config.format): the named line is
+      // enough, as for OpenAI, and a prefilled answer is refused with structured outputs.
+      if (claudeDecodedSchema(format, target.model)) {
+        log.notes.push("format=native");
+        return request;
+      }
       if (format?.type === "json-schema") {
         const named = formatInstruction(format)!;
         const first = request.messages[0];

@@ -53,6 +53,11 @@ export type ModelLimits = {
    */
   noPrefill?: boolean;
   /**
+   * Anthropic: takes structured outputs, `output_config.format` (a JSON Schema the answer is
+   * decoded to) and `strict` tools. Models without it refuse them with a 400.
+   */
+  structuredOutputs?: boolean;
+  /**
    * The most input tokens one image can bill, where it is above the budget's general bound of
    * 6,000. gpt-4o-mini bills an image at gpt-4o's dollar price, so at 2,833 tokens plus 5,667 per
    * 512 px tile (OpenAI's vision pricing): 8 tiles at most (2048 × 768 after scaling) = 48,169.
@@ -108,6 +113,11 @@ const sonnetLongContext = { aboveInputTokens: 200_000, price: anthropicPrice(6, 
 // 4.6, Sonnet 4.5, 4.6 and Haiku 4.5: BerriAI/litellm#15097, OpenHands/OpenHands#12874,
 // aws-samples/bedrock-access-gateway#208, Vali-98/ChatterUI#564); Sonnet 4 and Opus 4 take both.
 const ONE_SAMPLER = { noTemperatureWithTopP: true } as const;
+// Structured outputs are generally available for Claude Sonnet 4.5, Opus 4.5, Haiku 4.5, Opus 4.6
+// and Sonnet 4.6 (platform.claude.com/docs/en/build-with-claude/structured-outputs), and Opus 4.7
+// (Vertex AI's list of Claude models with structured outputs). Opus 4.1 had them in beta only,
+// under another field; Sonnet 5 is left out until a source says it has them.
+const STRUCTURED = { structuredOutputs: true } as const;
 
 // Retirement days from Anthropic's model deprecations page (platform.claude.com/docs/en/about-claude/model-deprecations):
 // Sonnet 4.5 as @anthropic-ai/sdk 1.12.0 warns of it ("will reach end-of-life on November 30th,
@@ -129,17 +139,17 @@ export const BUNDLED_PRICES: readonly BundledPrice[] = [
   openai("o4-mini", 1.1, 0.275, 4.4, REASONING),
 
   { ...anthropic("claude-sonnet-4", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024 }), longContext: sonnetLongContext, aliases: ["claude-sonnet-4-0"], ...retiresOn("2026-06-15") },
-  { ...anthropic("claude-sonnet-4-5", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024, ...ONE_SAMPLER }), longContext: sonnetLongContext, ...retiresOn("2026-11-30") },
-  anthropic("claude-sonnet-4-6", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024, noPrefill: true, ...ONE_SAMPLER }),
+  { ...anthropic("claude-sonnet-4-5", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024, ...ONE_SAMPLER, ...STRUCTURED }), longContext: sonnetLongContext, ...retiresOn("2026-11-30") },
+  anthropic("claude-sonnet-4-6", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024, noPrefill: true, ...ONE_SAMPLER, ...STRUCTURED }),
   {
     ...anthropic("claude-sonnet-5", 2, 10, { maxOutputTokens: 128_000, minCacheTokens: 1024, fixedSampling: true, noPrefill: true, ...ONE_SAMPLER }, "2026-11"),
     source: "https://platform.claude.com/docs/en/models/sonnet-5/overview",
   },
-  anthropic("claude-haiku-4-5", 1, 5, { maxOutputTokens: 64_000, minCacheTokens: 4096, ...ONE_SAMPLER }),
+  anthropic("claude-haiku-4-5", 1, 5, { maxOutputTokens: 64_000, minCacheTokens: 4096, ...ONE_SAMPLER, ...STRUCTURED }),
   anthropic("claude-3-5-haiku", 0.8, 4, { maxOutputTokens: 8192, minCacheTokens: 2048 }),
   { ...anthropic("claude-opus-4", 15, 75, { maxOutputTokens: 32_000, minCacheTokens: 1024 }), aliases: ["claude-opus-4-0"], ...retiresOn("2026-06-15") },
   anthropic("claude-opus-4-1", 15, 75, { maxOutputTokens: 32_000, minCacheTokens: 1024, ...ONE_SAMPLER }),
-  anthropic("claude-opus-4-5", 5, 25, { maxOutputTokens: 64_000, minCacheTokens: 4096, ...ONE_SAMPLER }),
-  anthropic("claude-opus-4-6", 5, 25, { maxOutputTokens: 128_000, minCacheTokens: 4096, noPrefill: true, ...ONE_SAMPLER }),
-  anthropic("claude-opus-4-7", 5, 25, { maxOutputTokens: 128_000, minCacheTokens: 4096, fixedSampling: true, noPrefill: true, ...ONE_SAMPLER }),
+  anthropic("claude-opus-4-5", 5, 25, { maxOutputTokens: 64_000, minCacheTokens: 4096, ...ONE_SAMPLER, ...STRUCTURED }),
+  anthropic("claude-opus-4-6", 5, 25, { maxOutputTokens: 128_000, minCacheTokens: 4096, noPrefill: true, ...ONE_SAMPLER, ...STRUCTURED }),
+  anthropic("claude-opus-4-7", 5, 25, { maxOutputTokens: 128_000, minCacheTokens: 4096, fixedSampling: true, noPrefill: true, ...ONE_SAMPLER, ...STRUCTURED }),
 ];

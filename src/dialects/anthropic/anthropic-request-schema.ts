@@ -56,6 +56,8 @@ const tool = z.object({
   name: z.string().min(1),
   description: z.string().optional(),
   input_schema: z.record(z.string(), z.unknown()),
+  /** Structured outputs: the input is decoded to input_schema exactly. */
+  strict: z.boolean().optional(),
   cache_control: cacheControl,
 });
 

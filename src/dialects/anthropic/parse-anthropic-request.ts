@@ -36,12 +36,13 @@ export function parseAnthropicRequest(body: unknown): ChatRequest {
     topP: request.top_p,
     topK: request.top_k,
     stop: request.stop_sequences && request.stop_sequences.length > 0 ? request.stop_sequences : undefined,
-    tools: request.tools?.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.input_schema, ...mark(tool) })),
+    tools: request.tools?.map((tool) => dropUndefined({ name: tool.name, description: tool.description, parameters: tool.input_schema, strict: tool.strict, ...mark(tool) })),
     toolChoice: convertToolChoice(request.tool_choice),
     parallelToolCalls: request.tool_choice && "disable_parallel_tool_use" in request.tool_choice && request.tool_choice.disable_parallel_tool_use ? false : undefined,
     user: request.metadata?.user_id ?? undefined,
     thinking: request.thinking ?? undefined,
-    // OpenAI-shaped targets get it as response_format; Anthropic ones as the format policy's schema line.
+    // OpenAI-shaped targets get it as response_format; Claude models with structured outputs as
+    // output_config.format, others as the format policy's schema line.
     responseFormat: request.output_config?.format ? { type: "json-schema", name: "output", schema: request.output_config.format.schema } : undefined,
   });
 }
