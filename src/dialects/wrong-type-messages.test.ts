@@ -50,6 +50,12 @@ describe("what an OpenAI client may ask that tollgate cannot honour", () => {
     expect(messageOf(ask({ audio: { voice: "alloy", format: "wav" } }))).toBe('audio: tollgate carries text answers only: remove audio (and modalities: ["audio"])');
     expect(parseOpenAIRequest({ model: "gpt", modalities: ["text"], messages: [{ role: "user", content: "hi" }] }).messages).toHaveLength(1);
   });
+
+  it("OpenAI's web search is refused, naming the field, instead of an answer that was never searched", () => {
+    const ask = (extra: object) => () => parseOpenAIRequest({ model: "gpt", messages: [{ role: "user", content: "hi" }], ...extra });
+    expect(messageOf(ask({ web_search_options: {} }))).toMatch(/^web_search_options: web search is OpenAI's own tool, which tollgate does not carry/);
+    expect(parseOpenAIRequest({ model: "gpt", web_search_options: null, messages: [{ role: "user", content: "hi" }] }).messages).toHaveLength(1);
+  });
 });
 
 describe("an option sent as null", () => {

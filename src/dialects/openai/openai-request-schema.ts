@@ -117,6 +117,9 @@ export const openAIChatRequestSchema = z.object({
     .array(z.literal("text", { error: 'tollgate carries text answers only: remove "audio" from modalities' }))
     .nullish(),
   audio: z.null({ error: "tollgate carries text answers only: remove audio (and modalities: [\"audio\"])" }).optional(),
+  // OpenAI's built-in web search runs at OpenAI (search-preview models only): no other target
+  // searches, and an answer without it would pass for a searched one.
+  web_search_options: z.null({ error: "web search is OpenAI's own tool, which tollgate does not carry to other targets: remove web_search_options, or search in your app and send the results" }).optional(),
 });
 
 export type OpenAIChatRequest = z.infer<typeof openAIChatRequestSchema>;
