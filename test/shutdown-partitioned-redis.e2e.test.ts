@@ -43,6 +43,9 @@ async function startOnProxiedRedis(name: string) {
       routes: { budgeted: { targets: [{ provider: "local", model: "tiny" }], budget: { usd: 100, window: "total" } } },
       keys: [{ id: "app", team: "search", hash: sha256(APP_KEY) }],
       store: { redisUrl: { env: "REDIS_URL" }, keyPrefix: uniquePrefix(`partitioned-${name}`), path: join(directory, name, "ledger.jsonl") },
+      // Answers not streamed are cut 4 s after the signal (15 s by default): what is measured is the
+      // 13 s after the drain, for writing out, before the forced exit.
+      server: { drainAnswersSeconds: 4 },
     },
     { REDIS_URL: proxy.url },
   );
@@ -86,9 +89,10 @@ describe("SIGTERM while Redis is partitioned away", () => {
   }, 60_000);
 
   it("with an answer not streamed still open: the drain leaves room to keep the records before the forced exit", async () => {
-    // The answers not streamed are cut at 15 s; the records (2 s), the settlements (2 s) and the
-    // ledger's own 5 s (plus a write in flight) must still fit before the exit at 28 s. With the
-    // drain at 20 s they did not, and every record was lost with exit code 0 (found by review).
+    // The answers not streamed are cut when the drain ends; the records (2 s), the settlements
+    // (2 s) and the ledger's own 5 s (plus a write in flight) must still fit in the 13 s before the
+    // forced exit. With 8 s left they did not, and every record was lost with exit code 0 (found
+    // by review).
     const STREAMS = 4;
     const { gateway, post, streamThroughPartition, stopAndCountKept } = await startOnProxiedRedis("deadline");
     const slow = post(false).catch(() => undefined); // the upstream takes 2 minutes to answer it

@@ -12,7 +12,9 @@ import { spawnGateway, startUpstream } from "./support/ops-rig.ts";
 //   listener (`process.once`) and took Node's default: the process died mid-drain, and the
 //   stream it was cutting was never recorded nor its budget settled.
 // - An answer that is not streamed was cut with the streams at 8 s: the client's SDK retries a
-//   cut connection, and the provider is paid twice on every rolling deploy. It gets 15 s now.
+//   cut connection, and the provider is paid twice on every rolling deploy. It gets longer now.
+// The drains are the config's (by default 8 s for streams, 15 s for the rest), shortened here to
+// 2 s and 7 s so that the cases take seconds, not half a minute each.
 
 let directory = "";
 const kills: (() => void)[] = [];
@@ -29,6 +31,7 @@ const configFor = (upstreamUrl: string, ledgerPath: string) => ({
   routes: { local: { targets: [{ provider: "local", model: "tiny" }] } },
   keys: [{ id: "app", team: "search", hash: sha256(APP_KEY) }],
   store: { path: ledgerPath },
+  server: { drainStreamsSeconds: 2, drainAnswersSeconds: 7 },
 });
 
 const recordsIn = async (path: string) => (existsSync(path) ? (await readFile(path, "utf8")).trim().split("\n").filter(Boolean).map((line) => JSON.parse(line) as { stream: boolean; status: string }) : []);
@@ -51,15 +54,15 @@ describe("stop signals while answers are in flight", () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     gateway.child.kill("SIGTERM");
     await new Promise((resolve) => setTimeout(resolve, 500));
-    gateway.child.kill("SIGTERM"); // while the first stop waits its 8 s for the stream
+    gateway.child.kill("SIGTERM"); // while the first stop waits its 2 s for the stream
     const outcome = await gateway.exited;
     await reading;
     expect({ code: outcome.code, signal: outcome.signal }).toEqual({ code: 0, signal: null });
     expect((await recordsIn(ledgerPath)).map((record) => [record.stream, record.status])).toEqual([[true, "aborted"]]);
   }, 40_000);
 
-  it("an answer not streamed, 11 s long, is answered after SIGTERM (the 8 s cut is for streams), then exit 0", async () => {
-    const upstream = await startUpstream({ wholeDelayMs: 11_000 });
+  it("an answer not streamed, 5 s long, is answered after SIGTERM (the 2 s cut is for streams), then exit 0", async () => {
+    const upstream = await startUpstream({ wholeDelayMs: 5_000 });
     const ledgerPath = join(directory, "whole.jsonl");
     const gateway = await spawnGateway(directory, "whole", configFor(upstream.url, ledgerPath));
     kills.push(() => gateway.child.kill("SIGKILL"), () => void upstream.close());
@@ -78,10 +81,11 @@ describe("stop signals while answers are in flight", () => {
     expect((await recordsIn(ledgerPath)).map((record) => [record.stream, record.status])).toEqual([[false, "ok"]]);
   }, 40_000);
 
-  it("a stream whose answer begins after the 8 s is cut as it begins, not held with the answers not streamed", async () => {
-    // Its SSE headers go out with its first part (at 9 s here): the streams were looked for once,
-    // at 8 s, and this one ran on until the cut meant for answers not streamed (found by review).
-    const upstream = await startUpstream({ chunks: 0, everyMs: 9_000 }); // the role chunk, then a token every 9 s
+  it("a stream whose answer begins after the 2 s is cut as it begins, not held with the answers not streamed", async () => {
+    // Its SSE headers go out with its first part (at 3.5 s here): the streams were looked for once,
+    // at the stream drain's end, and this one ran on until the cut meant for answers not streamed
+    // (found by review).
+    const upstream = await startUpstream({ chunks: 0, everyMs: 3_500 }); // the role chunk, then a token every 3.5 s
     const gateway = await spawnGateway(directory, "late", configFor(upstream.url, join(directory, "late.jsonl")));
     kills.push(() => gateway.child.kill("SIGKILL"), () => void upstream.close());
     const sent = Date.now();
@@ -95,8 +99,8 @@ describe("stop signals while answers are in flight", () => {
       .then(() => Date.now() - sent);
     await new Promise((resolve) => setTimeout(resolve, 300));
     gateway.child.kill("SIGTERM");
-    // Its first token comes at 9 s, and it is cut within 250 ms of it; the answers not streamed are cut at 15 s.
-    expect(await ended).toBeLessThan(14_000);
+    // Its first token comes at 3.5 s, and it is cut within 250 ms of it; the answers not streamed are cut at 7 s.
+    expect(await ended).toBeLessThan(6_000);
     expect((await gateway.exited).code).toBe(0);
   }, 60_000);
 });

@@ -37,6 +37,16 @@ describe("timeouts", () => {
     config.providers.local.timeoutMs = 3_000_000_000;
     expect(() => resolveConfig(config, {})).toThrow(/providers\.local\.timeoutMs: at most 2147483647 ms/);
   });
+  it("the drain on a stop signal: 8 s for streams and 15 s for other answers unless the config says, with or without a server block", () => {
+    const drains = (server?: object) => {
+      const { drainStreamsSeconds, drainAnswersSeconds } = resolveConfig({ ...local("http://127.0.0.1:8080/v1"), ...(server ? { server } : {}) }, {}).server;
+      return [drainStreamsSeconds, drainAnswersSeconds];
+    };
+    expect(drains()).toEqual([8, 15]);
+    expect(drains({ maxBodyBytes: 1024 })).toEqual([8, 15]);
+    expect(drains({ drainStreamsSeconds: 2, drainAnswersSeconds: 60 })).toEqual([2, 60]);
+    expect(() => drains({ drainAnswersSeconds: -1 })).toThrow(/server\.drainAnswersSeconds/);
+  });
 });
 
 describe("the admin key's name in cost records", () => {

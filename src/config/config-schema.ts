@@ -195,10 +195,23 @@ export const configSchema = z
          * the budget reservation released. Like nginx's send_timeout. 0: wait for ever.
          */
         streamSendTimeoutSeconds: z.number().min(0).max(MAX_TIMER_MS / 1000, { error: "at most 2147483 s, the longest timer Node keeps" }).default(60),
+        /**
+         * On a stop signal (SIGTERM, SIGINT), how long streams in flight may run on before they
+         * are cut and recorded as aborted: a long stream must not hold a rolling restart.
+         */
+        drainStreamsSeconds: z.number().min(0).max(MAX_TIMER_MS / 1000 - 13, { error: "at most 2147470 s, the longest timer Node keeps less the 13 s kept for writing records" }).default(8),
+        /**
+         * On a stop signal, how long answers not streamed may take before they are cut: a cut one
+         * is retried by the client's SDK and paid twice. The process exits 13 s after it at the
+         * latest (the records, settlements and ledger are written out meanwhile), so a supervisor's
+         * grace period (Kubernetes' terminationGracePeriodSeconds, 30 by default) should be at least
+         * this plus 15.
+         */
+        drainAnswersSeconds: z.number().min(0).max(MAX_TIMER_MS / 1000 - 13, { error: "at most 2147470 s, the longest timer Node keeps less the 13 s kept for writing records" }).default(15),
         /** How long a budget reservation outlives its gateway's last renewal of it (default 120): how soon a crashed gateway's holds free themselves. */
         reservationTtlSeconds: z.number().int().positive().max(MAX_TIMER_MS / 1000, { error: "at most 2147483 s, the longest timer Node keeps" }).optional(),
       })
-      .default({ maxBodyBytes: 4 * 1024 * 1024, streamKeepAliveSeconds: 15, streamSendTimeoutSeconds: 60 }),
+      .default({ maxBodyBytes: 4 * 1024 * 1024, streamKeepAliveSeconds: 15, streamSendTimeoutSeconds: 60, drainStreamsSeconds: 8, drainAnswersSeconds: 15 }),
     providers: z.record(z.string(), providerSchema, {
       error: 'required: an object of providers by name, e.g. {"openai": {"type": "openai", "apiKey": {"env": "OPENAI_API_KEY"}}}',
     }),

@@ -36,6 +36,9 @@ function options(args: string[], names: string[], flags: string[] = []): Record<
   }
 }
 
+/** After the drain, the time kept for writing out records, settlements and the ledger before the forced exit. */
+const WRITE_OUT_MS = 13_000;
+
 /** sha256 of `tollgate-dev-key`, the demo key the example config accepts and the README prints. */
 const DEMO_KEY_HASH = "sha256:264b569076c044187d7d721344697fa6fe227c3f68e6e8752f7c5477a860d9ab";
 
@@ -83,21 +86,23 @@ async function start({ config: configFlag }: { config?: string }) {
       : ", so it listens on 127.0.0.1 only; HOST=0.0.0.0 opens it to the network (make a key and a config of your own first)";
     console.error(oneLine(`[tollgate] ${which} accepts the public demo key \`tollgate-dev-key\`${reach}`));
   }
-  // Finish in-flight answers, but do not let a long stream hold a restart for more than 8 s: it
-  // is then cut (and recorded as aborted). An answer that is not streamed is all-or-nothing (cut,
-  // the client's SDK retries it and the provider is paid twice), so it gets until 15 s. Then the
+  // Finish in-flight answers, but do not let a long stream hold a restart (by default 8 s: it is
+  // then cut, and recorded as aborted). An answer that is not streamed is all-or-nothing (cut, the
+  // client's SDK retries it and the provider is paid twice), so it gets longer (15 s). Then the
   // records (2 s), the budget settlements (one store timeout, 2 s) and the ledger (5 s, a write in
-  // flight up to 2 s more) are written out or kept: 26 s at most. The exit at 28 s is for an
-  // exporter or store that does not answer, before a supervisor's SIGKILL (Kubernetes: at 30 s).
+  // flight up to 2 s more) are written out or kept: 11 s at most. The exit 13 s after the drain
+  // (28 s by default) is for an exporter or store that does not answer, before a supervisor's
+  // SIGKILL (Kubernetes: at 30 s).
+  const { streamDrainMs, drainMs } = gateway.drainOnStop;
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     // A second signal (Ctrl-C, then the supervisor's SIGTERM) must not exit before the first
     // stop has written out the records of the streams it cut.
     if (stopping) return;
     stopping = true;
-    console.error(`[tollgate] ${signal}: stopping; streams in flight get up to 8 s, then are cut (and recorded); other answers up to 15 s`);
-    setTimeout(() => process.exit(0), 28_000).unref();
-    gateway.close({ streamDrainMs: 8_000, drainMs: 15_000 }).then(
+    console.error(`[tollgate] ${signal}: stopping; streams in flight get up to ${streamDrainMs / 1000} s, then are cut (and recorded); other answers up to ${drainMs / 1000} s`);
+    setTimeout(() => process.exit(0), drainMs + WRITE_OUT_MS).unref();
+    gateway.close({ streamDrainMs, drainMs }).then(
       () => {
         console.error("[tollgate] stopped: records written");
         process.exit(0);

@@ -47,6 +47,8 @@ export type RunningGateway = {
    * connections.
    */
   close(options?: { drainMs?: number; streamDrainMs?: number }): Promise<void>;
+  /** The config's drain on a stop signal (server.drainStreamsSeconds, server.drainAnswersSeconds), for `close`. */
+  drainOnStop: { streamDrainMs: number; drainMs: number };
 };
 
 /**
@@ -141,6 +143,7 @@ export async function startGateway({
     ledger,
     store,
     admissionStore,
+    drainOnStop: { streamDrainMs: resolved.server.drainStreamsSeconds * 1000, drainMs: resolved.server.drainAnswersSeconds * 1000 },
     async close({ drainMs = Infinity, streamDrainMs = drainMs } = {}) {
       draining.begin();
       stopped = true;
