@@ -97,3 +97,32 @@ describe("an Anthropic client's strict tool", () => {
     expect(rig.mocks.openai.requests.at(-1)!.body.tools[0].function.strict).toBe(true);
   });
 });
+
+describe("an Anthropic client's output_config.effort", () => {
+  // How eagerly Claude spends tokens (thinking, text and tool calls alike): "low" is the
+  // cheap setting an app picks on purpose. It was dropped without a word.
+  it("reaches a Claude model as sent, beside a decoded format", async () => {
+    const response = await postJson(rig.gateway, "/v1/messages", {
+      model: "claude",
+      max_tokens: 100,
+      messages: [{ role: "user", content: "Which city?" }],
+      output_config: { effort: "low", format: { type: "json_schema", schema } },
+    });
+    expect(response.status).toBe(200);
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.output_config).toEqual({ effort: "low", format: { type: "json_schema", schema } });
+  });
+
+  it("is dropped for an OpenAI model, with a note and a warning in the record", async () => {
+    const response = await postJson(rig.gateway, "/v1/messages", { model: "gpt", max_tokens: 100, messages: [{ role: "user", content: "hi" }], output_config: { effort: "low" } });
+    expect(response.status).toBe(200);
+    expect(rig.mocks.openai.requests.at(-1)!.body).not.toHaveProperty("output_config");
+    expect(rig.mocks.openai.requests.at(-1)!.body).not.toHaveProperty("reasoning_effort");
+    expect(response.headers.get("x-tollgate-policies")).toContain("output_config.effort=dropped");
+  });
+
+  it("a level that is no word is refused, naming the field", async () => {
+    const response = await postJson(rig.gateway, "/v1/messages", { model: "claude", max_tokens: 100, messages: [{ role: "user", content: "hi" }], output_config: { effort: "LOW!" } });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/^output_config\.effort: write an effort level/);
+  });
+});

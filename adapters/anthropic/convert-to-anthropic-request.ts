@@ -73,7 +73,12 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
     }));
   }
   const decoded = claudeDecodedSchema(request.responseFormat, model);
-  if (decoded) body.output_config = { format: { type: "json_schema", schema: decoded } };
+  if (decoded || request.effort) {
+    body.output_config = {
+      ...(decoded ? { format: { type: "json_schema" as const, schema: decoded } } : {}),
+      ...(request.effort ? { effort: request.effort as Anthropic.Messages.OutputConfig["effort"] } : {}),
+    };
+  }
   if (cacheControl && cache?.tools && body.tools?.length) body.tools.at(-1)!.cache_control = cacheControl;
   if (request.toolChoice) body.tool_choice = convertToolChoice(request.toolChoice);
   // One tool call per answer: Anthropic says it on the tool choice, which then must be present.

@@ -37,9 +37,10 @@ export const samplingOptionsSchema = z.strictObject({
 
 export type SamplingOptions = z.output<typeof samplingOptionsSchema>;
 
-type Parameter = "temperature" | "topP" | "topK" | "minP" | "frequencyPenalty" | "presencePenalty" | "logitBias" | "thinking" | "reasoningEffort";
+type Parameter = "temperature" | "topP" | "topK" | "minP" | "frequencyPenalty" | "presencePenalty" | "logitBias" | "thinking" | "effort" | "reasoningEffort";
 const WIRE_NAMES: Record<Parameter, string> = {
   thinking: "thinking",
+  effort: "output_config.effort",
   reasoningEffort: "reasoning_effort",
   temperature: "temperature",
   topP: "top_p",
@@ -106,6 +107,7 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
         if (next.thinking.type === "disabled") next = { ...next, thinking: undefined };
         else drop("thinking", " (Anthropic's extended thinking)");
       }
+      if (next.effort !== undefined && target.providerType !== "anthropic") drop("effort", " (Anthropic's effort)");
       // Claude Opus 4.1 and 4.5+ take temperature or top_p, not both. top_p is the one that goes:
       // temperature is what a client usually means to set (many SDK wrappers send top_p 1 as a
       // default), and a route's temperature default is the route's explicit wish.

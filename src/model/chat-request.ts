@@ -33,6 +33,11 @@ export type ChatRequest = {
    * Anthropic targets only, which check its fields themselves (the types keep growing).
    */
   thinking?: ThinkingConfig;
+  /**
+   * Anthropic's `output_config.effort` (how eagerly Claude spends tokens), as the client sent it:
+   * Anthropic targets only, which say which levels each model takes.
+   */
+  effort?: string;
   responseFormat?: ResponseFormat;
   /** An end-user id for provider abuse tracking (OpenAI `user`, Anthropic `metadata.user_id`). */
   user?: string;

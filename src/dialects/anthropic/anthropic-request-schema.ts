@@ -83,7 +83,11 @@ export const anthropicMessagesRequestSchema = z.object({
   metadata: z.object({ user_id: z.string().nullish() }).optional(),
   // Structured outputs (the SDK's messages.parse()): the answer must conform to the schema.
   output_config: z
-    .object({ format: z.object({ type: z.literal("json_schema"), schema: z.record(z.string(), z.unknown()) }).nullish() })
+    .object({
+      format: z.object({ type: z.literal("json_schema"), schema: z.record(z.string(), z.unknown()) }).nullish(),
+      // How eagerly Claude spends tokens; the levels differ per model (low … max), so the model checks them.
+      effort: z.string().regex(/^[a-z]{1,16}$/, { error: 'write an effort level the model takes, such as "low", "medium" or "high"' }).nullish(),
+    })
     .optional(),
   // Extended or adaptive thinking, or "disabled": passed to Anthropic targets as sent (they check
   // the fields, whose kinds keep growing); other targets drop it with a warning.

@@ -41,6 +41,7 @@ export function parseAnthropicRequest(body: unknown): ChatRequest {
     parallelToolCalls: request.tool_choice && "disable_parallel_tool_use" in request.tool_choice && request.tool_choice.disable_parallel_tool_use ? false : undefined,
     user: request.metadata?.user_id ?? undefined,
     thinking: request.thinking ?? undefined,
+    effort: request.output_config?.effort ?? undefined,
     // OpenAI-shaped targets get it as response_format; Claude models with structured outputs as
     // output_config.format, others as the format policy's schema line.
     responseFormat: request.output_config?.format ? { type: "json-schema", name: "output", schema: request.output_config.format.schema } : undefined,
