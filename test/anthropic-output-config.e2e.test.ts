@@ -126,3 +126,58 @@ describe("an Anthropic client's output_config.effort", () => {
     expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/^output_config\.effort: write an effort level/);
   });
 });
+
+describe("an OpenAI strict schema with keywords Claude does not decode to", () => {
+  // OpenAI's strict mode takes string patterns and lengths and number bounds; Claude's structured
+  // outputs refuse them with a 400. They go into the description instead, as the Anthropic SDK's
+  // own transformJSONSchema (behind its parse() helpers) puts them.
+  const withBounds = {
+    type: "object",
+    properties: { code: { type: "string", pattern: "^[A-Z]{3}$", minLength: 3 }, count: { type: "integer", minimum: 1 } },
+    required: ["code", "count"],
+    additionalProperties: false,
+  };
+
+  it("response_format: the bounds are written into each property's description", async () => {
+    const response = await postJson(rig.gateway, "/v1/chat/completions", {
+      model: "claude",
+      messages: [{ role: "user", content: "A code?" }],
+      response_format: { type: "json_schema", json_schema: { name: "code", strict: true, schema: withBounds } },
+    });
+    expect(response.status).toBe(200);
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.output_config.format.schema).toEqual({
+      type: "object",
+      properties: {
+        code: { type: "string", description: '{pattern: "^[A-Z]{3}$", minLength: 3}' },
+        count: { type: "integer", description: "{minimum: 1}" },
+      },
+      additionalProperties: false,
+      required: ["code", "count"],
+    });
+  });
+
+  it("a strict tool: the same, and still strict", async () => {
+    const response = await postJson(rig.gateway, "/v1/chat/completions", {
+      model: "claude",
+      messages: [{ role: "user", content: "Look it up" }],
+      tools: [{ type: "function", function: { name: "lookup", strict: true, parameters: withBounds } }],
+    });
+    expect(response.status).toBe(200);
+    const tool = rig.mocks.anthropic.requests.at(-1)!.body.tools[0];
+    expect(tool.strict).toBe(true);
+    expect(tool.input_schema.properties.count).toEqual({ type: "integer", description: "{minimum: 1}" });
+  });
+
+  it("a schema with no type to decode to goes in the prompt instead of a 400", async () => {
+    const untyped = { properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false };
+    const response = await postJson(rig.gateway, "/v1/chat/completions", {
+      model: "claude",
+      messages: [{ role: "user", content: "Which city?" }],
+      response_format: { type: "json_schema", json_schema: { name: "city", strict: true, schema: untyped } },
+    });
+    expect(response.status).toBe(200);
+    const sent = rig.mocks.anthropic.requests.at(-1)!.body;
+    expect(sent.output_config).toBeUndefined();
+    expect(sent.system[0].text).toBe(spelledOut(untyped));
+  });
+});

@@ -1,12 +1,15 @@
+import { transformJSONSchema } from "@anthropic-ai/sdk/lib/transform-json-schema";
 import { findModelLimits } from "../pricing/find-model-price.ts";
-import type { ResponseFormat } from "./chat-request.ts";
+import type { ResponseFormat, ToolDefinition } from "./chat-request.ts";
 
 // Claude's structured outputs decode the answer to a JSON Schema (`output_config.format`) and a
-// strict tool's input to its schema, where the model has them (bundled-prices.ts). The schema
-// must be one Claude takes: objects closed with `additionalProperties: false`, as OpenAI's strict
-// schemas and the Anthropic SDK's zodOutputFormat() write them. Any other schema is asked for in
-// the system prompt's first line instead, as for models without structured outputs: sent
-// natively, Claude would refuse it with a 400 where the line at least gets an answer.
+// strict tool's input to its schema, where the model has them (bundled-prices.ts). Only a schema
+// that asks for it goes natively: OpenAI's strict ones, and closed ones (`additionalProperties:
+// false`) as the Anthropic SDK's zodOutputFormat() writes them; any other is asked for in the
+// system prompt's first line, as for models without structured outputs. Claude takes fewer
+// keywords than OpenAI's strict mode (no string lengths, patterns or number bounds): the
+// Anthropic SDK's own transformJSONSchema moves those into the description, as its parse()
+// helpers do, so that a schema written for OpenAI is not refused with a 400.
 
 export function claudeTakesStructuredOutputs(model: string): boolean {
   return findModelLimits("anthropic", model).structuredOutputs === true;
@@ -15,5 +18,23 @@ export function claudeTakesStructuredOutputs(model: string): boolean {
 /** The schema to send as `output_config.format`, or undefined where the format goes in the prompt. */
 export function claudeDecodedSchema(format: ResponseFormat | undefined, model: string): Record<string, unknown> | undefined {
   if (format?.type !== "json-schema" || !claudeTakesStructuredOutputs(model)) return undefined;
-  return format.strict === true || format.schema.additionalProperties === false ? format.schema : undefined;
+  if (format.strict !== true && format.schema.additionalProperties !== false) return undefined;
+  return claudeSchema(format.schema);
+}
+
+/** A strict tool as Claude takes it: its schema within Claude's keywords, or not strict where it cannot be. */
+export function claudeStrictTool(tool: ToolDefinition, model: string): { strict?: boolean; parameters: Record<string, unknown> } {
+  if (tool.strict === undefined || !claudeTakesStructuredOutputs(model)) return { parameters: tool.parameters };
+  if (!tool.strict) return { strict: false, parameters: tool.parameters };
+  const schema = claudeSchema({ type: "object", ...tool.parameters });
+  return schema ? { strict: true, parameters: schema } : { parameters: tool.parameters };
+}
+
+function claudeSchema(schema: Record<string, unknown>): Record<string, unknown> | undefined {
+  try {
+    return transformJSONSchema(schema) as Record<string, unknown>;
+  } catch {
+    // "JSON schema must have a type defined…": one Claude cannot decode to.
+    return undefined;
+  }
 }
