@@ -16,12 +16,27 @@ export async function* mapOpenAIStream(chunks: AsyncIterable<OpenAI.Chat.Complet
   // Upstream tool-call index → the call it currently means. Ollama streams parallel calls all at
   // index 0, each with its own id (ollama/ollama#15457): a new id at an index in use is a new call,
   // numbered after the others, or its arguments would be appended to the previous call's.
-  const toolCalls = new Map<number, { id: string; index: number }>();
+  const toolCalls = new Map<number, ToolCall>();
+  const pending: ToolCall[] = [];
   let callsStarted = 0;
+  // A call is started once its name is known: every field of a chunk's tool call is optional,
+  // and a server may send the first arguments before the id and name (the openai SDK's own
+  // accumulator takes each from whichever chunk has it). Its arguments wait until then.
+  function* begin(call: ToolCall): Generator<StreamPart> {
+    call.index = callsStarted++;
+    pending.splice(pending.indexOf(call), 1);
+    yield { type: "tool-call-start", index: call.index, id: call.id ?? `call_${call.upstreamIndex}`, name: call.name ?? "" };
+    if (call.waiting) yield { type: "tool-call-delta", index: call.index, argumentsDelta: call.waiting };
+    call.waiting = "";
+  }
+  function* beginPending(): Generator<StreamPart> {
+    while (pending[0]) yield* begin(pending[0]);
+  }
   for await (const chunk of chunks) {
     if (!started) {
       started = true;
-      yield { type: "start", id: chunk.id, model: chunk.model };
+      // Never undefined: the renderers write them into JSON (a server that leaves them out exists).
+      yield { type: "start", id: typeof chunk.id === "string" ? chunk.id : "", model: typeof chunk.model === "string" ? chunk.model : "" };
     }
     const choice = chunk.choices?.[0];
     const delta = choice?.delta;
@@ -31,18 +46,44 @@ export async function* mapOpenAIStream(chunks: AsyncIterable<OpenAI.Chat.Complet
     if (delta?.refusal) yield { type: "text-delta", text: delta.refusal, refusal: true };
     for (const call of delta?.tool_calls ?? []) {
       let current = toolCalls.get(call.index);
-      if (!current || (call.id && call.id !== current.id)) {
-        current = { id: call.id ?? `call_${call.index}`, index: callsStarted++ };
-        toolCalls.set(call.index, current);
-        yield { type: "tool-call-start", index: current.index, id: current.id, name: call.function?.name ?? "" };
+      if (current?.id !== undefined && call.id && call.id !== current.id) {
+        if (current.index === undefined) yield* begin(current); // it never got a name
+        current = undefined;
       }
-      if (call.function?.arguments) yield { type: "tool-call-delta", index: current.index, argumentsDelta: call.function.arguments };
+      if (!current) {
+        current = { upstreamIndex: call.index, waiting: "" };
+        toolCalls.set(call.index, current);
+        pending.push(current);
+      }
+      current.id ??= call.id ?? undefined;
+      current.name ??= call.function?.name || undefined;
+      const args = call.function?.arguments ?? "";
+      if (current.index !== undefined) {
+        if (args) yield { type: "tool-call-delta", index: current.index, argumentsDelta: args };
+      } else {
+        current.waiting += args;
+        if (current.name !== undefined) yield* begin(current);
+      }
     }
     // An answer cut short (vLLM's "abort") has no finish: the adapter's FinishCheck reports it, after
     // the usage that may still follow, so the tokens that came are billed.
-    if (choice?.finish_reason && !isUnfinishedOpenAIReason(choice.finish_reason)) yield finishPart(choice, stop);
+    if (choice?.finish_reason && !isUnfinishedOpenAIReason(choice.finish_reason)) {
+      yield* beginPending();
+      yield finishPart(choice, stop);
+    }
     if (chunk.usage) yield { type: "usage", usage: convertOpenAIUsage(chunk.usage) };
     const timings = readDecoderTimings(chunk);
     if (timings) yield { type: "decoder-timings", timings };
   }
+  yield* beginPending();
 }
+
+type ToolCall = {
+  upstreamIndex: number;
+  /** Its index among the calls given to the client, once started. */
+  index?: number;
+  id?: string;
+  name?: string;
+  /** Arguments that came before its name. */
+  waiting: string;
+};

@@ -25,7 +25,7 @@ export class OpenAIStreamRenderer {
   render(part: StreamPart): string {
     switch (part.type) {
       case "start":
-        this.id = part.id;
+        this.id = part.id || this.id;
         this.model = part.model;
         this.head = undefined;
         return this.chunk({ role: "assistant", content: "" });
