@@ -45,9 +45,9 @@ describe("a provider quoting tollgate's own key", () => {
     expect(mapped.message).toBe('provider "openai" rejected the request: bad key [redacted]');
   });
 
-  it("shorter than 8 characters (a decoder started with --api-key hunter2): still redacted", () => {
-    const error = new ProviderHttpError(400, new Headers(), { error: { message: "key hunter2 refused", type: "invalid_request_error" } });
-    expect(mapProviderError(error, { provider: "local", apiKey: "hunter2" }).message).toBe('provider "local" rejected the request: key [redacted] refused');
+  it("shorter than 8 characters (a decoder started with --api-key hunter2), quoted as a credential: still redacted", () => {
+    const error = new ProviderHttpError(400, new Headers(), { error: { message: "Header 'Authorization: Bearer hunter2' is malformed", type: "invalid_request_error" } });
+    expect(mapProviderError(error, { provider: "local", apiKey: "hunter2" }).message).toBe("provider \"local\" rejected the request: Header 'Authorization: Bearer [redacted]' is malformed");
   });
 
   it("in a proxy's HTML page longer than the 500 characters kept: redacted before the cut, so no part of it is left", async () => {

@@ -2,8 +2,12 @@ import { describe, expect, it } from "vitest";
 import { redactSecrets } from "./redact-secrets.ts";
 
 describe("redactSecrets", () => {
-  it("takes out a short key quoted whole (a decoder started with --api-key hunter2)", () => {
-    expect(redactSecrets("key hunter2 is not valid", "hunter2")).toBe("key [redacted] is not valid");
+  it("takes out a key of 8 characters or more wherever it is quoted", () => {
+    expect(redactSecrets("key hunter22 is not valid", "hunter22")).toBe("key [redacted] is not valid");
+  });
+
+  it("leaves a shorter key (a placeholder such as none or EMPTY) where it is no credential, as it is an ordinary word there", () => {
+    expect(redactSecrets('tool_choice "none" needs no tools', "none")).toBe('tool_choice "none" needs no tools');
   });
 
   it("takes out whatever follows Bearer or x-api-key:, whatever the key is", () => {

@@ -1,5 +1,9 @@
-/** Keys shorter than this are not secrets anyone chose (vLLM's documented "EMPTY" is five): only their `Bearer` echo is redacted. */
-const SHORTEST_REDACTED_KEY = 4;
+/**
+ * Shorter keys are placeholders for servers that check none (vLLM's documented "EMPTY",
+ * "ollama", "none"): taken out wherever they stand, they would mangle ordinary words in messages
+ * that tollgate itself reads. Any key is still taken out where it follows `Bearer` or `x-api-key:`.
+ */
+const SHORTEST_REDACTED_KEY = 8;
 
 /**
  * The text a provider (or a proxy in front of it) answered, with tollgate's provider key taken

@@ -197,7 +197,8 @@ export const configSchema = z
         streamSendTimeoutSeconds: z.number().min(0).max(MAX_TIMER_MS / 1000, { error: "at most 2147483 s, the longest timer Node keeps" }).default(60),
         /**
          * On a stop signal (SIGTERM, SIGINT), how long streams in flight may run on before they
-         * are cut and recorded as aborted: a long stream must not hold a rolling restart.
+         * are cut and recorded as aborted: a long stream must not hold a rolling restart. At most
+         * drainAnswersSeconds, when every connection still open is closed.
          */
         drainStreamsSeconds: z.number().min(0).max(MAX_TIMER_MS / 1000 - 13, { error: "at most 2147470 s, the longest timer Node keeps less the 13 s kept for writing records" }).default(8),
         /**

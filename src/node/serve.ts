@@ -143,7 +143,12 @@ export async function startGateway({
     ledger,
     store,
     admissionStore,
-    drainOnStop: { streamDrainMs: resolved.server.drainStreamsSeconds * 1000, drainMs: resolved.server.drainAnswersSeconds * 1000 },
+    // Every connection still open is closed when the answers' drain ends: a longer stream drain
+    // would be cut there anyway, so it is at most that.
+    drainOnStop: {
+      streamDrainMs: Math.min(resolved.server.drainStreamsSeconds, resolved.server.drainAnswersSeconds) * 1000,
+      drainMs: resolved.server.drainAnswersSeconds * 1000,
+    },
     async close({ drainMs = Infinity, streamDrainMs = drainMs } = {}) {
       draining.begin();
       stopped = true;

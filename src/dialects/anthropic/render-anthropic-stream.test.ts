@@ -68,3 +68,11 @@ describe("AnthropicStreamRenderer", () => {
     expect(renderer.end(summary)).toBe("");
   });
 });
+
+describe("AnthropicStreamRenderer with a decoder that sends no id", () => {
+  it("message_start has an id all the same (the SDKs keep it as the message's id)", () => {
+    const renderer = new AnthropicStreamRenderer();
+    const out = events(renderer.render({ type: "start", id: "", model: "tiny" }) + renderer.render({ type: "text-delta", text: "hi" }));
+    expect(out[0]!.data.message.id).toBe("msg_tollgate");
+  });
+});

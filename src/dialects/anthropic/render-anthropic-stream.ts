@@ -26,7 +26,7 @@ export class AnthropicStreamRenderer {
   render(part: StreamPart): string {
     switch (part.type) {
       case "start":
-        this.id = part.id;
+        this.id = part.id || this.id; // a decoder may send none
         this.model = part.model;
         return "";
       case "usage":

@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { startGateway } from "../src/node/serve.ts";
+import { APP_KEY, sha256, temporaryLedgerPath } from "./support/gateway.ts";
+
+// The drains a stop signal gives (server.drainStreamsSeconds, server.drainAnswersSeconds), as
+// the CLI passes them to close(). Every connection still open is closed when the answers' drain
+// ends, so a longer stream drain was a setting with no effect (and a log line that promised it).
+
+async function drainsOf(server: object) {
+  const gateway = await startGateway({
+    config: {
+      providers: { local: { type: "openai-compatible", baseUrl: "http://127.0.0.1:9/v1" } },
+      routes: { local: { targets: [{ provider: "local", model: "tiny" }] } },
+      keys: [{ id: "app", team: "search", hash: sha256(APP_KEY) }],
+      store: { path: temporaryLedgerPath() },
+      server,
+    },
+    port: 0,
+    log: () => undefined,
+  });
+  await gateway.close();
+  return gateway.drainOnStop;
+}
+
+describe("the drain on a stop signal", () => {
+  it("is the config's, in milliseconds", async () => {
+    expect(await drainsOf({ drainStreamsSeconds: 2, drainAnswersSeconds: 60 })).toEqual({ streamDrainMs: 2_000, drainMs: 60_000 });
+  });
+
+  it("for streams, is at most the answers' drain", async () => {
+    expect(await drainsOf({ drainStreamsSeconds: 8, drainAnswersSeconds: 5 })).toEqual({ streamDrainMs: 5_000, drainMs: 5_000 });
+  });
+});
