@@ -1,10 +1,7 @@
 import exampleConfig from "../config/example.json";
 import { ConfigError, resolveConfig, type Environment } from "./config/resolve-config.ts";
-import { createGateway } from "./gateway/create-gateway.ts";
-import { jsonResponse } from "./gateway/json-response.ts";
+import { createGateway, dialectOf, errorResponse } from "./gateway/create-gateway.ts";
 import { newRequestId } from "./gateway/request-id.ts";
-import { renderAnthropicError } from "./dialects/anthropic/render-anthropic-error.ts";
-import { renderOpenAIError } from "./dialects/openai/render-openai-error.ts";
 import { GatewayError } from "./errors/gateway-error.ts";
 import { DurableObjectAdmissionStore } from "./budgets/durable-object-admission-store.ts";
 import type { DurableObjectNamespace } from "./budgets/durable-object-types.ts";
@@ -82,7 +79,8 @@ function buildFromEnv(env: WorkerEnv): ReturnType<typeof createGateway> {
 const NOT_CONFIGURED = new GatewayError(
   "unavailable",
   'tollgate has no config: set the TOLLGATE_CONFIG variable to the config\'s JSON (wrangler.toml [vars] or the dashboard), or TOLLGATE_EXAMPLE_CONFIG = "allow" to try the bundled example, which accepts the public demo key',
-  { code: "not_configured" },
+  // Until the config changes it answers every request the same: the SDKs must not retry it.
+  { code: "not_configured", permanent: true },
 );
 
 /**
@@ -96,11 +94,10 @@ function refusalFor(error: unknown): GatewayError {
     return NOT_CONFIGURED;
   }
   console.error(`[tollgate] error: cannot start: ${error instanceof ConfigError ? error.message : ((error as Error)?.stack ?? String(error))}`);
-  return new GatewayError("unavailable", "tollgate cannot start: its config (TOLLGATE_CONFIG, or a secret it names) is invalid; the Worker's log says what to fix", { code: "invalid_config" });
+  return new GatewayError("unavailable", "tollgate cannot start: its config (TOLLGATE_CONFIG, or a secret it names) is invalid; the Worker's log says what to fix", { code: "invalid_config", permanent: true });
 }
 
+/** In the client's dialect, as the gateway answers: by path first, then by header. */
 function refuse(request: Request, error: GatewayError): Response {
-  const requestId = newRequestId();
-  const body = request.headers.has("anthropic-version") ? renderAnthropicError(error, requestId) : renderOpenAIError(error);
-  return jsonResponse(body, error.status, requestId);
+  return errorResponse(dialectOf(new URL(request.url).pathname, request.headers), error, newRequestId());
 }

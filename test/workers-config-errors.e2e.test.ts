@@ -6,7 +6,9 @@ import { bundleWorker, type WorkerBundle, workerLog } from "./support/workers.ts
 // A Worker whose config cannot be used: where the Node server refuses to start, the Worker
 // answers every request with a 503 in the client's dialect and says why in its log, once.
 // Was: JSON.parse and resolveConfig threw out of fetch, on every request: a plain-text 500 (which
-// the official SDKs retry although it never clears), without x-tollgate-request-id.
+// the official SDKs retry although it never clears), without x-tollgate-request-id. The 503 says
+// `x-should-retry: false` (it never clears either: both SDKs sent each request three times), and
+// its dialect is chosen as the gateway's, by path first (a client without anthropic-version).
 
 const EDGE_KEY = "tg_edge_key_0123456789";
 const keys = [{ id: "edge", team: "edge", hash: sha256(EDGE_KEY) }];
@@ -33,8 +35,13 @@ async function askTwice(bindings: Record<string, string>) {
         body: JSON.stringify({ model: "gpt", max_tokens: 10, messages: [{ role: "user", content: "hi" }] }),
       });
     const openai = await post("/v1/chat/completions", {});
-    const anthropic = await post("/v1/messages", { "anthropic-version": "2023-06-01" });
-    const answer = async (response: Awaited<ReturnType<Miniflare["dispatchFetch"]>>) => ({ status: response.status, requestId: response.headers.get("x-tollgate-request-id"), body: await response.json() });
+    const anthropic = await post("/v1/messages", {});
+    const answer = async (response: Awaited<ReturnType<Miniflare["dispatchFetch"]>>) => ({
+      status: response.status,
+      requestId: response.headers.get("x-tollgate-request-id"),
+      shouldRetry: response.headers.get("x-should-retry"),
+      body: await response.json(),
+    });
     return { openai: await answer(openai), anthropic: await answer(anthropic), log: log.text };
   } finally {
     await miniflare.dispose();
@@ -58,8 +65,13 @@ describe("a Worker whose config cannot be used", () => {
     },
   ])("$problem: a 503 invalid_config in each dialect, with a request id; the reason in the log once", async ({ config, logged }) => {
     const { openai, anthropic, log } = await askTwice({ TOLLGATE_CONFIG: config });
-    expect(openai).toEqual({ status: 503, requestId: expect.stringMatching(/^req_[0-9a-f]{32}$/), body: { error: { message: INVALID, type: "server_error", param: null, code: "invalid_config" } } });
-    expect(anthropic).toMatchObject({ status: 503, requestId: expect.stringMatching(/^req_/), body: { type: "error", error: { message: INVALID } } });
+    expect(openai).toEqual({
+      status: 503,
+      requestId: expect.stringMatching(/^req_[0-9a-f]{32}$/),
+      shouldRetry: "false",
+      body: { error: { message: INVALID, type: "server_error", param: null, code: "invalid_config" } },
+    });
+    expect(anthropic).toMatchObject({ status: 503, requestId: expect.stringMatching(/^req_/), shouldRetry: "false", body: { type: "error", error: { message: INVALID } } });
     // The details are for the operator: in the log, not in the answer to whoever asked.
     expect(JSON.stringify([openai.body, anthropic.body])).not.toContain(logged);
     expect(log().split(logged).length - 1).toBe(1);
@@ -67,6 +79,6 @@ describe("a Worker whose config cannot be used", () => {
 
   it("no config at all: the not-configured 503 carries a request id too", async () => {
     const { openai } = await askTwice({});
-    expect(openai).toMatchObject({ status: 503, requestId: expect.stringMatching(/^req_/), body: { error: { code: "not_configured" } } });
+    expect(openai).toMatchObject({ status: 503, requestId: expect.stringMatching(/^req_/), shouldRetry: "false", body: { error: { code: "not_configured" } } });
   });
 });

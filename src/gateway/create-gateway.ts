@@ -217,7 +217,7 @@ export function buildGateway({
  * shared ones (`/v1/models`, `/v1/budgets`, unknown paths) go by the header every Anthropic SDK
  * sends, so `client.models.list()` with a bad key fails with an error that SDK can read.
  */
-function dialectOf(path: string, headers: Headers): Dialect {
+export function dialectOf(path: string, headers: Headers): Dialect {
   if (path.startsWith("/v1/messages")) return anthropicDialect;
   if (path.startsWith("/v1/chat/")) return openAIDialect;
   return headers.has("anthropic-version") ? anthropicDialect : openAIDialect;
@@ -233,7 +233,7 @@ function forAdminPath(path: string, error: unknown): unknown {
   return new GatewayError("authentication", `${missing ? "missing API key" : "invalid API key"}: ${path} takes the admin key (\`npx tollgate keys create --admin\` makes one; its hash goes in the config's "admin")`, { code: error.code });
 }
 
-function errorResponse(dialect: Dialect, error: GatewayError, requestId: string): Response {
+export function errorResponse(dialect: Dialect, error: GatewayError, requestId: string): Response {
   const headers: Record<string, string> = error.retryAfterSeconds !== undefined ? { "retry-after": String(error.retryAfterSeconds) } : {};
   if (error.permanent) headers["x-should-retry"] = "false";
   // Anthropic answers an overloaded model with 529, which its SDK raises as OverloadedError.
