@@ -107,6 +107,30 @@ describe("the TollgateBudgets Durable Object", () => {
     expect([...storage.keys()]).toEqual([]);
   });
 
+  it("after a restart mid-minute, a settle of a request admitted before it does not take its reservation off the new token counter", async () => {
+    // Reservations come back from storage, rate counters (memory only) do not. Each settle took
+    // (tokens used − tokens reserved) off the new minute's counter, which never held the
+    // reservation, and let more tokens per minute through than the limit (as the Redis store did
+    // after a data loss: tpm-after-redis-data-loss.test.ts).
+    const entries = new Map<string, unknown>();
+    let id = 0;
+    const tokensPlan = (): AdmitPlan => ({ requestId: `req_${++id}`, now, reservationExpiresAt: now + 120_000, amountNano: 0, scopes: [], rates: [{ scope: "route:tokens", tpm: 10_000 }], tokens: 5_000 });
+    const first = new TollgateBudgets(fakeState(entries), undefined, () => now);
+    await first.loaded;
+    const before = [tokensPlan(), tokensPlan()];
+    for (const plan of before) expect(await call(first, "admit", plan)).toMatchObject({ admitted: true });
+    const second = new TollgateBudgets(fakeState(entries), undefined, () => now);
+    await second.loaded;
+    expect(await call(second, "admit", tokensPlan())).toMatchObject({ admitted: true }); // 5,000 held in this minute
+    for (const plan of before) {
+      await call(second, "settle", { requestId: plan.requestId, now, scopeKeys: [], actualNano: 0, tokens: 100, rateScopes: ["route:tokens"], reservedTokens: 5_000, admittedAt: now });
+    }
+    // The minute holds 5,200 of 10,000: one more admission (the count is below the limit), then none.
+    const admitted: unknown[] = [];
+    for (let i = 0; i < 4; i++) admitted.push(((await call(second, "admit", tokensPlan())) as { admitted: boolean }).admitted);
+    expect(admitted).toEqual([true, false, false, false]);
+  });
+
   it("answers an unknown operation with a 404", async () => {
     const object = new TollgateBudgets(fakeState(new Map()));
     await object.loaded;

@@ -34,6 +34,13 @@ export class MemoryAdmissionStore implements AdmissionStore {
   private readonly reservations = new Map<string, Reservation>();
   private readonly settled = new RecentIds(100_000);
   private readonly counters = new Map<string, number>();
+  /**
+   * The requests whose token reservation these counters hold, with the minute it is counted in.
+   * Counters live in memory only: a store started again from its journal (a Durable Object after
+   * a deploy) has its reservations back but not their counts, and the settle of such a request
+   * must not take its reservation off a counter that never held it.
+   */
+  private readonly tokensCounted = new Map<string, number>();
   /** No reservation expires before this: sweeps before it would find nothing to free. */
   private nextExpiry = Infinity;
   /** The minute whose rate counters were last pruned. */
@@ -102,7 +109,10 @@ export class MemoryAdmissionStore implements AdmissionStore {
     this.nextExpiry = Math.min(this.nextExpiry, plan.reservationExpiresAt);
     for (const rate of plan.rates) {
       this.bump(`${rate.scope}|rpm|${bucket}`, 1, bucket);
-      if (rate.tpm !== undefined && plan.tokens) this.bump(`${rate.scope}|tpm|${bucket}`, plan.tokens, bucket);
+      if (rate.tpm !== undefined && plan.tokens) {
+        this.bump(`${rate.scope}|tpm|${bucket}`, plan.tokens, bucket);
+        this.tokensCounted.set(plan.requestId, bucket);
+      }
     }
     return { admitted: true, levels, softExceeded };
   }
@@ -117,11 +127,12 @@ export class MemoryAdmissionStore implements AdmissionStore {
     const bucket = Math.floor(plan.now / MINUTE_MS);
     const admittedBucket = Math.floor((plan.admittedAt ?? plan.now) / MINUTE_MS);
     const reserved = plan.reservedTokens ?? 0;
+    const counted = this.tokensCounted.delete(plan.requestId);
     for (const scope of plan.rateScopes) {
       // The admission's count is replaced by the tokens used, in the minute it was made; if that
-      // minute has left the window, the tokens count now.
+      // minute has left the window, or its count is not here, the tokens count now.
       const admittedKey = `${scope}|tpm|${admittedBucket}`;
-      if (reserved > 0 && admittedBucket >= bucket - 1 && this.counters.has(admittedKey)) this.bump(admittedKey, plan.tokens - reserved, bucket);
+      if (reserved > 0 && counted && admittedBucket >= bucket - 1 && this.counters.has(admittedKey)) this.bump(admittedKey, plan.tokens - reserved, bucket);
       else this.bump(`${scope}|tpm|${bucket}`, plan.tokens, bucket);
     }
   }
@@ -206,6 +217,7 @@ export class MemoryAdmissionStore implements AdmissionStore {
       this.prunedBucket = bucket;
       const oldest = bucket - 1;
       for (const counterKey of this.counters.keys()) if (Number(counterKey.slice(counterKey.lastIndexOf("|") + 1)) < oldest) this.counters.delete(counterKey);
+      for (const [requestId, counted] of this.tokensCounted) if (counted < oldest) this.tokensCounted.delete(requestId);
     }
   }
 }
