@@ -96,6 +96,13 @@ describe("an Anthropic client's strict tool", () => {
     await rig.gateway.anthropic.messages.create({ model: "gpt", max_tokens: 10, tools: [tool], messages: [{ role: "user", content: "x" }] });
     expect(rig.mocks.openai.requests.at(-1)!.body.tools[0].function.strict).toBe(true);
   });
+
+  it("with an optional property (which Claude allows), reaches an OpenAI model without strict: OpenAI would refuse it with a 400", async () => {
+    const optional = { name: "weather", strict: true, input_schema: { type: "object" as const, properties: { city: { type: "string" }, unit: { type: "string" } }, required: ["city"], additionalProperties: false } };
+    const message = await rig.gateway.anthropic.messages.create({ model: "gpt", max_tokens: 10, tools: [optional], messages: [{ role: "user", content: "x" }] });
+    expect(message.type).toBe("message");
+    expect(rig.mocks.openai.requests.at(-1)!.body.tools[0].function).not.toHaveProperty("strict");
+  });
 });
 
 describe("an Anthropic client's output_config.effort", () => {
@@ -166,6 +173,19 @@ describe("an OpenAI strict schema with keywords Claude does not decode to", () =
     const tool = rig.mocks.anthropic.requests.at(-1)!.body.tools[0];
     expect(tool.strict).toBe(true);
     expect(tool.input_schema.properties.count).toEqual({ type: "integer", description: "{minimum: 1}" });
+  });
+
+  it("a schema with a map (an object open to any key) goes in the prompt: decoded, the map could only be empty", async () => {
+    const withMap = { type: "object", properties: { scores: { type: "object", additionalProperties: { type: "number" } } }, required: ["scores"], additionalProperties: false };
+    const response = await postJson(rig.gateway, "/v1/chat/completions", {
+      model: "claude",
+      messages: [{ role: "user", content: "Scores?" }],
+      response_format: { type: "json_schema", json_schema: { name: "scores", schema: withMap } },
+    });
+    expect(response.status).toBe(200);
+    const sent = rig.mocks.anthropic.requests.at(-1)!.body;
+    expect(sent.output_config).toBeUndefined();
+    expect(sent.system[0].text).toBe(spelledOut(withMap));
   });
 
   it("a schema with no type to decode to goes in the prompt instead of a 400", async () => {

@@ -1,4 +1,5 @@
 import type OpenAI from "openai";
+import { meetsOpenAIStrictRules } from "../../src/model/json-schema-nodes.ts";
 import type { ChatCompletionCreateParamsBase } from "openai/resources/chat/completions/completions";
 import type { ChatMessage, ChatRequest, ImageContent, ResponseFormat, ToolChoice } from "../../src/model/chat-request.ts";
 
@@ -38,7 +39,9 @@ export function convertToOpenAIRequest(request: ChatRequest, model: string, flav
         name: tool.name,
         ...(tool.description ? { description: tool.description } : {}),
         parameters: tool.parameters,
-        ...(tool.strict !== undefined ? { strict: tool.strict } : {}),
+        // Anthropic's strict tools may leave properties optional; OpenAI refuses such a schema in
+        // strict mode with a 400, so it gets the tool as it is, without the guarantee.
+        ...(tool.strict === false || (tool.strict === true && meetsOpenAIStrictRules(tool.parameters)) ? { strict: tool.strict } : {}),
       },
     }));
   }
