@@ -201,3 +201,37 @@ describe("an OpenAI strict schema with keywords Claude does not decode to", () =
     expect(sent.system[0].text).toBe(spelledOut(untyped));
   });
 });
+
+describe("strict tools past Anthropic's limits on one request", () => {
+  // Anthropic refuses a request with more than 20 strict tools, or more than 24 optional
+  // parameters across them, with a 400. Agent frameworks mark every tool strict: such a
+  // request is sent with no tool strict, answered without the guarantee instead of refused.
+  const strictTool = (name: string, optional = 0) => ({
+    type: "function" as const,
+    function: {
+      name,
+      strict: true,
+      parameters: {
+        type: "object",
+        properties: Object.fromEntries([["q", { type: "string" }], ...Array.from({ length: optional }, (_, i) => [`o${i}`, { type: "string" }])]),
+        required: ["q"],
+        additionalProperties: false,
+      },
+    },
+  });
+  const ask = (tools: ReturnType<typeof strictTool>[]) => postJson(rig.gateway, "/v1/chat/completions", { model: "claude", messages: [{ role: "user", content: "x" }], tools });
+
+  it("20 strict tools stay strict; 21 are sent without strict", async () => {
+    expect((await ask(Array.from({ length: 20 }, (_, i) => strictTool(`t${i}`)))).status).toBe(200);
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.tools.every((tool: { strict?: boolean }) => tool.strict === true)).toBe(true);
+    expect((await ask(Array.from({ length: 21 }, (_, i) => strictTool(`t${i}`)))).status).toBe(200);
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.tools.some((tool: { strict?: boolean }) => "strict" in tool)).toBe(false);
+  });
+
+  it("24 optional parameters across the strict tools stay strict; 25 are sent without strict", async () => {
+    await ask([strictTool("a", 12), strictTool("b", 12)]);
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.tools.map((tool: { strict?: boolean }) => tool.strict)).toEqual([true, true]);
+    await ask([strictTool("a", 12), strictTool("b", 13)]);
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.tools.map((tool: { strict?: boolean }) => tool.strict)).toEqual([undefined, undefined]);
+  });
+});

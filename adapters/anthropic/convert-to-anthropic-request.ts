@@ -2,7 +2,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import type { CacheMark, ChatMessage, ChatRequest, ImageContent, ToolChoice } from "../../src/model/chat-request.ts";
 import { parseToolArguments } from "../../src/dialects/anthropic/render-anthropic-response.ts";
 import { GatewayError } from "../../src/errors/gateway-error.ts";
-import { claudeDecodedSchema, claudeStrictTool } from "../../src/model/claude-structured-outputs.ts";
+import { claudeDecodedSchema, claudeTools } from "../../src/model/claude-structured-outputs.ts";
 
 // Neutral request → Messages body. Anthropic differs from the neutral model in three ways that
 // matter here: system text is top-level, roles must alternate (consecutive turns of one role
@@ -63,9 +63,10 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
   const stop = request.stop?.filter(hasText);
   if (stop?.length) body.stop_sequences = stop;
   if (request.tools?.length) {
-    body.tools = request.tools.map((tool) => {
-      // Models without structured outputs refuse `strict`: they get the tool without it.
-      const { strict, parameters } = claudeStrictTool(tool, model);
+    // Models without structured outputs refuse `strict`: they get the tools without it.
+    const shaped = claudeTools(request.tools, model);
+    body.tools = request.tools.map((tool, index) => {
+      const { strict, parameters } = shaped[index]!;
       return {
         name: tool.name,
         ...(tool.description ? { description: tool.description } : {}),

@@ -1,7 +1,7 @@
 import { transformJSONSchema } from "@anthropic-ai/sdk/lib/transform-json-schema";
 import { findModelLimits } from "../pricing/find-model-price.ts";
 import type { ResponseFormat, ToolDefinition } from "./chat-request.ts";
-import { claudeDecodesAsMeant } from "./json-schema-nodes.ts";
+import { claudeDecodesAsMeant, schemaNodes } from "./json-schema-nodes.ts";
 
 // Claude's structured outputs decode the answer to a JSON Schema (`output_config.format`) and a
 // strict tool's input to its schema, where the model has them (bundled-prices.ts). Only a schema
@@ -22,8 +22,38 @@ export function claudeDecodedSchema(format: ResponseFormat | undefined, model: s
   return claudeSchema(format.schema);
 }
 
+/**
+ * Anthropic's limits on the strict tools of one request, past which it refuses the whole request
+ * with a 400 (platform.claude.com/docs/en/agents-and-tools/tool-use/strict-tool-use; hit by agent
+ * frameworks that mark every tool strict: camel-ai/camel#4171, elizaOS/eliza#16499).
+ */
+const STRICT_TOOL_LIMITS = { tools: 20, optionalParameters: 24, unionParameters: 16 };
+
+/**
+ * The tools as Claude takes them: each strict one within Claude's keywords, unless the request's
+ * strict tools together pass Anthropic's limits; then none is strict, and the request is
+ * answered without the guarantee instead of refused.
+ */
+export function claudeTools(tools: readonly ToolDefinition[], model: string): { strict?: boolean; parameters: Record<string, unknown> }[] {
+  const shaped = tools.map((tool) => claudeStrictTool(tool, model));
+  const strict = shaped.filter((tool) => tool.strict === true);
+  if (strict.length === 0) return shaped;
+  let optional = 0;
+  let unions = 0;
+  for (const tool of strict) {
+    for (const node of schemaNodes(tool.parameters)) {
+      const properties = typeof node.properties === "object" && node.properties !== null ? Object.entries(node.properties as Record<string, Record<string, unknown>>) : [];
+      const required = Array.isArray(node.required) ? node.required : [];
+      optional += properties.filter(([name]) => !required.includes(name)).length;
+      unions += properties.filter(([, property]) => Array.isArray(property?.anyOf) || Array.isArray(property?.type)).length;
+    }
+  }
+  const within = strict.length <= STRICT_TOOL_LIMITS.tools && optional <= STRICT_TOOL_LIMITS.optionalParameters && unions <= STRICT_TOOL_LIMITS.unionParameters;
+  return within ? shaped : tools.map((tool) => ({ parameters: tool.parameters }));
+}
+
 /** A strict tool as Claude takes it: its schema within Claude's keywords, or not strict where it cannot be. */
-export function claudeStrictTool(tool: ToolDefinition, model: string): { strict?: boolean; parameters: Record<string, unknown> } {
+function claudeStrictTool(tool: ToolDefinition, model: string): { strict?: boolean; parameters: Record<string, unknown> } {
   if (tool.strict === undefined || !claudeTakesStructuredOutputs(model)) return { parameters: tool.parameters };
   if (!tool.strict) return { strict: false, parameters: tool.parameters };
   const schema = claudeSchema({ type: "object", ...tool.parameters });
