@@ -10,7 +10,8 @@ import { LogLedgerStore } from "./ledger/log-ledger-store.ts";
 import { timersDieWithRequests } from "./runtime/shared-timers.ts";
 import { workerWarnings } from "./worker-warnings.ts";
 
-// Cloudflare Workers entry. The config comes from the TOLLGATE_CONFIG variable (JSON text);
+// Cloudflare Workers entry. The config comes from the TOLLGATE_CONFIG variable (JSON text, or a
+// JSON value: wrangler.toml's [vars] may hold the config as a table);
 // provider keys are Worker secrets, read through the same {"env": NAME} names. Without it the
 // Worker refuses every request with a 503 saying what to set: the bundled example accepts the
 // public demo key, and a Worker is on the internet from its first deploy (there is no localhost
@@ -25,7 +26,7 @@ import { workerWarnings } from "./worker-warnings.ts";
 // Worker would cost more than it gives.
 
 type WorkerEnv = Environment & {
-  TOLLGATE_CONFIG?: string;
+  TOLLGATE_CONFIG?: string | object;
   /** "allow": serve the bundled example config (and its demo key) when TOLLGATE_CONFIG is not set. */
   TOLLGATE_EXAMPLE_CONFIG?: string;
   /** The TollgateBudgets Durable Object (wrangler.toml binds it): budgets shared by every isolate. */
@@ -60,7 +61,8 @@ export default {
 function buildFromEnv(env: WorkerEnv): ReturnType<typeof createGateway> {
   if (!env.TOLLGATE_CONFIG && env.TOLLGATE_EXAMPLE_CONFIG !== "allow") throw NOT_CONFIGURED;
   let text: unknown = exampleConfig;
-  if (env.TOLLGATE_CONFIG) {
+  if (typeof env.TOLLGATE_CONFIG === "object") text = env.TOLLGATE_CONFIG;
+  else if (env.TOLLGATE_CONFIG) {
     try {
       text = JSON.parse(env.TOLLGATE_CONFIG);
     } catch (error) {

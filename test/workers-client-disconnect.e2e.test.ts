@@ -27,7 +27,8 @@ beforeAll(async () => {
   };
   miniflare = new Miniflare({
     ...bundle.options,
-    bindings: { TOLLGATE_CONFIG: JSON.stringify(config) },
+    // The config as a JSON value, as a wrangler.toml [vars] table binds it (the other Workers tests give it as text).
+    bindings: { TOLLGATE_CONFIG: config },
     durableObjects: { TOLLGATE_BUDGETS: "TollgateBudgets" },
     handleRuntimeStdio: log.handleRuntimeStdio,
   });
