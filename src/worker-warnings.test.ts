@@ -31,7 +31,7 @@ describe("what the Workers entry warns about", () => {
   it("says that a configured Redis is not used there, along with the config's own warnings", () => {
     const warnings = workerWarnings(resolveConfig({ ...base, store: { redisUrl: { env: "REDIS_URL" } } }, { REDIS_URL: "redis://10.0.0.5:6379" }), isolateOnly);
     expect(warnings[0]).toBe("[tollgate] warning: store.redisUrl is not used on Workers; budgets and rate limits stay in this isolate's memory, cost records go to the Worker's log");
-    const unset = workerWarnings(resolveConfig({ ...base, store: { redisUrl: { env: "REDIS_URL" } } }, {}), isolateOnly);
+    const unset = workerWarnings(resolveConfig({ ...base, store: { redisUrl: { env: "REDIS_URL" }, optional: true } }, {}), isolateOnly);
     expect(unset[0]).toBe("[tollgate] warning: store.redisUrl: REDIS_URL is not set; using the embedded store");
   });
 });

@@ -79,8 +79,28 @@ describe("imageUrls on a cloud provider", () => {
 describe("store.keyPrefix", () => {
   it("with a brace is refused at start-up: Redis Cluster would place keys by it and split tollgate's own tags", () => {
     const withPrefix = (keyPrefix: string) => ({ ...local("http://127.0.0.1:8080/v1"), store: { redisUrl: { env: "REDIS_URL" }, keyPrefix } });
-    expect(() => resolveConfig(withPrefix("acme-prod:"), {})).not.toThrow();
+    expect(() => resolveConfig(withPrefix("acme-prod:"), { REDIS_URL: "redis://127.0.0.1:6379" })).not.toThrow();
     expect(() => resolveConfig(withPrefix("app{}:"), {})).toThrow(/store\.keyPrefix: a key prefix may not contain \{ or \}.*use e\.g\. "acme-prod:"/);
     expect(() => resolveConfig(withPrefix("{tenant}:"), {})).toThrow(ConfigError);
+  });
+});
+
+describe("a store.redisUrl variable that is not set", () => {
+  // An instance whose deployment misspelled the variable ran on the embedded store with a
+  // warning: its budgets held in its own memory, and several such instances spent past every limit.
+  const withRedis = (store: object) => ({ ...local("http://127.0.0.1:8080/v1"), store: { redisUrl: { env: "REDIS_URL" }, ...store } });
+
+  it("stops start-up, naming the variable and the way to run without it", () => {
+    expect(() => resolveConfig(withRedis({}), {})).toThrow(/store\.redisUrl: environment variable REDIS_URL is not set; set it, or add "optional": true to "store"/);
+  });
+
+  it('with "optional": true (as the bundled example), leaves the records in the embedded store, with a warning', () => {
+    const resolved = resolveConfig(withRedis({ optional: true }), {});
+    expect(resolved.redisUrl).toBeUndefined();
+    expect(resolved.warnings).toContain("store.redisUrl: REDIS_URL is not set; using the embedded store");
+  });
+
+  it("set: Redis it is", () => {
+    expect(resolveConfig(withRedis({}), { REDIS_URL: "redis://127.0.0.1:6379" }).redisUrl).toBe("redis://127.0.0.1:6379");
   });
 });

@@ -230,6 +230,13 @@ export const configSchema = z
     store: z
       .strictObject({
         redisUrl: secretSchema.optional(),
+        /**
+         * true: a `redisUrl` variable that is not set leaves the records in the embedded store
+         * (with a warning) instead of stopping start-up, as the bundled example does. Off by
+         * default: an instance whose deployment misspelled the variable would keep its budgets in
+         * its own memory, and several such instances would spend past every limit.
+         */
+        optional: z.boolean().default(false),
         path: z.string().min(1).optional(),
         /**
          * Prepended to every Redis key, to keep deployments apart on one Redis. Without braces:

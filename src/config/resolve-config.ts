@@ -64,7 +64,10 @@ export function resolveConfig(raw: unknown, env: Environment, { now = Date.now()
   const redisRef = config.store?.redisUrl;
   if (redisRef) {
     redisUrl = env[redisRef.env];
-    if (!redisUrl) warnings.push(`store.redisUrl: ${redisRef.env} is not set; using the embedded store`);
+    if (!redisUrl && config.store?.optional) warnings.push(`store.redisUrl: ${redisRef.env} is not set; using the embedded store`);
+    else if (!redisUrl) {
+      problems.push(`store.redisUrl: environment variable ${redisRef.env} is not set; set it, or add "optional": true to "store" to use the embedded store without it (budgets then hold in this process only)`);
+    }
   }
 
   if (problems.length > 0) throw new ConfigError(problems);
