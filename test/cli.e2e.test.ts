@@ -145,6 +145,9 @@ describe("tollgate's options", () => {
     [["start", "--config"], "tollgate: Option '--config <value>' argument missing"],
     [["start", "mine.json"], "tollgate: Unexpected argument 'mine.json'"],
     [["keys", "create", "--name", "x"], "tollgate: Unknown option '--name'"],
+    // `keys` is a command: it was reported as an unknown one.
+    [["keys"], '"keys" takes a subcommand: `keys create`'],
+    [["keys", "list"], '"keys" takes a subcommand: `keys create`'],
   ])("%j stops with the usage instead of starting", (args, message) => {
     let stderr = "";
     let exitCode = 0;

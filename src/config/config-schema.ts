@@ -164,9 +164,12 @@ const routeSchema = z.strictObject({
   }
 });
 
-const keyHash = z
-  .string({ error: 'required: "sha256:" and 64 lowercase hex digits; `npx tollgate keys create` prints one' })
-  .regex(/^sha256:[0-9a-f]{64}$/, { error: 'write "sha256:" and 64 lowercase hex digits; `npx tollgate keys create` prints one' });
+/** A key's hash; `command` is the CLI command that prints one for this kind of key. */
+const hashOf = (command: string) =>
+  z
+    .string({ error: `required: "sha256:" and 64 lowercase hex digits; \`${command}\` prints one` })
+    .regex(/^sha256:[0-9a-f]{64}$/, { error: `write "sha256:" and 64 lowercase hex digits; \`${command}\` prints one` });
+const keyHash = hashOf("npx tollgate keys create");
 
 const virtualKeySchema = z.strictObject({
   id: z.string({ error: 'required: a name for this key that its cost records carry, such as "search-app"' }).min(1, { error: 'a name for this key, such as "search-app"' }),
@@ -222,7 +225,7 @@ export const configSchema = z
     keys: z.array(virtualKeySchema).default([]),
     /** Per-team settings; a key's `team` names its entry here. */
     teams: z.record(z.string(), teamSchema).optional(),
-    admin: z.strictObject({ keyHash }).optional(),
+    admin: z.strictObject({ keyHash: hashOf("npx tollgate keys create --admin") }).optional(),
     /**
      * Where cost records go: Redis when `redisUrl` names a set variable, otherwise an append-only
      * file at `path` (default `.tollgate/ledger.jsonl`, relative to the working directory).

@@ -53,8 +53,11 @@ describe("resolveConfig", () => {
       ...base(),
       routes: { gpt: { targets: [{ provider: "openia", model: "gpt-4o" }], stratgy: "x" } },
       keys: [{ id: "app", team: "t", hash: "md5:abc", routes: ["nope"] }],
+      admin: { keyHash: "sha256:<the admin key's hash>" },
     };
     const problems = problemsOf(raw, { OPENAI_API_KEY: "x" });
+    // The admin key's hash comes from `keys create --admin`, not from `keys create`.
+    expect(problems).toContain('admin.keyHash: write "sha256:" and 64 lowercase hex digits; `npx tollgate keys create --admin` prints one');
     expect(problems).toContain('routes.gpt: unknown field "stratgy"; check the spelling against config/tollgate.schema.json');
     expect(problems).toContain('keys[0].hash: write "sha256:" and 64 lowercase hex digits; `npx tollgate keys create` prints one');
     expect(problems.length).toBeGreaterThanOrEqual(2);

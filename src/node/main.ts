@@ -53,6 +53,9 @@ try {
   else if (command === "schema") {
     options(argv.slice(1), []);
     process.stdout.write(JSON.stringify(z.toJSONSchema(configSchema, { io: "input" }), null, 2) + "\n");
+  } else if (command === "keys") {
+    console.error(`"keys" takes a subcommand: \`keys create\` (it makes a key and prints its hash; keys are listed in your config only)\n${USAGE}`);
+    process.exitCode = 2;
   } else {
     console.error(`unknown command "${argv.join(" ")}"\n${USAGE}`);
     process.exitCode = 2;
