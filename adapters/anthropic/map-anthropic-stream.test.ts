@@ -33,3 +33,28 @@ describe("mapAnthropicStream", () => {
     expect(usage).toEqual({ inputTokens: 12, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 2048, outputTokens: 57 });
   });
 });
+
+describe("mapAnthropicStream with an answer in several text blocks", () => {
+  // Claude may answer in several text blocks. Streamed, they were joined into one, with no
+  // separator ("First paragraph.Second paragraph."), where the same answer not streamed kept two.
+  it("marks the first text of each text block after the first, so the blocks stay apart", async () => {
+    const usage = { input_tokens: 5, output_tokens: 1 };
+    const events = [
+      { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-4-6", content: [], stop_reason: null, stop_sequence: null, usage } },
+      { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+      { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "First " } },
+      { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "paragraph." } },
+      { type: "content_block_stop", index: 0 },
+      { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } },
+      { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: "Second paragraph." } },
+      { type: "content_block_stop", index: 1 },
+    ] as unknown as Anthropic.Messages.RawMessageStreamEvent[];
+    const texts = [];
+    for await (const part of mapAnthropicStream(replay(events))) if (part.type === "text-delta") texts.push(part);
+    expect(texts).toEqual([
+      { type: "text-delta", text: "First " },
+      { type: "text-delta", text: "paragraph." },
+      { type: "text-delta", text: "Second paragraph.", newBlock: true },
+    ]);
+  });
+});

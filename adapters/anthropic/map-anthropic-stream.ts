@@ -12,6 +12,14 @@ export async function* mapAnthropicStream(events: AsyncIterable<Anthropic.Messag
   // Tool blocks that got arguments. A call without any streams only an empty partial_json, and
   // its input is `{}` (as non-streamed): OpenAI clients JSON.parse the arguments, and "" throws.
   const withArguments = new Set<number>();
+  // Claude may answer in several text blocks: the first text of each after the first says so.
+  let textBlocks = 0;
+  let newBlock = false;
+  const text = (value: string): StreamPart => {
+    const part: StreamPart = newBlock ? { type: "text-delta", text: value, newBlock: true } : { type: "text-delta", text: value };
+    newBlock = false;
+    return part;
+  };
   for await (const event of events) {
     switch (event.type) {
       case "message_start":
@@ -23,8 +31,9 @@ export async function* mapAnthropicStream(events: AsyncIterable<Anthropic.Messag
           const index = toolIndexByBlock.size;
           toolIndexByBlock.set(event.index, index);
           yield { type: "tool-call-start", index, id: event.content_block.id, name: event.content_block.name };
-        } else if (event.content_block.type === "text" && event.content_block.text) {
-          yield { type: "text-delta", text: event.content_block.text };
+        } else if (event.content_block.type === "text") {
+          newBlock = textBlocks++ > 0;
+          if (event.content_block.text) yield text(event.content_block.text);
         } else if (event.content_block.type === "redacted_thinking") {
           yield { type: "redacted-reasoning", data: event.content_block.data };
         } else if (event.content_block.type === "thinking" && event.content_block.thinking) {
@@ -32,7 +41,7 @@ export async function* mapAnthropicStream(events: AsyncIterable<Anthropic.Messag
         }
         break;
       case "content_block_delta":
-        if (event.delta.type === "text_delta") yield { type: "text-delta", text: event.delta.text };
+        if (event.delta.type === "text_delta") yield text(event.delta.text);
         // Thinking: output Claude generated and bills, and a sign of life for the stream's deadlines
         // through minutes of thinking (counted when a cut stream reports no usage). Signed: its
         // block ends with the signature an Anthropic client must send back in a later turn.

@@ -101,3 +101,21 @@ describe("ResponseCollector keeps the blocks in the order they came", () => {
     ]);
   });
 });
+
+describe("ResponseCollector with an answer in several text blocks", () => {
+  it("keeps them apart, as the answer not streamed has them (a cached replay gives them back so)", () => {
+    const collector = new ResponseCollector();
+    const blocks: StreamPart[] = [
+      { type: "start", id: "msg_1", model: "claude-sonnet-4-6" },
+      { type: "text-delta", text: "First " },
+      { type: "text-delta", text: "paragraph." },
+      { type: "text-delta", text: "Second paragraph.", newBlock: true },
+      { type: "finish", reason: "stop" },
+    ];
+    for (const part of blocks) collector.add(part);
+    expect(collector.response().content).toEqual([
+      { type: "text", text: "First paragraph." },
+      { type: "text", text: "Second paragraph." },
+    ]);
+  });
+});

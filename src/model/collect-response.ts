@@ -34,7 +34,7 @@ export class ResponseCollector {
         }
         this.openThinking = undefined;
         const last = this.content.at(-1);
-        if (last?.type === "text") last.text += part.text;
+        if (last?.type === "text" && !part.newBlock) last.text += part.text;
         else this.content.push({ type: "text", text: part.text });
         break;
       }

@@ -20,7 +20,13 @@ export type StreamPart =
    * Answer text. `refusal`: OpenAI's refusal (structured outputs), which OpenAI clients read from
    * `refusal` rather than `content`; every other consumer treats it as text.
    */
-  | { type: "text-delta"; text: string; refusal?: true }
+  | {
+      type: "text-delta";
+      text: string;
+      refusal?: true;
+      /** The first text of a text block that follows another of the same answer (Claude may answer in several): renderers that keep blocks start a new one. */
+      newBlock?: true;
+    }
   /**
    * The model's thinking, streamed before its answer by local decoders (llama-server's
    * `reasoning_content`, vLLM's and Ollama's `reasoning`) and Claude. Output the model generated

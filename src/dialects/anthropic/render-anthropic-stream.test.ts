@@ -76,3 +76,20 @@ describe("AnthropicStreamRenderer with a decoder that sends no id", () => {
     expect(out[0]!.data.message.id).toBe("msg_tollgate");
   });
 });
+
+describe("AnthropicStreamRenderer with an answer in several text blocks", () => {
+  it("opens a new text block where a text part says it begins one", () => {
+    const renderer = new AnthropicStreamRenderer();
+    const parts: StreamPart[] = [
+      { type: "start", id: "msg_1", model: "claude-sonnet-4-6" },
+      { type: "text-delta", text: "First paragraph." },
+      { type: "text-delta", text: "Second paragraph.", newBlock: true },
+    ];
+    const out = events(parts.map((part) => renderer.render(part)).join(""));
+    expect(out.filter((event) => event.name === "content_block_start").map((event) => event.data.index)).toEqual([0, 1]);
+    expect(out.filter((event) => event.name === "content_block_delta").map((event) => [event.data.index, event.data.delta.text])).toEqual([
+      [0, "First paragraph."],
+      [1, "Second paragraph."],
+    ]);
+  });
+});

@@ -34,7 +34,7 @@ export class AnthropicStreamRenderer {
         return "";
       case "text-delta": {
         let out = this.ensureStarted();
-        if (this.openBlock?.kind !== "text") {
+        if (this.openBlock?.kind !== "text" || part.newBlock) {
           out += this.closeBlock();
           out += this.openNewBlock("text", { type: "text", text: "" });
         }
