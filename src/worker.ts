@@ -69,7 +69,7 @@ function buildFromEnv(env: WorkerEnv): ReturnType<typeof createGateway> {
       throw new ConfigError([`TOLLGATE_CONFIG is not JSON (${(error as Error).message}): set it to the config file's text`]);
     }
   }
-  const config = resolveConfig(text, env);
+  const config = resolveConfig(redisNotRequired(text), env);
   for (const warning of workerWarnings(config, { sharedBudgets: env.TOLLGATE_BUDGETS !== undefined })) console.warn(warning);
   if (!env.TOLLGATE_CONFIG) console.warn("[tollgate] warning: serving the bundled example config (TOLLGATE_EXAMPLE_CONFIG = \"allow\"): anyone who can reach this Worker may use the public demo key `tollgate-dev-key`");
   // Written at once, inside the request: a Worker may not run work left for after its response.
@@ -97,6 +97,16 @@ function refusalFor(error: unknown): GatewayError {
   }
   console.error(`[tollgate] error: cannot start: ${error instanceof ConfigError ? error.message : ((error as Error)?.stack ?? String(error))}`);
   return new GatewayError("unavailable", "tollgate cannot start: its config (TOLLGATE_CONFIG, or a secret it names) is invalid; the Worker's log says what to fix", { code: "invalid_config", permanent: true });
+}
+
+/**
+ * Redis is not used on Workers (worker-warnings.ts says so): a config shared with Node servers
+ * may name a Redis variable the Worker does not have, which must not stop it.
+ */
+function redisNotRequired(config: unknown): unknown {
+  const store = (config as { store?: unknown } | null)?.store;
+  if (typeof store !== "object" || store === null || Array.isArray(store)) return config;
+  return { ...(config as object), store: { ...store, optional: true } };
 }
 
 /** In the client's dialect, as the gateway answers: by path first, then by header. */

@@ -24,6 +24,9 @@ beforeAll(async () => {
     providers: { local: { type: "openai-compatible", baseUrl: upstream.url, pricing: { default: { inputPerMillion: 1000, outputPerMillion: 1000 } } } },
     routes: { drip: { targets: [{ provider: "local", model: "drip-model" }], budget: { usd: 1, window: "total" } } },
     keys: [{ id: "edge", team: "edge", hash: sha256(EDGE_KEY) }],
+    // A config shared with Node servers names their Redis; the Worker has no such variable and
+    // does not use Redis: it serves all the same (on Node the variable not set stops start-up).
+    store: { redisUrl: { env: "REDIS_URL" } },
   };
   miniflare = new Miniflare({
     ...bundle.options,
