@@ -61,7 +61,7 @@ export default {
 function buildFromEnv(env: WorkerEnv): ReturnType<typeof createGateway> {
   if (!env.TOLLGATE_CONFIG && env.TOLLGATE_EXAMPLE_CONFIG !== "allow") throw NOT_CONFIGURED;
   let text: unknown = exampleConfig;
-  if (typeof env.TOLLGATE_CONFIG === "object") text = env.TOLLGATE_CONFIG;
+  if (typeof env.TOLLGATE_CONFIG === "object" && env.TOLLGATE_CONFIG !== null) text = env.TOLLGATE_CONFIG;
   else if (env.TOLLGATE_CONFIG) {
     try {
       text = JSON.parse(env.TOLLGATE_CONFIG);

@@ -6,7 +6,7 @@ import { APP_KEY, sha256, temporaryLedgerPath } from "./support/gateway.ts";
 // the CLI passes them to close(). Every connection still open is closed when the answers' drain
 // ends, so a longer stream drain was a setting with no effect (and a log line that promised it).
 
-async function drainsOf(server: object) {
+async function drainsOf(server: object, lines: string[] = []) {
   const gateway = await startGateway({
     config: {
       providers: { local: { type: "openai-compatible", baseUrl: "http://127.0.0.1:9/v1" } },
@@ -16,7 +16,7 @@ async function drainsOf(server: object) {
       server,
     },
     port: 0,
-    log: () => undefined,
+    log: (line) => lines.push(line),
   });
   await gateway.close();
   return gateway.drainOnStop;
@@ -27,7 +27,17 @@ describe("the drain on a stop signal", () => {
     expect(await drainsOf({ drainStreamsSeconds: 2, drainAnswersSeconds: 60 })).toEqual({ streamDrainMs: 2_000, drainMs: 60_000 });
   });
 
-  it("for streams, is at most the answers' drain", async () => {
-    expect(await drainsOf({ drainStreamsSeconds: 8, drainAnswersSeconds: 5 })).toEqual({ streamDrainMs: 5_000, drainMs: 5_000 });
+  it("for streams, is at most the answers' drain, and start-up says so", async () => {
+    const lines: string[] = [];
+    expect(await drainsOf({ drainStreamsSeconds: 8, drainAnswersSeconds: 5 }, lines)).toEqual({ streamDrainMs: 5_000, drainMs: 5_000 });
+    expect(lines).toContain(
+      "[tollgate] warning: server.drainStreamsSeconds (8) is more than server.drainAnswersSeconds (5): on a stop, streams are cut at 5 s, when every connection still open is closed; raise drainAnswersSeconds to give them longer",
+    );
+  });
+
+  it("says nothing of the drains when they are as they should be", async () => {
+    const lines: string[] = [];
+    await drainsOf({}, lines);
+    expect(lines.join("\n")).not.toContain("drainStreamsSeconds");
   });
 });

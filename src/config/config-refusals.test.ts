@@ -48,13 +48,6 @@ describe("timeouts", () => {
     expect(() => drains({ drainAnswersSeconds: -1 })).toThrow(/server\.drainAnswersSeconds/);
   });
 
-  it("a stream drain longer than the answers' says at start-up that it is cut short", () => {
-    const config = resolveConfig({ ...local("http://127.0.0.1:8080/v1"), server: { drainStreamsSeconds: 20 } }, {});
-    expect(config.warnings).toContain(
-      "server.drainStreamsSeconds (20) is more than server.drainAnswersSeconds (15): on a stop, streams are cut at 15 s, when every connection still open is closed; raise drainAnswersSeconds to give them longer",
-    );
-    expect(resolveConfig(local("http://127.0.0.1:8080/v1"), {}).warnings.join()).not.toContain("drainStreamsSeconds");
-  });
 });
 
 describe("the admin key's name in cost records", () => {

@@ -60,11 +60,6 @@ export function resolveConfig(raw: unknown, env: Environment, { now = Date.now()
 
   warnings.push(...retirementWarnings(config.routes, config.providers, now));
 
-  const { drainStreamsSeconds, drainAnswersSeconds } = config.server;
-  if (drainStreamsSeconds > drainAnswersSeconds) {
-    warnings.push(`server.drainStreamsSeconds (${drainStreamsSeconds}) is more than server.drainAnswersSeconds (${drainAnswersSeconds}): on a stop, streams are cut at ${drainAnswersSeconds} s, when every connection still open is closed; raise drainAnswersSeconds to give them longer`);
-  }
-
   let redisUrl: string | undefined;
   const redisRef = config.store?.redisUrl;
   if (redisRef) {

@@ -118,4 +118,11 @@ describe("ResponseCollector with an answer in several text blocks", () => {
       { type: "text", text: "Second paragraph." },
     ]);
   });
+
+  it("a cached answer replayed as a stream keeps them apart too", () => {
+    const again = new ResponseCollector();
+    const cached = { id: "msg_1", model: "claude-sonnet-4-6", content: [{ type: "text" as const, text: "First paragraph." }, { type: "text" as const, text: "Second paragraph." }], finishReason: "stop" as const };
+    for (const part of responseToParts(cached as Parameters<typeof responseToParts>[0])) again.add(part);
+    expect(again.response().content).toEqual(cached.content);
+  });
 });

@@ -104,10 +104,12 @@ export function* responseToParts(response: ChatResponse): Generator<StreamPart> 
   if (response.reasoning && !signed) yield { type: "reasoning-delta", text: response.reasoning };
   if (response.refusal) yield { type: "text-delta", text: response.refusal, refusal: true };
   let index = 0;
+  let previous: ChatResponse["content"][number] | undefined;
   for (const content of response.content) {
     switch (content.type) {
       case "text":
-        yield { type: "text-delta", text: content.text };
+        // A text block right after another stays a block of its own, as in the answer not streamed.
+        yield previous?.type === "text" ? { type: "text-delta", text: content.text, newBlock: true } : { type: "text-delta", text: content.text };
         break;
       case "tool-call":
         yield { type: "tool-call-start", index, id: content.id, name: content.name };
@@ -122,6 +124,7 @@ export function* responseToParts(response: ChatResponse): Generator<StreamPart> 
         yield { type: "redacted-reasoning", data: content.data };
         break;
     }
+    previous = content;
   }
   yield { type: "finish", reason: response.finishReason, ...(response.stopSequence ? { stopSequence: response.stopSequence } : {}) };
   // The usage the answer was made with, as the unstreamed answer shows it too.

@@ -85,6 +85,11 @@ export async function startGateway({
   const log = (line: string) => writeLog(oneLine(line));
   const resolved = resolveConfig(config, env);
   for (const warning of resolved.warnings) log(`[tollgate] warning: ${warning}`);
+  // Only a Node server has a stop drain (a Worker has no stop signal): said here, not in the config's own warnings.
+  const { drainStreamsSeconds, drainAnswersSeconds } = resolved.server;
+  if (drainStreamsSeconds > drainAnswersSeconds) {
+    log(`[tollgate] warning: server.drainStreamsSeconds (${drainStreamsSeconds}) is more than server.drainAnswersSeconds (${drainAnswersSeconds}): on a stop, streams are cut at ${drainAnswersSeconds} s, when every connection still open is closed; raise drainAnswersSeconds to give them longer`);
+  }
 
   const dispatcher = new Agent(UPSTREAM_AGENT_OPTIONS);
   const transport =
