@@ -1,7 +1,7 @@
 import { transformJSONSchema } from "@anthropic-ai/sdk/lib/transform-json-schema";
 import { findModelLimits } from "../pricing/find-model-price.ts";
 import type { ResponseFormat, ToolDefinition } from "./chat-request.ts";
-import { claudeDecodesAsMeant, schemaNodes } from "./json-schema-nodes.ts";
+import { claudeDecodesAsMeant, optionalPropertiesOf, propertiesOf, schemaNodes } from "./json-schema-nodes.ts";
 
 // Claude's structured outputs decode the answer to a JSON Schema (`output_config.format`) and a
 // strict tool's input to its schema, where the model has them (bundled-prices.ts). Only a schema
@@ -16,10 +16,18 @@ export function claudeTakesStructuredOutputs(model: string): boolean {
   return findModelLimits("anthropic", model).structuredOutputs === true;
 }
 
+/**
+ * Each client schema as Claude takes it (null: it goes in the prompt), worked out once per
+ * request: the format policy asks whether it goes natively, the adapter sends it.
+ */
+const decodedSchemas = new WeakMap<object, Record<string, unknown> | null>();
+
 /** The schema to send as `output_config.format`, or undefined where the format goes in the prompt. */
 export function claudeDecodedSchema(format: ResponseFormat | undefined, model: string): Record<string, unknown> | undefined {
   if (format?.type !== "json-schema" || !claudeTakesStructuredOutputs(model)) return undefined;
-  return claudeSchema(format.schema);
+  let decoded = decodedSchemas.get(format.schema);
+  if (decoded === undefined) decodedSchemas.set(format.schema, (decoded = claudeSchema(format.schema) ?? null));
+  return decoded ?? undefined;
 }
 
 /**
@@ -42,10 +50,11 @@ export function claudeTools(tools: readonly ToolDefinition[], model: string): { 
   let unions = 0;
   for (const tool of strict) {
     for (const node of schemaNodes(tool.parameters)) {
-      const properties = typeof node.properties === "object" && node.properties !== null ? Object.entries(node.properties as Record<string, Record<string, unknown>>) : [];
-      const required = Array.isArray(node.required) ? node.required : [];
-      optional += properties.filter(([name]) => !required.includes(name)).length;
-      unions += properties.filter(([, property]) => Array.isArray(property?.anyOf) || Array.isArray(property?.type)).length;
+      optional += optionalPropertiesOf(node).length;
+      unions += propertiesOf(node).filter(([, property]) => {
+        const schema = property as { anyOf?: unknown; type?: unknown } | null;
+        return Array.isArray(schema?.anyOf) || Array.isArray(schema?.type);
+      }).length;
     }
   }
   const within = strict.length <= STRICT_TOOL_LIMITS.tools && optional <= STRICT_TOOL_LIMITS.optionalParameters && unions <= STRICT_TOOL_LIMITS.unionParameters;

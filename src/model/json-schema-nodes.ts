@@ -21,6 +21,19 @@ export function* schemaNodes(schema: unknown): Generator<Record<string, unknown>
 
 const isObjectNode = (node: Record<string, unknown>) => node.type === "object" || (node.type === undefined && "properties" in node);
 
+/** A node's properties, by name. */
+export function propertiesOf(node: Record<string, unknown>): [string, unknown][] {
+  return typeof node.properties === "object" && node.properties !== null ? Object.entries(node.properties) : [];
+}
+
+/** The names of a node's properties that it does not require. */
+export function optionalPropertiesOf(node: Record<string, unknown>): string[] {
+  const required = Array.isArray(node.required) ? node.required : [];
+  return propertiesOf(node)
+    .map(([name]) => name)
+    .filter((name) => !required.includes(name));
+}
+
 /**
  * OpenAI's strict mode (structured outputs): every object closed (`additionalProperties: false`)
  * with every one of its properties required; the API refuses any other schema with a 400.
@@ -28,10 +41,7 @@ const isObjectNode = (node: Record<string, unknown>) => node.type === "object" |
 export function meetsOpenAIStrictRules(schema: Record<string, unknown>): boolean {
   for (const node of schemaNodes(schema)) {
     if (!isObjectNode(node)) continue;
-    if (node.additionalProperties !== false) return false;
-    const required = Array.isArray(node.required) ? node.required : [];
-    const properties = typeof node.properties === "object" && node.properties !== null ? Object.keys(node.properties) : [];
-    if (!properties.every((name) => required.includes(name))) return false;
+    if (node.additionalProperties !== false || optionalPropertiesOf(node).length > 0) return false;
   }
   return true;
 }
