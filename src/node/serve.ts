@@ -151,8 +151,8 @@ export async function startGateway({
     // Every connection still open is closed when the answers' drain ends: a longer stream drain
     // would be cut there anyway, so it is at most that.
     drainOnStop: {
-      streamDrainMs: Math.min(resolved.server.drainStreamsSeconds, resolved.server.drainAnswersSeconds) * 1000,
-      drainMs: resolved.server.drainAnswersSeconds * 1000,
+      streamDrainMs: Math.min(drainStreamsSeconds, drainAnswersSeconds) * 1000,
+      drainMs: drainAnswersSeconds * 1000,
     },
     async close({ drainMs = Infinity, streamDrainMs = drainMs } = {}) {
       draining.begin();
