@@ -1,6 +1,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import type { Stream } from "@anthropic-ai/sdk/streaming";
-import type { ChatModel, TransportOptions } from "../../src/model/chat-model.ts";
+import type { ChatModel, TransportOptions, UpstreamHeaders } from "../../src/model/chat-model.ts";
+import type { ChatRequest } from "../../src/model/chat-request.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
 import { mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
@@ -47,8 +48,9 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
     baseUrl,
     refuse: (request) => refuseBlankLastTurn(request, options.name),
 
-    async generate(request, model, signal, headers) {
+    async generate(request, model, signal, traceHeaders) {
       const body = convertToAnthropicRequest(request, model);
+      const headers = callHeaders(request, traceHeaders);
       try {
         const message = await client.post<Anthropic.Message>(MESSAGES_PATH, { body: { ...body, stream: false }, signal, ...(headers ? { headers } : {}) });
         const response = mapAnthropicResponse(message);
@@ -58,7 +60,8 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
       }
     },
 
-    async countTokens(request, model, signal, headers) {
+    async countTokens(request, model, signal, traceHeaders) {
+      const headers = callHeaders(request, traceHeaders);
       // count_tokens takes the prompt's fields only: anything about the answer (max_tokens,
       // sampling, stop sequences, metadata) is refused there as an extra input.
       const { messages, system, tools, tool_choice, thinking } = convertToAnthropicRequest(request, model);
@@ -73,8 +76,9 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
       }
     },
 
-    async *stream(request, model, signal, headers): AsyncGenerator<StreamPart> {
+    async *stream(request, model, signal, traceHeaders): AsyncGenerator<StreamPart> {
       const body = convertToAnthropicRequest(request, model);
+      const headers = callHeaders(request, traceHeaders);
       try {
         const events = await client.post<Stream<Anthropic.RawMessageStreamEvent>>(MESSAGES_PATH, { body: { ...body, stream: true }, stream: true, signal, ...(headers ? { headers } : {}) });
         const check = new FinishCheck(options.name);
@@ -93,4 +97,10 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
       }
     },
   };
+}
+
+/** The call's trace context, and the client's beta features (which are headers, not body fields). */
+function callHeaders(request: ChatRequest, traceHeaders: UpstreamHeaders | undefined): UpstreamHeaders | undefined {
+  if (!request.anthropicBetas) return traceHeaders;
+  return { ...traceHeaders, "anthropic-beta": request.anthropicBetas.join(",") };
 }

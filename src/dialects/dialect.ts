@@ -3,7 +3,7 @@ import type { ChatRequest } from "../model/chat-request.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
 import type { StreamPart } from "../model/stream-part.ts";
 import { AnthropicStreamRenderer } from "./anthropic/render-anthropic-stream.ts";
-import { parseAnthropicRequest } from "./anthropic/parse-anthropic-request.ts";
+import { parseAnthropicRequest, withAnthropicBetas } from "./anthropic/parse-anthropic-request.ts";
 import { renderAnthropicError } from "./anthropic/render-anthropic-error.ts";
 import { renderAnthropicResponse } from "./anthropic/render-anthropic-response.ts";
 import { OpenAIStreamRenderer } from "./openai/render-openai-stream.ts";
@@ -15,7 +15,8 @@ import type { StreamSummary } from "./stream-summary.ts";
 /** A client API tollgate speaks: how to read its requests and how to write everything back. */
 export interface Dialect {
   readonly name: "openai" | "anthropic";
-  parseRequest(body: unknown): ChatRequest;
+  /** `headers`: the request's, for what a dialect carries there (Anthropic's `anthropic-beta`). */
+  parseRequest(body: unknown, headers: Headers): ChatRequest;
   renderResponse(response: ChatResponse): unknown;
   /** `requestId`: the answer's, for dialects whose error bodies carry it (Anthropic's). */
   renderError(error: GatewayError, requestId?: string): unknown;
@@ -42,7 +43,7 @@ export const openAIDialect: Dialect = {
 
 export const anthropicDialect: Dialect = {
   name: "anthropic",
-  parseRequest: parseAnthropicRequest,
+  parseRequest: (body, headers) => withAnthropicBetas(parseAnthropicRequest(body), headers),
   renderResponse: renderAnthropicResponse,
   renderError: renderAnthropicError,
   createStreamRenderer: () => new AnthropicStreamRenderer(),

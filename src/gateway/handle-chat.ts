@@ -92,7 +92,7 @@ function withBilledUsage(response: ChatResponse, record: CostRecord): ChatRespon
 
 export function createChatHandler({ config, admission, log: logLine, slots, order, metering, policies, store, counter, keepAlive, dropClient }: ChatHandlerDeps) {
   return async function handleChat(c: Context<GatewayEnv>): Promise<Response> {
-    const parsed = c.get("dialect").parseRequest(await readJsonBody(c.req.raw, config.server.maxBodyBytes));
+    const parsed = c.get("dialect").parseRequest(await readJsonBody(c.req.raw, config.server.maxBodyBytes), c.req.raw.headers);
     const route = findRoute(config, c.get("caller"), parsed.route);
     const chain = policies.get(parsed.route)!;
     const context: PolicyContext = { route: parsed.route, team: teamOf(c.get("caller")), store, counter, perRequest: new Map() };

@@ -4,7 +4,7 @@ import type { PolicyContext } from "../../policies/policy.ts";
 import { teamOf } from "../auth/authenticate.ts";
 import type { ResolvedConfig } from "../config/resolve-config.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
-import { parseAnthropicCountTokensRequest } from "../dialects/anthropic/parse-anthropic-request.ts";
+import { parseAnthropicCountTokensRequest, withAnthropicBetas } from "../dialects/anthropic/parse-anthropic-request.ts";
 import { countRequestTokens, type TokenCounter } from "../metering/token-counter.ts";
 import type { ChatModel } from "../model/chat-model.ts";
 import type { ChatRequest, ImageContent } from "../model/chat-request.ts";
@@ -58,7 +58,7 @@ export function createCountTokensHandler({ config, slots, order, policies, store
   /** Targets that answered that they cannot count, and until when they are not asked. */
   const cannotCount = new WeakMap<ChatModel, number>();
   return async function handleCountTokens(c: Context<GatewayEnv>): Promise<Response> {
-    const parsed = parseAnthropicCountTokensRequest(await readJsonBody(c.req.raw, config.server.maxBodyBytes));
+    const parsed = withAnthropicBetas(parseAnthropicCountTokensRequest(await readJsonBody(c.req.raw, config.server.maxBodyBytes)), c.req.raw.headers);
     const route = findRoute(config, c.get("caller"), parsed.route);
     const chain = policies.get(parsed.route)!;
     const context: PolicyContext = { route: parsed.route, team: teamOf(c.get("caller")), store, counter, perRequest: new Map(), countOnly: true };

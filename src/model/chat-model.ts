@@ -39,7 +39,8 @@ export type NotCounted = "no-endpoint" | "not-this-request";
 /**
  * Headers for one upstream call besides the adapter's own: the W3C trace context of the call's
  * span (`traceparent`, `tracestate`), so that a decoder that traces (vLLM, SGLang) continues the
- * gateway's trace. Never the client's headers.
+ * gateway's trace. Never the client's headers (what a client may switch on with one, Anthropic's
+ * `anthropic-beta`, travels on the request: ChatRequest.anthropicBetas).
  */
 export type UpstreamHeaders = Record<string, string>;
 

@@ -38,6 +38,12 @@ export type ChatRequest = {
    * Anthropic targets only, which say which levels each model takes.
    */
   effort?: string;
+  /**
+   * Anthropic's `anthropic-beta` header as the client sent it (feature names, such as
+   * `context-1m-2025-08-07`): Anthropic targets only, which get it as a header. Others have no
+   * such switches and go without.
+   */
+  anthropicBetas?: string[];
   responseFormat?: ResponseFormat;
   /** An end-user id for provider abuse tracking (OpenAI `user`, Anthropic `metadata.user_id`). */
   user?: string;

@@ -2,6 +2,7 @@ import type { AssistantContent, CacheMark, ChatMessage, ChatRequest, ImageConten
 import { GatewayError } from "../../errors/gateway-error.ts";
 import { dropUndefined } from "../../model/drop-undefined.ts";
 import { zodIssueToError } from "../zod-issue-to-error.ts";
+import { readAnthropicBetas } from "./anthropic-beta.ts";
 import { anthropicMessagesRequestSchema, type AnthropicMessagesRequest } from "./anthropic-request-schema.ts";
 
 /**
@@ -46,6 +47,12 @@ export function parseAnthropicRequest(body: unknown): ChatRequest {
     // output_config.format, others as the format policy's schema line.
     responseFormat: request.output_config?.format ? { type: "json-schema", name: "output", schema: request.output_config.format.schema } : undefined,
   });
+}
+
+/** The request with the client's `anthropic-beta` names, which a body read on its own has not. */
+export function withAnthropicBetas(request: ChatRequest, headers: Headers): ChatRequest {
+  const betas = readAnthropicBetas(headers);
+  return betas ? { ...request, anthropicBetas: betas } : request;
 }
 
 /**

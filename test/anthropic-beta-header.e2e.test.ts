@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+import { APP_KEY, useMockedGateway, waitForRecord } from "./support/gateway.ts";
+
+// The `anthropic-beta` header switches on Messages API features by name. The SDK's `betas`
+// parameter (client.beta.messages.*) sends them joined by commas, to `/v1/messages?beta=true`.
+// `context-1m-2025-08-07` is what lets Sonnet read a prompt over 200k tokens: without it Anthropic
+// answers "prompt is too long". Was: tollgate dropped the header, so such a request failed behind
+// the gateway and worked without it.
+
+const rig = useMockedGateway();
+const BETAS = ["context-1m-2025-08-07", "interleaved-thinking-2025-05-14"];
+const question = { max_tokens: 50, messages: [{ role: "user" as const, content: "Hello?" }] };
+
+describe("a client's anthropic-beta header", () => {
+  it("reaches Anthropic with a message the SDK sends with betas", async () => {
+    const message = await rig.gateway.anthropic.beta.messages.create({ model: "claude", ...question, betas: BETAS });
+    expect(message.content[0]).toMatchObject({ type: "text" });
+    expect(rig.mocks.anthropic.requests.at(-1)!.headers["anthropic-beta"]).toBe(BETAS.join(","));
+  });
+
+  it("reaches Anthropic with a streamed message", async () => {
+    const stream = rig.gateway.anthropic.beta.messages.stream({ model: "claude", ...question, betas: BETAS });
+    const message = await stream.finalMessage();
+    expect(message.stop_reason).toBe("end_turn");
+    expect(rig.mocks.anthropic.requests.at(-1)!.headers["anthropic-beta"]).toBe(BETAS.join(","));
+  });
+
+  it("reaches Anthropic's count_tokens", async () => {
+    const counted = await rig.gateway.anthropic.beta.messages.countTokens({ model: "claude", messages: question.messages, betas: ["context-1m-2025-08-07"] });
+    expect(counted.input_tokens).toBeGreaterThan(0);
+    const sent = rig.mocks.anthropic.requests.at(-1)!;
+    expect(sent.url).toContain("/v1/messages/count_tokens");
+    // The SDK adds the name count_tokens had as a beta; it goes on as sent.
+    expect(sent.headers["anthropic-beta"]!.split(",")).toEqual(["context-1m-2025-08-07", "token-counting-2024-11-01"]);
+  });
+
+  it("is sent once per name, without blanks, when a client repeats itself", async () => {
+    const response = await fetch(`${rig.gateway.url}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": APP_KEY, "anthropic-version": "2023-06-01", "anthropic-beta": " context-1m-2025-08-07,,context-1m-2025-08-07 ", "content-type": "application/json" },
+      body: JSON.stringify({ model: "claude", ...question }),
+    });
+    expect(response.status).toBe(200);
+    expect(rig.mocks.anthropic.requests.at(-1)!.headers["anthropic-beta"]).toBe("context-1m-2025-08-07");
+  });
+
+  it("is not sent to an OpenAI model, which has no such switches", async () => {
+    const message = await rig.gateway.anthropic.beta.messages.create({ model: "gpt", ...question, betas: BETAS });
+    expect(message.content[0]).toMatchObject({ type: "text" });
+    expect(rig.mocks.openai.requests.at(-1)!.headers["anthropic-beta"]).toBeUndefined();
+  });
+
+  it("is not invented: a request without it sends none", async () => {
+    await rig.gateway.anthropic.messages.create({ model: "claude", ...question });
+    expect(rig.mocks.anthropic.requests.at(-1)!.headers["anthropic-beta"]).toBeUndefined();
+  });
+
+  it("that is not a list of names is a 400 naming the header, before anything is spent or recorded", async () => {
+    const response = await fetch(`${rig.gateway.url}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": APP_KEY, "anthropic-version": "2023-06-01", "anthropic-beta": "context 1m", "content-type": "application/json" },
+      body: JSON.stringify({ model: "claude", ...question }),
+    });
+    expect(response.status).toBe(400);
+    const body = await response.json();
+    expect(body).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+    expect(body.error.message).toContain('anthropic-beta: "context 1m" is not a beta name');
+    expect(body.error.message).toContain("separated by commas");
+    expect(rig.mocks.anthropic.requests).toHaveLength(0);
+    await expect(waitForRecord(rig.gateway, response.headers.get("x-tollgate-request-id")!, 300)).rejects.toThrow(/no cost record/);
+  });
+});
