@@ -55,6 +55,9 @@ export function convertToOpenAIRequest(request: ChatRequest, model: string, flav
   if (flavor === "openai" && request.safetyIdentifier) body.safety_identifier = request.safetyIdentifier;
   const cacheKey = request.promptCacheKey ?? request.promptCache?.openAIKey;
   if (flavor === "openai" && cacheKey) body.prompt_cache_key = cacheKey;
+  if (flavor === "openai" && request.promptCacheRetention) body.prompt_cache_retention = request.promptCacheRetention as OpenAIRequestBody["prompt_cache_retention"];
+  if (flavor === "openai" && request.verbosity) body.verbosity = request.verbosity as OpenAIRequestBody["verbosity"];
+  if (flavor === "openai" && request.prediction !== undefined) body.prediction = { type: "content", content: request.prediction };
   // llama-server's prefix (KV) reuse; vLLM and SGLang cache prefixes on their own.
   if (flavor === "compatible" && request.promptCache?.reusePrefix) body.cache_prompt = true;
   // Always ask for the usage chunk, even when the client did not: it is what the request costs.
@@ -94,12 +97,13 @@ function imagePart(image: ImageContent): OpenAI.Chat.Completions.ChatCompletionC
 function convertMessage(message: ChatMessage): MessageParam {
   switch (message.role) {
     case "system":
-      return { role: "system", content: message.content };
+      return { role: "system", content: message.content, ...named(message) };
     case "user": {
       const only = message.content[0];
-      if (message.content.length === 1 && only?.type === "text") return { role: "user", content: only.text };
+      if (message.content.length === 1 && only?.type === "text") return { role: "user", content: only.text, ...named(message) };
       return {
         role: "user",
+        ...named(message),
         content: message.content.map((part) => (part.type === "text" ? { type: "text" as const, text: part.text } : imagePart(part))),
       };
     }
@@ -110,13 +114,18 @@ function convertMessage(message: ChatMessage): MessageParam {
       );
       // null only beside tool calls: OpenAI refuses an assistant turn of `content: null` alone
       // ("expected a string, got null"), which an empty answer replayed as "" would become.
-      return { role: "assistant", content: text.length > 0 || toolCalls.length === 0 ? text : null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
+      return { role: "assistant", content: text.length > 0 || toolCalls.length === 0 ? text : null, ...named(message), ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
     }
     case "tool":
       // Chat Completions has no is_error: a failed tool's result says so in its text, or the
       // model would read an error message as the tool's answer.
       return { role: "tool", tool_call_id: message.toolCallId, content: message.isError ? TOOL_ERROR_PREFIX + message.content : message.content };
   }
+}
+
+/** The participant's name (several users in one chat); vLLM's and SGLang's templates may use it too. */
+function named(message: { name?: string }): { name?: string } {
+  return message.name ? { name: message.name } : {};
 }
 
 function convertToolChoice(choice: ToolChoice): OpenAI.Chat.Completions.ChatCompletionToolChoiceOption {

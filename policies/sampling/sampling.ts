@@ -37,8 +37,9 @@ export const samplingOptionsSchema = z.strictObject({
 
 export type SamplingOptions = z.output<typeof samplingOptionsSchema>;
 
-type Parameter = "temperature" | "topP" | "topK" | "minP" | "frequencyPenalty" | "presencePenalty" | "logitBias" | "thinking" | "effort" | "reasoningEffort";
+type Parameter = "temperature" | "topP" | "topK" | "minP" | "frequencyPenalty" | "presencePenalty" | "logitBias" | "thinking" | "effort" | "reasoningEffort" | "verbosity";
 const WIRE_NAMES: Record<Parameter, string> = {
+  verbosity: "verbosity",
   thinking: "thinking",
   effort: "output_config.effort",
   reasoningEffort: "reasoning_effort",
@@ -134,6 +135,8 @@ function unsupported(request: ChatRequest, target: PolicyTarget): Parameter[] {
     for (const parameter of ["frequencyPenalty", "presencePenalty", "logitBias"] as const) if (request[parameter] !== undefined) found.push(parameter);
   }
   if (limits.reasoning === false && request.reasoningEffort !== undefined) found.push("reasoningEffort");
+  // gpt-5's verbosity: the models before it refuse the field, and no other provider has one.
+  if (request.verbosity !== undefined && (target.providerType !== "openai" || limits.noVerbosity === true)) found.push("verbosity");
   if (request.topK !== undefined && (target.providerType === "openai" || fixed)) found.push("topK");
   if (request.minP !== undefined && target.providerType !== "openai-compatible") found.push("minP");
   // Anthropic has no penalties and no logit bias (and its token ids are not OpenAI's). Nor does

@@ -53,6 +53,12 @@ export type ChatRequest = {
   prefill?: string;
   /** An OpenAI client's own `prompt_cache_key`: it goes to OpenAI in place of the policy's. */
   promptCacheKey?: string;
+  /** OpenAI's `prompt_cache_retention` ("in_memory", "24h"): OpenAI targets only. */
+  promptCacheRetention?: string;
+  /** OpenAI's `verbosity` (gpt-5: "low" answers shorter): OpenAI targets that take it. */
+  verbosity?: string;
+  /** OpenAI's Predicted Outputs: text the answer will largely repeat. OpenAI targets only. */
+  prediction?: string;
   /** Where the prompt-cache policy asks the provider to cache (each adapter uses what it supports). */
   promptCache?: PromptCacheHints;
 };
@@ -74,9 +80,10 @@ export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolR
  */
 export type CacheMark = { ttl: "5m" | "1h" };
 
-export type SystemMessage = { role: "system"; content: string; cacheControl?: CacheMark };
-export type UserMessage = { role: "user"; content: UserContent[] };
-export type AssistantMessage = { role: "assistant"; content: AssistantContent[] };
+/** `name`: the participant (OpenAI's messages carry it; OpenAI-shaped targets get it). */
+export type SystemMessage = { role: "system"; content: string; name?: string; cacheControl?: CacheMark };
+export type UserMessage = { role: "user"; content: UserContent[]; name?: string };
+export type AssistantMessage = { role: "assistant"; content: AssistantContent[]; name?: string };
 /** `images`: what a tool returned besides its text (a screenshot), after that text. */
 export type ToolResultMessage = { role: "tool"; toolCallId: string; content: string; images?: ImageContent[]; isError?: boolean; cacheControl?: CacheMark };
 

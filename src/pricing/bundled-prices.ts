@@ -42,6 +42,8 @@ export type ModelLimits = {
    * (gpt-4o, gpt-4.1), which refuses reasoning_effort. Unknown models: neither is assumed.
    */
   reasoning?: boolean;
+  /** OpenAI: refuses `verbosity`, which came with gpt-5 (every OpenAI model in this list is older). */
+  noVerbosity?: boolean;
   /**
    * Rejects a request that sets both temperature and top_p (400 "`temperature` and `top_p` cannot
    * both be specified for this model"): Claude Opus 4.1 and the Claude 4.5 and later models.
@@ -74,11 +76,11 @@ const openai = (model: string, input: number, cachedInput: number, output: numbe
   price: { input, cachedInput, cacheWrite5m: input, cacheWrite1h: input, output },
   source: OPENAI_SOURCE,
   asOf: "2026-07",
-  limits: { maxStopSequences: 4, reasoning: false, ...limits },
+  limits: { maxStopSequences: 4, reasoning: false, noVerbosity: true, ...limits },
 });
 
 /** o-series reasoning models: no stop sequences, only the default temperature. */
-export const REASONING: ModelLimits = { maxOutputTokens: 100_000, maxStopSequences: 0, fixedSampling: true, reasoning: true };
+export const REASONING: ModelLimits = { maxOutputTokens: 100_000, maxStopSequences: 0, fixedSampling: true, reasoning: true, noVerbosity: true };
 
 /** Anthropic's cache prices are fixed multiples of input: writes 1.25x (5 min) and 2x (1 h), reads 0.1x. */
 const anthropicPrice = (input: number, output: number): Required<UsdPerMillion> => ({

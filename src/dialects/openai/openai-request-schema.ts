@@ -110,6 +110,29 @@ export const openAIChatRequestSchema = z.object({
   safety_identifier: z.string().max(64, { error: "write at most 64 characters (OpenAI's limit): a hash of the end user's id" }).nullish(),
   // The app's own cache routing key: it knows which of its requests share a prefix.
   prompt_cache_key: z.string().nullish(),
+  // How long OpenAI keeps the prompt's cached prefix ("in_memory", "24h"): OpenAI targets only.
+  prompt_cache_retention: z
+    .string()
+    .regex(/^[a-z0-9_]{1,16}$/, { error: 'write a retention OpenAI takes, such as "in_memory" or "24h"' })
+    .nullish(),
+  // Explicit cache breakpoints (gpt-5.6 and later) would need each content part's
+  // prompt_cache_breakpoint carried too; without them an explicit-mode request caches nothing.
+  prompt_cache_options: z
+    .null({ error: "tollgate does not carry OpenAI's explicit prompt-cache breakpoints: remove prompt_cache_options (and prompt_cache_breakpoint), and OpenAI caches the prefix implicitly" })
+    .optional(),
+  // gpt-5's answer length ("low", "medium", "high"): fewer output tokens at "low". Not a fixed
+  // list, as reasoning_effort is not.
+  verbosity: z
+    .string()
+    .regex(/^[a-z]{1,16}$/, { error: 'write a verbosity the model takes: "low", "medium" or "high"' })
+    .nullish(),
+  // Predicted Outputs: text the answer will largely repeat (a file being edited), for speed.
+  prediction: z.object({ type: z.literal("content"), content: textContent }).nullish(),
+  // Moderated completions answer with moderation results of their own, which tollgate's answer
+  // would not carry: the app would read an unmoderated answer as a moderated one.
+  moderation: z
+    .null({ error: "tollgate does not carry OpenAI's moderated completions: remove moderation, and moderate with the moderations endpoint in your app" })
+    .optional(),
   functions: z.undefined({ error: "legacy `functions` are not supported: send `tools` instead" }).optional(),
   // An answer in audio cannot be carried: accepted and ignored, the app would look for
   // `message.audio` in a text answer and fail on it.

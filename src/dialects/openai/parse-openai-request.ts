@@ -38,6 +38,9 @@ export function parseOpenAIRequest(body: unknown): ChatRequest {
     user: request.user,
     safetyIdentifier: request.safety_identifier ?? undefined,
     promptCacheKey: request.prompt_cache_key ?? undefined,
+    promptCacheRetention: request.prompt_cache_retention ?? undefined,
+    verbosity: request.verbosity ?? undefined,
+    prediction: request.prediction ? joinText(request.prediction.content) : undefined,
   });
 }
 
@@ -47,10 +50,11 @@ function convertMessage(message: OpenAIMessage): ChatMessage {
   switch (message.role) {
     case "system":
     case "developer":
-      return { role: "system", content: joinText(message.content) };
+      return { role: "system", content: joinText(message.content), ...named(message) };
     case "user":
       return {
         role: "user",
+        ...named(message),
         content:
           typeof message.content === "string"
             ? [{ type: "text", text: message.content }]
@@ -65,6 +69,7 @@ function convertMessage(message: OpenAIMessage): ChatMessage {
           : (message.content ?? []).map((part) => (part.type === "text" ? part.text : part.refusal)).join("");
       return {
         role: "assistant",
+        ...named(message),
         content: [
           ...(text ? [{ type: "text" as const, text }] : []),
           ...(message.tool_calls ?? []).map((call) => ({
@@ -79,6 +84,11 @@ function convertMessage(message: OpenAIMessage): ChatMessage {
     case "tool":
       return { role: "tool", toolCallId: message.tool_call_id, content: joinText(message.content) };
   }
+}
+
+/** A participant's name (several users in one chat), where the client gave one. */
+function named(message: { name?: string | undefined }): { name?: string } {
+  return message.name ? { name: message.name } : {};
 }
 
 function joinText(content: string | { text: string }[]): string {

@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { postJson, useMockedGateway } from "./support/gateway.ts";
+
+// Chat Completions fields of the openai SDK (6.x, ChatCompletionCreateParamsBase) that change an
+// answer, its length or its cache, and that only OpenAI acts on. Was: the request schema stripped
+// them (zod drops keys it does not know), the request succeeded, and the app could not tell that
+// its option never reached OpenAI.
+
+const rig = useMockedGateway({ gpt5: { targets: [{ provider: "openai", model: "gpt-5" }] } });
+const sent = () => rig.mocks.openai.requests.at(-1)!.body as Record<string, unknown>;
+const sentToClaude = () => rig.mocks.anthropic.requests.at(-1)!.body as Record<string, unknown>;
+const hi = [{ role: "user" as const, content: "Explain TCP." }];
+
+describe("verbosity", () => {
+  it("reaches a gpt-5 model", async () => {
+    await rig.gateway.openai.chat.completions.create({ model: "gpt5", messages: hi, verbosity: "low" });
+    expect(sent().verbosity).toBe("low");
+  });
+
+  it("is dropped with a note for gpt-4o, which came before it, and for Claude", async () => {
+    for (const [route, lastBody] of [["gpt", sent], ["claude", sentToClaude]] as const) {
+      const response = await postJson(rig.gateway, "/v1/chat/completions", { model: route, messages: hi, verbosity: "low" });
+      expect(response.status).toBe(200);
+      expect(lastBody().verbosity).toBeUndefined();
+      expect(response.headers.get("x-tollgate-policies")).toContain("verbosity=dropped");
+    }
+  });
+});
+
+describe("prompt_cache_retention and prediction", () => {
+  it("reach OpenAI; a prediction in text parts arrives as their text", async () => {
+    await rig.gateway.openai.chat.completions.create({
+      model: "gpt",
+      messages: hi,
+      prompt_cache_retention: "24h",
+      prediction: { type: "content", content: [{ type: "text", text: "export const x" }, { type: "text", text: " = 1;\n" }] },
+    });
+    expect(sent()).toMatchObject({ prompt_cache_retention: "24h", prediction: { type: "content", content: "export const x = 1;\n" } });
+  });
+
+  it("are not sent to Claude, which has neither", async () => {
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "claude", messages: hi, prompt_cache_retention: "24h", prediction: { type: "content", content: "x" } });
+    expect(response.status).toBe(200);
+    expect(sentToClaude()).not.toHaveProperty("prompt_cache_retention");
+    expect(sentToClaude()).not.toHaveProperty("prediction");
+  });
+});
+
+describe("a message's participant name", () => {
+  const chat = [
+    { role: "system" as const, name: "house-rules", content: "Be brief." },
+    { role: "user" as const, name: "alice", content: "I vote pizza." },
+    { role: "assistant" as const, name: "moderator", content: "Noted." },
+    { role: "user" as const, name: "bob", content: "I vote sushi. What did alice vote?" },
+  ];
+
+  it("reaches OpenAI on each message", async () => {
+    await rig.gateway.openai.chat.completions.create({ model: "gpt", messages: chat });
+    expect(sent().messages).toEqual(chat);
+  });
+
+  it("does not reach Claude, whose messages have no name", async () => {
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "claude", messages: chat });
+    expect(response.status).toBe(200);
+    expect(JSON.stringify(sentToClaude())).not.toContain('"name":"alice"');
+  });
+});
+
+describe("fields tollgate cannot carry whole", () => {
+  it.each([
+    ["moderation", { model: "omni-moderation-latest" }, "moderated completions: remove moderation"],
+    ["prompt_cache_options", { mode: "explicit" }, "explicit prompt-cache breakpoints: remove prompt_cache_options"],
+  ])("%s is a 400 naming the field and what to do, before any provider is called", async (field, value, message) => {
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "gpt", messages: hi, [field]: value });
+    expect(response.status).toBe(400);
+    const body = await response.json();
+    expect(body.error).toMatchObject({ type: "invalid_request_error", param: field });
+    expect(body.error.message).toContain(message);
+    expect(rig.mocks.openai.requests).toHaveLength(0);
+  });
+
+  it("null for either means unset, as OpenAI reads it", async () => {
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "gpt", messages: hi, moderation: null, prompt_cache_options: null });
+    expect(response.status).toBe(200);
+  });
+});
