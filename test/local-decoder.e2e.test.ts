@@ -61,6 +61,12 @@ describe.skipIf("skipped" in decoder).each(["undici", "fetch"] as const)("local 
     if (transport === "fetch") expect(sentToDecoder.at(-1)).toMatchObject({ model: "tiny-local", max_tokens: 32, top_k: 1, min_p: 0.05, temperature: 0 });
   });
 
+  it("takes a message's participant name, which OpenAI-shaped targets are sent", async () => {
+    const completion = await gateway.openai.chat.completions.create({ model: "local", messages: [{ role: "user", name: "alice", content: "hi" }], max_tokens: 8, temperature: 0 });
+    expect(completion.choices[0]?.message.content?.length).toBeGreaterThan(0);
+    if (transport === "fetch") expect(sentToDecoder.at(-1)).toMatchObject({ messages: [{ role: "user", name: "alice", content: "hi" }] });
+  });
+
   it("counts tokens for the Anthropic SDK with llama-server's own template and tokenizer: what a chat on the route bills", async () => {
     // Several system blocks (as Claude Code sends) and two user turns in a row: the chat sends
     // them apart, and the count must too.
