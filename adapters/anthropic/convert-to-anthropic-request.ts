@@ -65,7 +65,9 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
   if (request.tools?.length) {
     // Models without structured outputs refuse `strict`: they get the tools without it.
     const shaped = claudeTools(request.tools, model);
-    body.tools = request.tools.map((tool, index) => {
+    body.tools = request.tools.map((tool, index): Anthropic.Messages.ToolUnion => {
+      // Anthropic's own client tools (the text editor, bash, …): Claude knows their schema.
+      if (tool.anthropicDefined) return { ...tool.anthropicDefined, ...cacheControlOf(tool.cacheControl) } as Anthropic.Messages.ToolUnion;
       const { strict, parameters } = shaped[index]!;
       return {
         name: tool.name,

@@ -6,6 +6,7 @@ import type { StreamPart } from "../../src/model/stream-part.ts";
 import { convertToOpenAIRequest } from "../openai/convert-to-openai-request.ts";
 import { mapOpenAIResponse } from "../openai/map-openai-response.ts";
 import { mapOpenAIStream } from "../openai/map-openai-stream.ts";
+import { refuseAnthropicDefinedTools } from "../shared/refuse-anthropic-tools.ts";
 import { mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
 import { FinishCheck } from "../shared/finish-check.ts";
@@ -54,7 +55,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     providerName: options.name,
     providerType: "openai-compatible",
     baseUrl: options.baseUrl,
-    ...(options.imageUrls === "pass" ? {} : { refuse: (request) => refuseImageUrls(request, options.name) }),
+    refuse: (request) => refuseAnthropicDefinedTools(request, options.name) ?? (options.imageUrls === "pass" ? undefined : refuseImageUrls(request, options.name)),
 
     async generate(request, model, signal, headers) {
       const body = convertToOpenAIRequest({ ...request, stream: false }, model, "compatible");

@@ -1,6 +1,7 @@
 import OpenAI from "openai";
 import type { ChatModel, ProviderType, TransportOptions } from "../../src/model/chat-model.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
+import { refuseAnthropicDefinedTools } from "../shared/refuse-anthropic-tools.ts";
 import { mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
 import { FinishCheck } from "../shared/finish-check.ts";
@@ -38,6 +39,7 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
     providerName: options.name,
     providerType,
     baseUrl,
+    refuse: (request) => refuseAnthropicDefinedTools(request, options.name),
 
     async generate(request, model, signal, headers) {
       const body = convertToOpenAIRequest({ ...request, stream: false }, model, flavor);

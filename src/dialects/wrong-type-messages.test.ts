@@ -31,7 +31,7 @@ describe("a request field of the wrong type", () => {
 describe("what an Anthropic client may send that tollgate does not carry", () => {
   it("a server tool is refused by name, before its missing input_schema", () => {
     expect(messageOf(() => parseAnthropicRequest({ model: "claude", max_tokens: 10, tools: [{ type: "web_search_20250305", name: "web_search" }], messages: [{ role: "user", content: "hi" }] }))).toBe(
-      'tools[0].type: tollgate carries only tools your app runs (type "custom", with an input_schema); Claude\'s server tools (web_search, code_execution, …) are not carried: remove this one',
+      'tools[0].type: tollgate carries only tools your app runs (type "custom" with an input_schema, or Anthropic\'s text_editor, bash, memory and computer tools); Claude\'s server tools (web_search, code_execution, …) are not carried: remove this one',
     );
   });
 

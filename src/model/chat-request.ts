@@ -116,6 +116,12 @@ export type ToolDefinition = {
   /** OpenAI structured outputs for tool calls: arguments follow the schema exactly. */
   strict?: boolean;
   cacheControl?: CacheMark;
+  /**
+   * A tool Anthropic defines and the client runs (`text_editor_20250728`, `bash_20250124`, …), as
+   * the client sent it, without its cache_control: only Claude knows its schema (`parameters` is
+   * empty), so other providers refuse the request.
+   */
+  anthropicDefined?: { type: string; name: string; [option: string]: unknown };
 };
 
 export type ToolChoice =

@@ -47,19 +47,35 @@ const message = z.object({
   content: z.union([z.string(), z.array(contentBlock)], { error: "write a string or an array of content blocks" }),
 });
 
-const tool = z.object({
-  // Claude's server tools (web search, code execution, …) run at Anthropic and answer with block
-  // types no other target has: tollgate carries tools the client runs itself.
-  type: z
-    .literal("custom", { error: 'tollgate carries only tools your app runs (type "custom", with an input_schema); Claude\'s server tools (web_search, code_execution, …) are not carried: remove this one' })
-    .optional(),
-  name: z.string().min(1),
-  description: z.string().optional(),
-  input_schema: z.record(z.string(), z.unknown()),
-  /** Structured outputs: the input is decoded to input_schema exactly. */
-  strict: z.boolean().optional(),
-  cache_control: cacheControl,
-});
+/**
+ * Tools Anthropic defines and the client runs (platform.claude.com/docs/en/agents-and-tools/
+ * tool-use/tool-reference: bash, text_editor, memory, computer): Claude knows their schema, so
+ * they come as a versioned type and the client's options for it, with no input_schema.
+ */
+export const ANTHROPIC_CLIENT_TOOL = /^(bash|text_editor|memory|computer)_\d{8}$/;
+
+// One form for both kinds, so that a bad tool gets one message: what tollgate carries.
+const tool = z
+  .looseObject({
+    // Claude's server tools (web search, code execution, …) run at Anthropic and answer with block
+    // types no other target has: tollgate carries tools the client runs itself.
+    type: z
+      .string()
+      .refine((type) => type === "custom" || ANTHROPIC_CLIENT_TOOL.test(type), {
+        error: 'tollgate carries only tools your app runs (type "custom" with an input_schema, or Anthropic\'s text_editor, bash, memory and computer tools); Claude\'s server tools (web_search, code_execution, …) are not carried: remove this one',
+      })
+      .optional(),
+    name: z.string().min(1),
+    description: z.string().optional(),
+    input_schema: z.record(z.string(), z.unknown()).optional(),
+    /** Structured outputs: the input is decoded to input_schema exactly. */
+    strict: z.boolean().optional(),
+    cache_control: cacheControl,
+  })
+  .refine((tool) => tool.input_schema !== undefined || (tool.type !== undefined && ANTHROPIC_CLIENT_TOOL.test(tool.type)), {
+    error: 'required: the JSON Schema of the tool\'s input, e.g. {"type": "object", "properties": {"city": {"type": "string"}}}',
+    path: ["input_schema"],
+  });
 
 const toolChoice = z.discriminatedUnion("type", [
   z.object({ type: z.literal("auto"), disable_parallel_tool_use: z.boolean().optional() }),

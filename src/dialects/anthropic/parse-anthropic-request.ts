@@ -1,4 +1,4 @@
-import type { AssistantContent, CacheMark, ChatMessage, ChatRequest, ImageContent, ToolChoice, UserContent } from "../../model/chat-request.ts";
+import type { AssistantContent, CacheMark, ChatMessage, ChatRequest, ImageContent, ToolChoice, ToolDefinition, UserContent } from "../../model/chat-request.ts";
 import { GatewayError } from "../../errors/gateway-error.ts";
 import { dropUndefined } from "../../model/drop-undefined.ts";
 import { zodIssueToError } from "../zod-issue-to-error.ts";
@@ -37,7 +37,7 @@ export function parseAnthropicRequest(body: unknown): ChatRequest {
     topP: request.top_p,
     topK: request.top_k,
     stop: request.stop_sequences && request.stop_sequences.length > 0 ? request.stop_sequences : undefined,
-    tools: request.tools?.map((tool) => dropUndefined({ name: tool.name, description: tool.description, parameters: tool.input_schema, strict: tool.strict, ...mark(tool) })),
+    tools: request.tools?.map(convertTool),
     toolChoice: convertToolChoice(request.tool_choice),
     parallelToolCalls: request.tool_choice && "disable_parallel_tool_use" in request.tool_choice && request.tool_choice.disable_parallel_tool_use ? false : undefined,
     user: request.metadata?.user_id ?? undefined,
@@ -137,6 +137,17 @@ function toolResultMark(block: { cache_control?: { ttl?: "5m" | "1h" } | null },
 /** A block's `cache_control`, kept (the default TTL is 5 minutes). */
 function mark(block: { cache_control?: { ttl?: "5m" | "1h" } | null }): { cacheControl?: CacheMark } {
   return block.cache_control ? { cacheControl: { ttl: block.cache_control.ttl ?? "5m" } } : {};
+}
+
+type AnthropicTool = NonNullable<AnthropicMessagesRequest["tools"]>[number];
+
+function convertTool(tool: AnthropicTool): ToolDefinition {
+  if (tool.input_schema && (tool.type === undefined || tool.type === "custom")) {
+    return dropUndefined({ name: tool.name, description: tool.description, parameters: tool.input_schema, strict: tool.strict, ...mark(tool) });
+  }
+  // One of Anthropic's own client tools: carried as sent, for Claude only.
+  const { cache_control: _mark, ...asSent } = tool;
+  return { name: tool.name, parameters: {}, anthropicDefined: { ...asSent, type: tool.type! }, ...mark(tool) };
 }
 
 function convertToolChoice(choice: AnthropicMessagesRequest["tool_choice"]): ToolChoice | undefined {
