@@ -46,6 +46,24 @@ describe("prompt_cache_retention and prediction", () => {
   });
 });
 
+describe("service_tier", () => {
+  it('"default" reaches OpenAI', async () => {
+    await rig.gateway.openai.chat.completions.create({ model: "gpt", messages: hi, service_tier: "default" });
+    expect(sent().service_tier).toBe("default");
+  });
+
+  it('"flex" and "priority", billed at rates tollgate does not price with, are a 400 saying so', async () => {
+    for (const tier of ["flex", "priority"]) {
+      const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "gpt", messages: hi, service_tier: tier });
+      expect(response.status).toBe(400);
+      const body = await response.json();
+      expect(body.error).toMatchObject({ type: "invalid_request_error", param: "service_tier" });
+      expect(body.error.message).toContain('remove service_tier, or write "auto" or "default"');
+    }
+    expect(rig.mocks.openai.requests).toHaveLength(0);
+  });
+});
+
 describe("a message's participant name", () => {
   const chat = [
     { role: "system" as const, name: "house-rules", content: "Be brief." },

@@ -91,6 +91,9 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
   if (request.parallelToolCalls === false && body.tools?.length && body.tool_choice?.type !== "none") {
     body.tool_choice = { ...(body.tool_choice ?? { type: "auto" }), disable_parallel_tool_use: true };
   }
+  if (request.cacheLastBlock) body.cache_control = cacheControlOf(request.cacheLastBlock).cache_control!;
+  if (request.anthropicServiceTier) body.service_tier = request.anthropicServiceTier as Body["service_tier"];
+  if (request.inferenceGeo) body.inference_geo = request.inferenceGeo;
   const endUser = request.user ?? request.safetyIdentifier;
   if (endUser) body.metadata = { user_id: endUser };
   if (request.thinking) body.thinking = request.thinking as unknown as Anthropic.Messages.ThinkingConfigParam;

@@ -64,10 +64,20 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
       const headers = callHeaders(request, traceHeaders);
       // count_tokens takes the prompt's fields only: anything about the answer (max_tokens,
       // sampling, stop sequences, metadata) is refused there as an extra input.
-      const { messages, system, tools, tool_choice, thinking } = convertToAnthropicRequest(request, model);
+      // The structured-output schema and the cache breakpoint are part of the prompt too.
+      const { messages, system, tools, tool_choice, thinking, output_config, cache_control } = convertToAnthropicRequest(request, model);
       try {
         const counted = await client.messages.countTokens(
-          { model, messages, ...(system ? { system } : {}), ...(tools ? { tools } : {}), ...(tool_choice ? { tool_choice } : {}), ...(thinking ? { thinking } : {}) },
+          {
+            model,
+            messages,
+            ...(system ? { system } : {}),
+            ...(tools ? { tools: tools as Anthropic.Messages.MessageCountTokensTool[] } : {}),
+            ...(tool_choice ? { tool_choice } : {}),
+            ...(thinking ? { thinking } : {}),
+            ...(output_config ? { output_config } : {}),
+            ...(cache_control ? { cache_control } : {}),
+          },
           { signal, ...(headers ? { headers } : {}) },
         );
         return counted.input_tokens;

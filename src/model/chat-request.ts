@@ -44,6 +44,15 @@ export type ChatRequest = {
    * such switches and go without.
    */
   anthropicBetas?: string[];
+  /**
+   * Anthropic's top-level `cache_control` (automatic caching): a breakpoint Anthropic places on
+   * the request's last cacheable block. Anthropic targets only; OpenAI caches on its own.
+   */
+  cacheLastBlock?: CacheMark;
+  /** Anthropic's `service_tier` ("auto", "standard_only"): Anthropic targets only. */
+  anthropicServiceTier?: string;
+  /** Anthropic's `inference_geo` (only "global", which tollgate's prices are for): Anthropic targets only. */
+  inferenceGeo?: string;
   responseFormat?: ResponseFormat;
   /** An end-user id for provider abuse tracking (OpenAI `user`, Anthropic `metadata.user_id`). */
   user?: string;
@@ -55,6 +64,8 @@ export type ChatRequest = {
   promptCacheKey?: string;
   /** OpenAI's `prompt_cache_retention` ("in_memory", "24h"): OpenAI targets only. */
   promptCacheRetention?: string;
+  /** OpenAI's `service_tier` ("auto", "default": the ones billed at standard rates): OpenAI targets only. */
+  openAIServiceTier?: string;
   /** OpenAI's `verbosity` (gpt-5: "low" answers shorter): OpenAI targets that take it. */
   verbosity?: string;
   /** OpenAI's Predicted Outputs: text the answer will largely repeat. OpenAI targets only. */
@@ -137,6 +148,7 @@ export type ResponseFormat =
 
 /** True when the client placed cache breakpoints itself. */
 export function hasCacheMarks(request: ChatRequest): boolean {
+  if (request.cacheLastBlock) return true;
   if (request.tools?.some((tool) => tool.cacheControl)) return true;
   return request.messages.some((message) =>
     message.role === "system" || message.role === "tool" ? Boolean(message.cacheControl) : message.content.some((part) => "cacheControl" in part && part.cacheControl),

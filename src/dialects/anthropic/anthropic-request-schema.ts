@@ -97,6 +97,18 @@ export const anthropicMessagesRequestSchema = z.object({
   tools: z.array(tool).optional(),
   tool_choice: toolChoice.optional(),
   metadata: z.object({ user_id: z.string().nullish() }).optional(),
+  // Automatic prompt caching: Anthropic puts the breakpoint on the last cacheable block.
+  cache_control: cacheControl,
+  // "standard_only" keeps the request off priority capacity; "auto" is the default.
+  service_tier: z.enum(["auto", "standard_only"], { error: 'write "auto" or "standard_only"' }).optional(),
+  // Anthropic bills US-only inference at 1.1× and fast mode at a premium: tollgate's prices are
+  // the global, standard-speed ones, and a record priced below the invoice is worse than a 400.
+  inference_geo: z
+    .literal("global", { error: 'tollgate prices answers at Anthropic\'s global rates, and US-only inference costs 1.1× those: remove inference_geo, or write "global"' })
+    .nullish(),
+  speed: z
+    .literal("standard", { error: 'tollgate prices answers at standard speed, and fast mode costs more: remove speed, or write "standard"' })
+    .nullish(),
   // Structured outputs (the SDK's messages.parse()): the answer must conform to the schema.
   output_config: z
     .object({

@@ -41,6 +41,9 @@ export function parseAnthropicRequest(body: unknown): ChatRequest {
     toolChoice: convertToolChoice(request.tool_choice),
     parallelToolCalls: request.tool_choice && "disable_parallel_tool_use" in request.tool_choice && request.tool_choice.disable_parallel_tool_use ? false : undefined,
     user: request.metadata?.user_id ?? undefined,
+    cacheLastBlock: request.cache_control ? { ttl: request.cache_control.ttl ?? "5m" } : undefined,
+    anthropicServiceTier: request.service_tier,
+    inferenceGeo: request.inference_geo ?? undefined,
     thinking: request.thinking ?? undefined,
     effort: request.output_config?.effort ?? undefined,
     // OpenAI-shaped targets get it as response_format; Claude models with structured outputs as

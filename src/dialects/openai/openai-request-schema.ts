@@ -126,6 +126,11 @@ export const openAIChatRequestSchema = z.object({
     .string()
     .regex(/^[a-z]{1,16}$/, { error: 'write a verbosity the model takes: "low", "medium" or "high"' })
     .nullish(),
+  // Flex and priority processing are billed at rates of their own, which tollgate's price list
+  // does not have: a record priced at standard rates would not match the invoice.
+  service_tier: z
+    .enum(["auto", "default"], { error: 'tollgate prices answers at OpenAI\'s standard rates, and "flex", "scale" and "priority" are billed at others: remove service_tier, or write "auto" or "default"' })
+    .nullish(),
   // Predicted Outputs: text the answer will largely repeat (a file being edited), for speed.
   prediction: z.object({ type: z.literal("content"), content: textContent }).nullish(),
   // Moderated completions answer with moderation results of their own, which tollgate's answer

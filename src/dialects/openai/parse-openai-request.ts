@@ -40,6 +40,7 @@ export function parseOpenAIRequest(body: unknown): ChatRequest {
     promptCacheKey: request.prompt_cache_key ?? undefined,
     promptCacheRetention: request.prompt_cache_retention ?? undefined,
     verbosity: request.verbosity ?? undefined,
+    openAIServiceTier: request.service_tier ?? undefined,
     prediction: request.prediction ? joinText(request.prediction.content) : undefined,
   });
 }

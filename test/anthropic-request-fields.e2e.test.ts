@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { postJson, useMockedGateway } from "./support/gateway.ts";
+
+// Messages request fields of the Anthropic SDK (MessageCreateParamsBase) that tollgate's schema
+// used to strip without a word: the request succeeded and the app could not tell.
+//   - `cache_control` at the top level (automatic caching: Anthropic marks the last cacheable
+//     block). Dropped, nothing was cached and every call paid full input price.
+//   - `service_tier` ("standard_only" keeps a request off priority capacity).
+//   - `inference_geo` and `speed`: "us" and "fast" are billed above the rates tollgate prices
+//     with (US-only inference at 1.1×: platform.claude.com/docs/en/build-with-claude/data-residency),
+//     so they are refused, not carried at a price the invoice will not match.
+
+const rig = useMockedGateway({ "claude-cached": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }], policies: { promptCache: { mode: "auto" } } } });
+const ask = (model: string, fields: Record<string, unknown>) =>
+  postJson(rig.gateway, "/v1/messages", { model, max_tokens: 50, system: "You answer briefly.", messages: [{ role: "user", content: "Hello?" }], ...fields });
+const sentToClaude = () => rig.mocks.anthropic.requests.at(-1)!.body as Record<string, unknown>;
+
+describe("top-level cache_control (automatic prompt caching)", () => {
+  it("reaches Claude as sent, and the route's prompt-cache policy places no breakpoint of its own beside it", async () => {
+    const response = await ask("claude-cached", { cache_control: { type: "ephemeral", ttl: "1h" } });
+    expect(response.status).toBe(200);
+    expect(sentToClaude().cache_control).toEqual({ type: "ephemeral", ttl: "1h" });
+    expect(JSON.stringify(sentToClaude().system)).not.toContain("cache_control");
+    expect(JSON.stringify(sentToClaude().messages)).not.toContain("cache_control");
+  });
+
+  it("reaches count_tokens too, with the structured-output schema the chat would send", async () => {
+    const schema = { type: "object", properties: { answer: { type: "string" } }, required: ["answer"], additionalProperties: false };
+    const response = await postJson(rig.gateway, "/v1/messages/count_tokens", {
+      model: "claude",
+      messages: [{ role: "user", content: "Hello?" }],
+      cache_control: { type: "ephemeral" },
+      output_config: { format: { type: "json_schema", schema } },
+    });
+    expect(response.status).toBe(200);
+    const sent = rig.mocks.anthropic.requests.at(-1)!;
+    expect(sent.url).toContain("/v1/messages/count_tokens");
+    expect(sent.body).toMatchObject({ cache_control: { type: "ephemeral", ttl: "5m" }, output_config: { format: { type: "json_schema", schema } } });
+  });
+
+  it("is not sent to an OpenAI model, which caches on its own", async () => {
+    const response = await ask("gpt", { cache_control: { type: "ephemeral" } });
+    expect(response.status).toBe(200);
+    expect(rig.mocks.openai.requests.at(-1)!.body).not.toHaveProperty("cache_control");
+  });
+});
+
+describe("service_tier, inference_geo and speed", () => {
+  it('reach Claude where they cost what tollgate prices: "standard_only", "global", "standard"', async () => {
+    const response = await ask("claude", { service_tier: "standard_only", inference_geo: "global", speed: "standard" });
+    expect(response.status).toBe(200);
+    expect(sentToClaude()).toMatchObject({ service_tier: "standard_only", inference_geo: "global" });
+  });
+
+  it.each([
+    ["inference_geo", "us", 'US-only inference costs 1.1× those: remove inference_geo, or write "global"'],
+    ["speed", "fast", 'fast mode costs more: remove speed, or write "standard"'],
+  ])("%s %o is a 400 saying why and what to write, before Claude is called", async (field, value, message) => {
+    const response = await ask("claude", { [field]: value });
+    expect(response.status).toBe(400);
+    const body = await response.json();
+    expect(body).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+    expect(body.error.message).toContain(`${field}: `);
+    expect(body.error.message).toContain(message);
+    expect(rig.mocks.anthropic.requests).toHaveLength(0);
+  });
+});
