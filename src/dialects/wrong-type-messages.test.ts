@@ -43,6 +43,25 @@ describe("what an Anthropic client may send that tollgate does not carry", () =>
   });
 });
 
+describe("inputs tollgate does not carry, named with what to do (was: zod's 'Invalid discriminator value')", () => {
+  const user = (content: unknown) => ({ model: "gpt", messages: [{ role: "user", content }] });
+  it.each([
+    ["an OpenAI file part", user([{ type: "text", text: "Total?" }, { type: "file", file: { filename: "invoice.pdf", file_data: "data:application/pdf;base64,JVBERi0=" } }]), /^messages\[0\]\.content\[1\]\.type: .*tollgate does not carry "file" or "input_audio" parts/],
+    ["an OpenAI input_audio part", user([{ type: "input_audio", input_audio: { data: "UklGRg==", format: "wav" } }]), /^messages\[0\]\.content\[0\]\.type: .*transcribe audio first/],
+    ["OpenAI's allowed_tools", { ...user("hi"), tool_choice: { type: "allowed_tools", allowed_tools: { mode: "auto", tools: [] } } }, /^tool_choice\.type: .*tollgate does not carry "allowed_tools"/],
+    ["an OpenAI custom tool", { ...user("hi"), tools: [{ type: "custom", custom: { name: "grammar" } }] }, /^tools\[0\]\.type: tollgate carries function tools only/],
+  ])("%s", (_what, body, message) => {
+    expect(messageOf(() => parseOpenAIRequest(body))).toMatch(message);
+  });
+
+  it("a document block inside an Anthropic tool_result", () => {
+    const result = { type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "document", source: { type: "text", media_type: "text/plain", data: "x" } }] };
+    expect(messageOf(() => parseAnthropicRequest({ model: "claude", max_tokens: 10, messages: [{ role: "user", content: [result] }] }))).toMatch(
+      /^messages\[0\]\.content\[0\]\.content\[0\]\.type: a tool result's block type must be "text" or "image" \(tollgate does not carry "document"/,
+    );
+  });
+});
+
 describe("what an OpenAI client may ask that tollgate cannot honour", () => {
   it("an answer in audio is refused, naming the field, instead of a text answer without the audio the app reads", () => {
     const ask = (extra: object) => () => parseOpenAIRequest({ model: "gpt", messages: [{ role: "user", content: "hi" }], ...extra });

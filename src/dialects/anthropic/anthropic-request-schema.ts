@@ -26,7 +26,16 @@ const toolUseBlock = z.object({
 const toolResultBlock = z.object({
   type: z.literal("tool_result"),
   tool_use_id: z.string(),
-  content: z.union([z.string(), z.array(z.union([textBlock, imageBlock]))]).optional(),
+  content: z
+    .union([
+      z.string(),
+      z.array(
+        z.discriminatedUnion("type", [textBlock, imageBlock], {
+          error: 'a tool result\'s block type must be "text" or "image" (tollgate does not carry "document" or "search_result" blocks: send their text as text)',
+        }),
+      ),
+    ])
+    .optional(),
   is_error: z.boolean().optional(),
   cache_control: cacheControl,
 });

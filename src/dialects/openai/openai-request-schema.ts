@@ -12,6 +12,9 @@ const imagePart = z.object({
 });
 const refusalPart = z.object({ type: z.literal("refusal"), refusal: z.string() });
 
+const USER_PART_TYPES =
+  'a content part\'s type must be "text" or "image_url" (tollgate does not carry "file" or "input_audio" parts: send a document\'s text as text, and transcribe audio first)';
+
 const textContent = z.union([z.string(), z.array(textPart)], {
   error: "write a string or an array of {type: \"text\", text} parts",
 });
@@ -29,7 +32,7 @@ const message = z.discriminatedUnion(
     z.object({ role: z.literal("developer"), content: textContent, name: z.string().optional() }),
     z.object({
       role: z.literal("user"),
-      content: z.union([z.string(), z.array(z.discriminatedUnion("type", [textPart, imagePart]))], {
+      content: z.union([z.string(), z.array(z.discriminatedUnion("type", [textPart, imagePart], { error: USER_PART_TYPES }))], {
         error: 'write a string or an array of {type: "text"} / {type: "image_url"} parts',
       }),
       name: z.string().optional(),
@@ -46,7 +49,7 @@ const message = z.discriminatedUnion(
 );
 
 const tool = z.object({
-  type: z.literal("function"),
+  type: z.literal("function", { error: 'tollgate carries function tools only (type "function", with JSON Schema parameters); "custom" tools with free-form input are not carried' }),
   function: z.object({
     name: z.string().min(1),
     description: z.string().optional(),
@@ -57,7 +60,10 @@ const tool = z.object({
 
 const toolChoice = z.union([
   z.enum(["auto", "none", "required"]),
-  z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) }),
+  z.object({
+    type: z.literal("function", { error: 'write "auto", "none", "required" or {"type": "function", "function": {"name": …}} (tollgate does not carry "allowed_tools": send only the tools the model may call)' }),
+    function: z.object({ name: z.string() }),
+  }),
 ]);
 
 const responseFormat = z.discriminatedUnion("type", [
