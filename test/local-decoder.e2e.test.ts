@@ -1,4 +1,5 @@
 import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 import { APP_KEY, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
@@ -59,6 +60,19 @@ describe.skipIf("skipped" in decoder).each(["undici", "fetch"] as const)("local 
     expect(response.headers.get("x-tollgate-output-tokens")).toBe(String(TINY_LOCAL_ANSWER_TOKENS));
     // Local decoders get max_tokens (not max_completion_tokens) and their sampling extensions.
     if (transport === "fetch") expect(sentToDecoder.at(-1)).toMatchObject({ model: "tiny-local", max_tokens: 32, top_k: 1, min_p: 0.05, temperature: 0 });
+  });
+
+  it("gives the log probabilities llama-server gives, streamed and not", async () => {
+    const ask = { messages: [{ role: "user" as const, content: "hi" }], max_tokens: 4, temperature: 0, logprobs: true, top_logprobs: 2 };
+    const direct = await new OpenAI({ baseURL: decoder.baseUrl, apiKey: "unused" }).chat.completions.create({ model: "tiny-local", ...ask });
+    const through = await gateway.openai.chat.completions.create({ model: "local", ...ask });
+    const tokens = (content: OpenAI.Chat.Completions.ChatCompletionTokenLogprob[] | null | undefined) => (content ?? []).map(({ token, top_logprobs }) => ({ token, alternatives: top_logprobs.length }));
+    expect(tokens(direct.choices[0]!.logprobs?.content).length).toBeGreaterThan(0);
+    expect(tokens(through.choices[0]!.logprobs?.content)).toEqual(tokens(direct.choices[0]!.logprobs?.content));
+    const stream = await gateway.openai.chat.completions.create({ model: "local", ...ask, stream: true });
+    let streamed: OpenAI.Chat.Completions.ChatCompletionTokenLogprob[] = [];
+    for await (const chunk of stream) streamed = [...streamed, ...(chunk.choices[0]?.logprobs?.content ?? [])];
+    expect(tokens(streamed)).toEqual(tokens(direct.choices[0]!.logprobs?.content));
   });
 
   it("takes a message's participant name, which OpenAI-shaped targets are sent", async () => {

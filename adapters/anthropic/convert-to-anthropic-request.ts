@@ -145,13 +145,21 @@ function imageBlock(image: ImageContent): Anthropic.Messages.ImageBlockParam {
     : { type: "image", source: { type: "base64", media_type: image.mediaType as "image/png", data: image.data } };
 }
 
-/** Anthropic refuses text blocks and stop sequences of whitespace alone. */
 /**
  * Turns of whitespace alone are dropped (Anthropic refuses blank text). When that leaves the
  * conversation ending with an assistant turn, Anthropic would read that turn as a prefill to
  * continue (models from 4.6 on refuse prefills outright) instead of answering the user: refused
  * here, so the route tries its next target or the client is told what to send.
  */
+/**
+ * Claude gives no log probabilities: an answer without the ones the client asked for would break
+ * it (`choices[0].logprobs.content` is null), so the route tries its next target instead.
+ */
+export function refuseLogprobs(request: ChatRequest, providerName: string): GatewayError | undefined {
+  if (!request.logprobs) return undefined;
+  return new GatewayError("invalid_request", `logprobs: provider "${providerName}" (Claude) gives no log probabilities: remove logprobs, or route this request to an OpenAI-shaped model`, { param: "logprobs" });
+}
+
 export function refuseBlankLastTurn(request: ChatRequest, providerName: string): GatewayError | undefined {
   let droppedUserTurn = false;
   for (let index = request.messages.length - 1; index >= 0; index--) {
@@ -174,6 +182,7 @@ export function refuseBlankLastTurn(request: ChatRequest, providerName: string):
   );
 }
 
+/** Anthropic refuses text blocks and stop sequences of whitespace alone. */
 function hasText(text: string): boolean {
   return text.trim().length > 0;
 }

@@ -32,6 +32,10 @@ export function convertToOpenAIRequest(request: ChatRequest, model: string, flav
   if (request.presencePenalty !== undefined) body.presence_penalty = request.presencePenalty;
   if (request.logitBias) body.logit_bias = request.logitBias;
   if (request.stop) body.stop = request.stop;
+  if (request.logprobs) {
+    body.logprobs = true;
+    if (request.logprobs.top !== undefined) body.top_logprobs = request.logprobs.top;
+  }
   if (request.tools?.length) {
     body.tools = request.tools.map((tool) => ({
       type: "function",

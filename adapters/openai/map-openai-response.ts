@@ -30,6 +30,7 @@ export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatComple
     if (call.type === "function") content.push({ type: "tool-call", id: call.id, name: call.function.name, arguments: call.function.arguments });
   }
   const timings = readDecoderTimings(completion);
+  const logprobs = choice?.logprobs?.content;
   return {
     id: completion.id,
     model: completion.model,
@@ -37,6 +38,7 @@ export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatComple
     ...finishOf(choice, stop),
     ...(refusal ? { refusal } : {}),
     ...(reasoning ? { reasoning } : {}),
+    ...(logprobs ? { logprobs } : {}),
     ...(completion.usage ? { usage: convertOpenAIUsage(completion.usage) } : {}),
     ...(timings ? { timings } : {}),
   };

@@ -42,7 +42,10 @@ export async function* mapOpenAIStream(chunks: AsyncIterable<OpenAI.Chat.Complet
     const delta = choice?.delta;
     const reasoning = readDecoderReasoning(delta);
     if (reasoning) yield { type: "reasoning-delta", text: reasoning };
-    if (delta?.content) yield { type: "text-delta", text: delta.content };
+    if (delta?.content) {
+      const logprobs = choice?.logprobs?.content;
+      yield logprobs ? { type: "text-delta", text: delta.content, logprobs } : { type: "text-delta", text: delta.content };
+    }
     if (delta?.refusal) yield { type: "text-delta", text: delta.refusal, refusal: true };
     for (const call of delta?.tool_calls ?? []) {
       let current = toolCalls.get(call.index);

@@ -64,6 +64,11 @@ export type ChatRequest = {
   promptCacheKey?: string;
   /** OpenAI's `prompt_cache_retention` ("in_memory", "24h"): OpenAI targets only. */
   promptCacheRetention?: string;
+  /**
+   * OpenAI's `logprobs: true`, with `top_logprobs` alternatives per token: OpenAI-shaped targets
+   * give them; Claude cannot, and refuses the request.
+   */
+  logprobs?: { top?: number };
   /** OpenAI's `service_tier` ("auto", "default": the ones billed at standard rates): OpenAI targets only. */
   openAIServiceTier?: string;
   /** OpenAI's `verbosity` (gpt-5: "low" answers shorter): OpenAI targets that take it. */

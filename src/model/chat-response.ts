@@ -1,5 +1,5 @@
 import type { AssistantContent } from "./chat-request.ts";
-import type { DecoderTimings, FinishReason } from "./stream-part.ts";
+import type { DecoderTimings, FinishReason, TokenLogprob } from "./stream-part.ts";
 import type { Usage } from "./usage.ts";
 
 export type ChatResponse = {
@@ -11,6 +11,8 @@ export type ChatResponse = {
   stopSequence?: string;
   /** OpenAI's refusal text, kept apart from `content` (see the text-delta part). */
   refusal?: string;
+  /** Log probabilities of the answer's tokens, where the request asked for them. */
+  logprobs?: TokenLogprob[];
   /** The model's thinking before its answer (see the reasoning-delta part). */
   reasoning?: string;
   usage?: Usage;

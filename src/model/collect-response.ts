@@ -1,6 +1,6 @@
 import type { AssistantContent, ThinkingContent } from "./chat-request.ts";
 import type { ChatResponse } from "./chat-response.ts";
-import type { FinishReason, StreamPart } from "./stream-part.ts";
+import type { FinishReason, StreamPart, TokenLogprob } from "./stream-part.ts";
 import { mergeUsage, type Usage } from "./usage.ts";
 
 /**
@@ -20,6 +20,7 @@ export class ResponseCollector {
   private finishReason: FinishReason = "other";
   private stopSequence: string | undefined;
   private usage: Usage | undefined;
+  private logprobs: TokenLogprob[] | undefined;
 
   add(part: StreamPart): void {
     switch (part.type) {
@@ -33,6 +34,7 @@ export class ResponseCollector {
           break;
         }
         this.openThinking = undefined;
+        if (part.logprobs) (this.logprobs ??= []).push(...part.logprobs);
         const last = this.content.at(-1);
         if (last?.type === "text" && !part.newBlock) last.text += part.text;
         else this.content.push({ type: "text", text: part.text });
@@ -91,6 +93,7 @@ export class ResponseCollector {
       ...(this.stopSequence ? { stopSequence: this.stopSequence } : {}),
       ...(this.refusal ? { refusal: this.refusal } : {}),
       ...(this.reasoning ? { reasoning: this.reasoning } : {}),
+      ...(this.logprobs ? { logprobs: this.logprobs } : {}),
       ...(this.usage ? { usage: this.usage } : {}),
     };
   }
@@ -104,13 +107,21 @@ export function* responseToParts(response: ChatResponse): Generator<StreamPart> 
   if (response.reasoning && !signed) yield { type: "reasoning-delta", text: response.reasoning };
   if (response.refusal) yield { type: "text-delta", text: response.refusal, refusal: true };
   let index = 0;
+  let logprobsSent = false;
   let previous: ChatResponse["content"][number] | undefined;
   for (const content of response.content) {
     switch (content.type) {
-      case "text":
+      case "text": {
         // A text block right after another stays a block of its own, as in the answer not streamed.
-        yield previous?.type === "text" ? { type: "text-delta", text: content.text, newBlock: true } : { type: "text-delta", text: content.text };
+        const part: StreamPart = previous?.type === "text" ? { type: "text-delta", text: content.text, newBlock: true } : { type: "text-delta", text: content.text };
+        // The whole answer's log probabilities go with its first text (OpenAI-shaped answers have one).
+        if (response.logprobs && !logprobsSent) {
+          part.logprobs = response.logprobs;
+          logprobsSent = true;
+        }
+        yield part;
         break;
+      }
       case "tool-call":
         yield { type: "tool-call-start", index, id: content.id, name: content.name };
         yield { type: "tool-call-delta", index, argumentsDelta: content.arguments };

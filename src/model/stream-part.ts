@@ -26,6 +26,8 @@ export type StreamPart =
       refusal?: true;
       /** The first text of a text block that follows another of the same answer (Claude may answer in several): renderers that keep blocks start a new one. */
       newBlock?: true;
+      /** The log probabilities of this text's tokens, where the request asked for them. */
+      logprobs?: TokenLogprob[];
     }
   /**
    * The model's thinking, streamed before its answer by local decoders (llama-server's
@@ -46,6 +48,18 @@ export type StreamPart =
   /** Server-side timings a local decoder reports (llama-server's `timings`). */
   | { type: "decoder-timings"; timings: DecoderTimings }
   | { type: "error"; error: GatewayError };
+
+/**
+ * One output token's log probability and, where asked for, its most likely alternatives: in
+ * OpenAI's shape (`ChatCompletionTokenLogprob`), the only one any provider gives (OpenAI, vLLM,
+ * llama-server); Claude gives none.
+ */
+export type TokenLogprob = {
+  token: string;
+  logprob: number;
+  bytes: number[] | null;
+  top_logprobs: { token: string; logprob: number; bytes: number[] | null }[];
+};
 
 export type DecoderTimings = {
   promptTokens: number;

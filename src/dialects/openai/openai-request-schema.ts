@@ -2,7 +2,7 @@ import { z } from "zod";
 import { MAX_TOKENS_BOUND, maxTokensBoundError } from "../max-tokens-bound.ts";
 
 // The subset of the Chat Completions request that tollgate understands. Fields it does not act
-// on (logprobs, metadata, store, …) are accepted and ignored, as a drop-in proxy must; fields whose
+// on (metadata, store, …) are accepted and ignored, as a drop-in proxy must; fields whose
 // meaning it cannot honour (n > 1, legacy functions) are rejected with a message.
 
 const textPart = z.object({ type: z.literal("text"), text: z.string() });
@@ -137,6 +137,8 @@ export const openAIChatRequestSchema = z.object({
   service_tier: z
     .enum(["auto", "default"], { error: 'tollgate prices answers at OpenAI\'s standard rates, and "flex", "scale" and "priority" are billed at others: remove service_tier, or write "auto" or "default"' })
     .nullish(),
+  logprobs: z.boolean().nullish(),
+  top_logprobs: z.number().int().min(0).max(20, { error: "at most 20 (OpenAI's limit)" }).nullish(),
   // Predicted Outputs: text the answer will largely repeat (a file being edited), for speed.
   prediction: z.object({ type: z.literal("content"), content: textContent }).nullish(),
   // Moderated completions answer with moderation results of their own, which tollgate's answer

@@ -1,5 +1,6 @@
 import type { ChatMessage, ChatRequest, ImageDetail, ResponseFormat, ToolChoice, UserContent } from "../../model/chat-request.ts";
 import { dropUndefined } from "../../model/drop-undefined.ts";
+import { GatewayError } from "../../errors/gateway-error.ts";
 import { zodIssueToError } from "../zod-issue-to-error.ts";
 import { openAIChatRequestSchema, type OpenAIChatRequest } from "./openai-request-schema.ts";
 
@@ -7,6 +8,9 @@ export function parseOpenAIRequest(body: unknown): ChatRequest {
   const parsed = openAIChatRequestSchema.safeParse(body);
   if (!parsed.success) throw zodIssueToError(parsed.error.issues);
   const request = parsed.data;
+  if (request.top_logprobs != null && request.logprobs !== true) {
+    throw new GatewayError("invalid_request", "top_logprobs: set logprobs to true as well (OpenAI gives alternatives only with the tokens' own log probabilities)", { param: "top_logprobs" });
+  }
   const stop = typeof request.stop === "string" ? [request.stop] : request.stop ?? undefined;
 
   return dropUndefined({
@@ -41,6 +45,7 @@ export function parseOpenAIRequest(body: unknown): ChatRequest {
     promptCacheRetention: request.prompt_cache_retention ?? undefined,
     verbosity: request.verbosity ?? undefined,
     openAIServiceTier: request.service_tier ?? undefined,
+    logprobs: request.logprobs ? (request.top_logprobs != null ? { top: request.top_logprobs } : {}) : undefined,
     prediction: request.prediction ? joinText(request.prediction.content) : undefined,
   });
 }

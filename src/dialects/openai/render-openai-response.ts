@@ -26,7 +26,7 @@ export function renderOpenAIResponse(response: ChatResponse) {
           ...(response.reasoning ? { reasoning_content: response.reasoning } : {}),
           ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
         },
-        logprobs: null,
+        logprobs: response.logprobs ? { content: response.logprobs, refusal: null } : null,
         finish_reason: toOpenAIFinishReason(response.finishReason),
       },
     ],

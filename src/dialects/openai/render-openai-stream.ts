@@ -1,5 +1,5 @@
 import type { GatewayError } from "../../errors/gateway-error.ts";
-import type { StreamPart } from "../../model/stream-part.ts";
+import type { StreamPart, TokenLogprob } from "../../model/stream-part.ts";
 import type { Usage } from "../../model/usage.ts";
 import { mergeUsage } from "../../model/usage.ts";
 import { toOpenAIFinishReason } from "../finish-reasons.ts";
@@ -30,7 +30,7 @@ export class OpenAIStreamRenderer {
         this.head = undefined;
         return this.chunk({ role: "assistant", content: "" });
       case "text-delta":
-        return this.chunk(part.refusal ? { refusal: part.text } : { content: part.text });
+        return this.chunk(part.refusal ? { refusal: part.text } : { content: part.text }, null, part.logprobs);
       case "reasoning-delta":
         // As llama-server sends it: the openai SDK passes the field through, clients that do not
         // know it ignore it.
@@ -90,10 +90,11 @@ export class OpenAIStreamRenderer {
    * once per stream: JSON.stringify of the whole chunk for every token was 3–4% of a streamed
    * request's CPU profile. The bytes are the same (render-openai-stream.test.ts).
    */
-  private chunk(delta: Record<string, unknown>, finishReason: string | null = null): string {
+  private chunk(delta: Record<string, unknown>, finishReason: string | null = null, logprobs?: TokenLogprob[]): string {
     this.head ??= `data: {"id":${JSON.stringify(this.id)},"object":"chat.completion.chunk","created":${this.created},"model":${JSON.stringify(this.model)},"choices":[{"index":0,"delta":`;
     const tail = this.includeUsage ? '}],"usage":null}\n\n' : "}]}\n\n";
-    return `${this.head}${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finishReason)}${tail}`;
+    const probabilities = logprobs ? JSON.stringify({ content: logprobs, refusal: null }) : "null";
+    return `${this.head}${JSON.stringify(delta)},"logprobs":${probabilities},"finish_reason":${JSON.stringify(finishReason)}${tail}`;
   }
 }
 

@@ -32,11 +32,13 @@ import {
   newResponseIdentity,
   newToolCallId,
   openAIErrorBody,
+  pieceLogprobs,
   sseData,
   SSE_DONE,
   streamChoice,
   type OpenAIResponseIdentity,
   type OpenAIStreamShape,
+  type OpenAITokenLogprob,
   type OpenAIToolCall,
   type OpenAIUsageInput,
 } from "./openai-wire-format.ts";
@@ -218,12 +220,14 @@ export function createOpenAIMock({
         const usage = reply.usage ?? { prompt_tokens: countWordsInContent(body.messages), completion_tokens: chunks.length };
         const finishReason = reply.finishReason ?? "stop";
         const identity = newResponseIdentity(model);
+        // Asked for (`logprobs: true`), each piece's log probability comes with it.
+        const logprobs = body.logprobs === true ? pieceLogprobs(chunks, typeof body.top_logprobs === "number" ? body.top_logprobs : 0) : undefined;
         if (!stream) {
-          return HttpResponse.json(buildChatCompletion(identity, { content: text, finishReason }, usage), { headers: headers() });
+          return HttpResponse.json(buildChatCompletion(identity, { content: text, finishReason, ...(logprobs ? { logprobs } : {}) }, usage), { headers: headers() });
         }
         const frames = [
           sseData(buildChunk(identity, shape, [streamChoice(FIRST_TEXT_DELTA)])),
-          ...chunks.map((piece) => contentFrame(identity, shape, piece)),
+          ...chunks.map((piece, index) => contentFrame(identity, shape, piece, logprobs?.slice(index, index + 1))),
           ...closingFrames(identity, shape, finishReason, usage),
         ];
         return sse(frames, reply.delayMsBetweenChunks);
@@ -255,8 +259,8 @@ export function createOpenAIMock({
   return providerMock(chatCompletions, requests, replies);
 }
 
-function contentFrame(identity: OpenAIResponseIdentity, shape: OpenAIStreamShape, content: string): string {
-  return sseData(buildChunk(identity, shape, [streamChoice({ content })]));
+function contentFrame(identity: OpenAIResponseIdentity, shape: OpenAIStreamShape, content: string, logprobs?: OpenAITokenLogprob[]): string {
+  return sseData(buildChunk(identity, shape, [streamChoice({ content }, null, logprobs)]));
 }
 
 /** The finish chunk (empty delta), the usage chunk when it was asked for, then `[DONE]`. */

@@ -68,7 +68,7 @@ export type OpenAIFinishReason = "stop" | "length" | "content_filter" | "tool_ca
 /** The non-streaming `chat.completion` object. `content` is null when the model only called tools. */
 export function buildChatCompletion(
   identity: OpenAIResponseIdentity,
-  answer: { content: string | null; toolCalls?: OpenAIToolCall[]; finishReason: OpenAIFinishReason },
+  answer: { content: string | null; toolCalls?: OpenAIToolCall[]; finishReason: OpenAIFinishReason; logprobs?: OpenAITokenLogprob[] },
   usage: OpenAIUsageInput,
 ) {
   const message: Record<string, unknown> = { role: "assistant", content: answer.content };
@@ -86,7 +86,7 @@ export function buildChatCompletion(
     object: "chat.completion",
     created: identity.created,
     model: identity.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: answer.finishReason }],
+    choices: [{ index: 0, message, logprobs: answer.logprobs ? { content: answer.logprobs, refusal: null } : null, finish_reason: answer.finishReason }],
     usage: buildUsage(usage),
     service_tier: "default",
     system_fingerprint: identity.systemFingerprint,
@@ -129,8 +129,30 @@ export function buildChunk(
 }
 
 /** A streamed choice: `delta` plus the `logprobs`/`finish_reason` every real chunk repeats. */
-export function streamChoice(delta: Record<string, unknown>, finishReason: OpenAIFinishReason | null = null) {
-  return { index: 0, delta, logprobs: null, finish_reason: finishReason };
+export function streamChoice(delta: Record<string, unknown>, finishReason: OpenAIFinishReason | null = null, logprobs?: OpenAITokenLogprob[]) {
+  return { index: 0, delta, logprobs: logprobs ? { content: logprobs, refusal: null } : null, finish_reason: finishReason };
+}
+
+/** `ChatCompletionTokenLogprob`: a token, its log probability, its UTF-8 bytes, and the likeliest alternatives. */
+export type OpenAITokenLogprob = {
+  token: string;
+  logprob: number;
+  bytes: number[];
+  top_logprobs: { token: string; logprob: number; bytes: number[] }[];
+};
+
+/**
+ * The stand-in's log probabilities for an answer's pieces (one token each), as OpenAI gives them
+ * when asked (`logprobs: true`, `top_logprobs: top`): the piece itself first, at −0.25 × its
+ * position, then made-up alternatives.
+ */
+export function pieceLogprobs(pieces: readonly string[], top: number): OpenAITokenLogprob[] {
+  const bytes = (token: string) => [...Buffer.from(token, "utf8")];
+  return pieces.map((token, index) => {
+    const logprob = -0.25 * (index + 1);
+    const alternatives = [{ token, logprob, bytes: bytes(token) }, ...Array.from({ length: 19 }, (_, n) => ({ token: `alt${n}`, logprob: logprob - n - 1, bytes: bytes(`alt${n}`) }))];
+    return { token, logprob, bytes: bytes(token), top_logprobs: alternatives.slice(0, top) };
+  });
 }
 
 /** The first delta of a text answer. */
