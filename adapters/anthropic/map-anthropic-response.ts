@@ -1,6 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { AssistantContent } from "../../src/model/chat-request.ts";
 import type { ChatResponse } from "../../src/model/chat-response.ts";
+import type { RefusalDetails } from "../../src/model/stream-part.ts";
 import { fromAnthropicStopReason } from "../../src/dialects/finish-reasons.ts";
 import { convertAnthropicUsage } from "./convert-anthropic-usage.ts";
 
@@ -24,6 +25,12 @@ export function mapAnthropicResponse(message: Anthropic.Messages.Message): ChatR
     finishReason: fromAnthropicStopReason(message.stop_reason),
     ...(reasoning ? { reasoning } : {}),
     ...(message.stop_sequence ? { stopSequence: message.stop_sequence } : {}),
+    ...(message.stop_details ? { refusalDetails: refusalDetailsOf(message.stop_details) } : {}),
     usage: convertAnthropicUsage(message.usage),
   };
+}
+
+/** Claude's stop_details as tollgate keeps them (it has only refusals' so far). */
+export function refusalDetailsOf(details: Anthropic.Messages.RefusalStopDetails): RefusalDetails {
+  return { category: details.category ?? null, explanation: details.explanation ?? null };
 }

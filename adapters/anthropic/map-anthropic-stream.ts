@@ -1,5 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { StreamPart } from "../../src/model/stream-part.ts";
+import { refusalDetailsOf } from "./map-anthropic-response.ts";
 import { fromAnthropicStopReason } from "../../src/dialects/finish-reasons.ts";
 import { convertAnthropicUsage } from "./convert-anthropic-usage.ts";
 
@@ -70,6 +71,7 @@ export async function* mapAnthropicStream(events: AsyncIterable<Anthropic.Messag
             type: "finish",
             reason: fromAnthropicStopReason(event.delta.stop_reason),
             ...(event.delta.stop_sequence ? { stopSequence: event.delta.stop_sequence } : {}),
+            ...(event.delta.stop_details ? { refusal: refusalDetailsOf(event.delta.stop_details) } : {}),
           };
         }
         break;

@@ -1,5 +1,5 @@
 import type { AssistantContent } from "./chat-request.ts";
-import type { DecoderTimings, FinishReason, TokenLogprob } from "./stream-part.ts";
+import type { DecoderTimings, FinishReason, RefusalDetails, TokenLogprob } from "./stream-part.ts";
 import type { Usage } from "./usage.ts";
 
 export type ChatResponse = {
@@ -9,6 +9,8 @@ export type ChatResponse = {
   content: AssistantContent[];
   finishReason: FinishReason;
   stopSequence?: string;
+  /** Why Claude refused (its `stop_details`), where it said. */
+  refusalDetails?: RefusalDetails;
   /** OpenAI's refusal text, kept apart from `content` (see the text-delta part). */
   refusal?: string;
   /** Log probabilities of the answer's tokens, where the request asked for them. */

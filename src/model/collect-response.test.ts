@@ -33,7 +33,7 @@ describe("ResponseCollector keeps the stop sequence", () => {
     for (const part of responseToParts(cached)) text += renderer.render(part);
     text += renderer.end({ requestId: "r", route: "claude", provider: "anthropic", model: "m", inputTokens: 0, outputTokens: 0, reasoningTokens: 0, cachedTokens: 0, costUsd: "0", cacheSavingsUsd: "0", policies: [], ttftMs: null, estimated: false, unpriced: false });
     const delta = text.split("\n\n").find((block) => block.startsWith("event: message_delta"))!;
-    expect(JSON.parse(delta.slice(delta.indexOf("data: ") + 6)).delta).toEqual({ stop_reason: "stop_sequence", stop_sequence: "trois" });
+    expect(JSON.parse(delta.slice(delta.indexOf("data: ") + 6)).delta).toEqual({ stop_reason: "stop_sequence", stop_sequence: "trois", stop_details: null });
   });
 });
 

@@ -1,6 +1,6 @@
 import type { AssistantContent, ThinkingContent } from "./chat-request.ts";
 import type { ChatResponse } from "./chat-response.ts";
-import type { FinishReason, StreamPart, TokenLogprob } from "./stream-part.ts";
+import type { FinishReason, RefusalDetails, StreamPart, TokenLogprob } from "./stream-part.ts";
 import { mergeUsage, type Usage } from "./usage.ts";
 
 /**
@@ -19,6 +19,7 @@ export class ResponseCollector {
   private openThinking: Extract<ThinkingContent, { type: "thinking" }> | undefined;
   private finishReason: FinishReason = "other";
   private stopSequence: string | undefined;
+  private refusalDetails: RefusalDetails | undefined;
   private usage: Usage | undefined;
   private logprobs: TokenLogprob[] | undefined;
 
@@ -67,6 +68,7 @@ export class ResponseCollector {
       case "finish":
         this.finishReason = part.reason;
         this.stopSequence = part.stopSequence;
+        this.refusalDetails = part.refusal;
         break;
       case "usage":
         this.usage = mergeUsage(this.usage, part.usage);
@@ -91,6 +93,7 @@ export class ResponseCollector {
       content: this.content.map((block) => ({ ...block })),
       finishReason: this.finishReason,
       ...(this.stopSequence ? { stopSequence: this.stopSequence } : {}),
+      ...(this.refusalDetails ? { refusalDetails: this.refusalDetails } : {}),
       ...(this.refusal ? { refusal: this.refusal } : {}),
       ...(this.reasoning ? { reasoning: this.reasoning } : {}),
       ...(this.logprobs ? { logprobs: this.logprobs } : {}),
@@ -137,7 +140,12 @@ export function* responseToParts(response: ChatResponse): Generator<StreamPart> 
     }
     previous = content;
   }
-  yield { type: "finish", reason: response.finishReason, ...(response.stopSequence ? { stopSequence: response.stopSequence } : {}) };
+  yield {
+    type: "finish",
+    reason: response.finishReason,
+    ...(response.stopSequence ? { stopSequence: response.stopSequence } : {}),
+    ...(response.refusalDetails ? { refusal: response.refusalDetails } : {}),
+  };
   // The usage the answer was made with, as the unstreamed answer shows it too.
   if (response.usage) yield { type: "usage", usage: response.usage };
 }

@@ -44,10 +44,14 @@ export type StreamPart =
   | { type: "tool-call-start"; index: number; id: string; name: string }
   | { type: "tool-call-delta"; index: number; argumentsDelta: string }
   | { type: "usage"; usage: Usage }
-  | { type: "finish"; reason: FinishReason; stopSequence?: string }
+  /** `refusal`: why Claude refused (its `stop_details`), where it said. */
+  | { type: "finish"; reason: FinishReason; stopSequence?: string; refusal?: RefusalDetails }
   /** Server-side timings a local decoder reports (llama-server's `timings`). */
   | { type: "decoder-timings"; timings: DecoderTimings }
   | { type: "error"; error: GatewayError };
+
+/** Claude's `stop_details` of a refusal: the policy category and a human-readable explanation. */
+export type RefusalDetails = { category: string | null; explanation: string | null };
 
 /**
  * One output token's log probability and, where asked for, its most likely alternatives: in

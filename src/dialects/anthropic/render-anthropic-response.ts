@@ -1,4 +1,5 @@
 import type { ChatResponse } from "../../model/chat-response.ts";
+import type { RefusalDetails } from "../../model/stream-part.ts";
 import type { Usage } from "../../model/usage.ts";
 import { toAnthropicStopReasonWith } from "../finish-reasons.ts";
 
@@ -27,6 +28,7 @@ export function renderAnthropicResponse(response: ChatResponse) {
     ],
     stop_reason: toAnthropicStopReasonWith(response.finishReason, response.content.some((part) => part.type === "tool-call")),
     stop_sequence: response.stopSequence ?? null,
+    stop_details: renderStopDetails(response.refusalDetails),
     usage: renderAnthropicUsage(response.usage ?? {}),
   };
 }
@@ -52,4 +54,9 @@ export function parseToolArguments(text: string): unknown {
   } catch {
     return { _raw: text };
   }
+}
+
+/** Claude's `stop_details`: why it refused, or null (every other stop). */
+export function renderStopDetails(refusal: RefusalDetails | undefined) {
+  return refusal ? { type: "refusal" as const, category: refusal.category, explanation: refusal.explanation } : null;
 }

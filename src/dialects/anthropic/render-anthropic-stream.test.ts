@@ -48,7 +48,7 @@ describe("AnthropicStreamRenderer", () => {
     expect(out[8]!.data.delta).toEqual({ type: "input_json_delta", partial_json: '{"city":"Rome"}' });
     expect(out[10]!.data).toEqual({
       type: "message_delta",
-      delta: { stop_reason: "tool_use", stop_sequence: null },
+      delta: { stop_reason: "tool_use", stop_sequence: null, stop_details: null },
       usage: {
         input_tokens: 10,
         cache_creation_input_tokens: 0,

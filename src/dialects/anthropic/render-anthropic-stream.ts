@@ -1,11 +1,11 @@
 import type { GatewayError } from "../../errors/gateway-error.ts";
-import type { FinishReason, StreamPart } from "../../model/stream-part.ts";
+import type { FinishReason, RefusalDetails, StreamPart } from "../../model/stream-part.ts";
 import type { Usage } from "../../model/usage.ts";
 import { mergeUsage } from "../../model/usage.ts";
 import { toAnthropicStopReasonWith } from "../finish-reasons.ts";
 import { billedUsage, type StreamSummary } from "../stream-summary.ts";
 import { renderAnthropicError } from "./render-anthropic-error.ts";
-import { renderAnthropicUsage } from "./render-anthropic-response.ts";
+import { renderAnthropicUsage, renderStopDetails } from "./render-anthropic-response.ts";
 
 // Renders stream parts as Messages events, framed as Anthropic frames them (`event: NAME` then
 // `data: JSON`). message_start is held back until the first content part so that, when the
@@ -21,6 +21,7 @@ export class AnthropicStreamRenderer {
   private readonly blockByToolIndex = new Map<number, number>();
   private finishReason: FinishReason = "stop";
   private stopSequence: string | null = null;
+  private refusal: RefusalDetails | undefined;
   private failed = false;
 
   render(part: StreamPart): string {
@@ -54,6 +55,7 @@ export class AnthropicStreamRenderer {
       case "finish":
         this.finishReason = part.reason;
         this.stopSequence = part.stopSequence ?? null;
+        this.refusal = part.refusal;
         return this.ensureStarted() + this.closeBlock();
       // Claude's thinking goes on as Claude sent it: a `thinking` block per signed run of
       // thinking, closed by its signature. A local decoder's thinking is unsigned: an Anthropic
@@ -91,7 +93,7 @@ export class AnthropicStreamRenderer {
       this.closeBlock() +
       event("message_delta", {
         type: "message_delta",
-        delta: { stop_reason: toAnthropicStopReasonWith(this.finishReason, this.blockByToolIndex.size > 0), stop_sequence: this.stopSequence },
+        delta: { stop_reason: toAnthropicStopReasonWith(this.finishReason, this.blockByToolIndex.size > 0), stop_sequence: this.stopSequence, stop_details: renderStopDetails(this.refusal) },
         usage,
       }) +
       event("message_stop", { type: "message_stop" }) +
@@ -125,6 +127,7 @@ export class AnthropicStreamRenderer {
         content: [],
         stop_reason: null,
         stop_sequence: null,
+        stop_details: null,
         usage: { ...usage, output_tokens: usage.output_tokens || 1 },
       },
     });

@@ -40,7 +40,7 @@ import {
   thinkingDeltaEvent,
   signatureDeltaEvent,
   type AnthropicContentBlock,
-  type AnthropicStopReason,
+  type AnthropicStop,
   type AnthropicToolUse,
   type AnthropicUsageInput,
 } from "./anthropic-wire-format.ts";
@@ -67,7 +67,9 @@ export type AnthropicMockReply =
       redactedThinking?: string;
       /** How the text is split across text_delta events; default one word per delta. */
       chunks?: string[];
-      stopReason?: "end_turn" | "max_tokens" | "stop_sequence";
+      stopReason?: "end_turn" | "max_tokens" | "stop_sequence" | "refusal";
+      /** With stopReason "refusal": its stop_details (category, explanation). */
+      refusal?: { category: string | null; explanation: string | null };
       /** With stopReason "stop_sequence"; default: the request's first `stop_sequences` entry. */
       stopSequence?: string;
       usage?: AnthropicUsageInput;
@@ -298,7 +300,7 @@ interface PlannedAnswer {
   blocks: AnthropicContentBlock[];
   /** Per block: text_delta texts, or input_json_delta pieces. */
   streamedPieces: string[][];
-  stop: { reason: AnthropicStopReason; sequence: string | null };
+  stop: AnthropicStop;
   outputTokens: number;
 }
 
@@ -339,7 +341,7 @@ function planAnswer(reply: Extract<AnthropicMockReply, { kind: "text" | "tool-us
   const reason = reply.stopReason ?? "end_turn";
   const firstStopSequence = Array.isArray(body.stop_sequences) ? body.stop_sequences[0] : undefined;
   const sequence = reason === "stop_sequence" ? reply.stopSequence ?? firstStopSequence ?? null : null;
-  return { blocks, streamedPieces, stop: { reason, sequence }, outputTokens };
+  return { blocks, streamedPieces, stop: { reason, sequence, ...(reason === "refusal" && reply.refusal ? { details: reply.refusal } : {}) }, outputTokens };
 }
 
 /** Opening of a one-text-block stream: message_start, content_block_start, ping. */

@@ -21,7 +21,12 @@ export interface AnthropicToolUse {
   input: Record<string, unknown>;
 }
 
-export type AnthropicStopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use";
+export type AnthropicStopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" | "refusal";
+
+/** How an answer stopped; `details`: a refusal's `stop_details` (every other stop has null). */
+export type AnthropicStop = { reason: AnthropicStopReason; sequence: string | null; details?: { category: string | null; explanation: string | null } };
+
+const stopDetails = (stop: AnthropicStop) => (stop.details ? { type: "refusal", ...stop.details } : null);
 
 // Anthropic ids are base58-ish after a fixed "01" prefix: msg_01…, toolu_01…, req_011C….
 const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
@@ -66,7 +71,7 @@ export type AnthropicContentBlock =
 export function buildMessage(
   identity: { id: string; model: string },
   content: AnthropicContentBlock[],
-  stop: { reason: AnthropicStopReason; sequence: string | null },
+  stop: AnthropicStop,
   usage: AnthropicUsageInput,
 ) {
   return {
@@ -77,6 +82,7 @@ export function buildMessage(
     content,
     stop_reason: stop.reason,
     stop_sequence: stop.sequence,
+    stop_details: stopDetails(stop),
     usage: buildUsage(usage),
   };
 }
@@ -114,6 +120,7 @@ export function messageStartEvent(identity: { id: string; model: string }, usage
       content: [],
       stop_reason: null,
       stop_sequence: null,
+      stop_details: null,
       // output_tokens is a placeholder here; message_delta carries the real, cumulative count.
       usage: buildUsage({ ...usage, output_tokens: 1 }),
     },
@@ -153,8 +160,8 @@ export function contentBlockStopEvent(index: number) {
   return { type: "content_block_stop", index };
 }
 
-export function messageDeltaEvent(stop: { reason: AnthropicStopReason; sequence: string | null }, usage: AnthropicUsageInput) {
-  return { type: "message_delta", delta: { stop_reason: stop.reason, stop_sequence: stop.sequence }, usage: buildDeltaUsage(usage) };
+export function messageDeltaEvent(stop: AnthropicStop, usage: AnthropicUsageInput) {
+  return { type: "message_delta", delta: { stop_reason: stop.reason, stop_sequence: stop.sequence, stop_details: stopDetails(stop) }, usage: buildDeltaUsage(usage) };
 }
 
 export const MESSAGE_STOP_EVENT = { type: "message_stop" } as const;

@@ -31,6 +31,7 @@ describe("Anthropic mock through the official @anthropic-ai/sdk", () => {
       content: [{ type: "text", text: "Hello from mock Anthropic." }],
       stop_reason: "end_turn",
       stop_sequence: null,
+      stop_details: null,
     });
     expect(data.usage).toEqual({
       input_tokens: 8,
@@ -74,7 +75,7 @@ describe("Anthropic mock through the official @anthropic-ai/sdk", () => {
     expect(start.message.usage.input_tokens).toBe(8);
     expect(events[1]).toEqual({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
     const delta = events[6] as Anthropic.RawMessageDeltaEvent;
-    expect(delta.delta).toEqual({ stop_reason: "stop_sequence", stop_sequence: "\n\nEND" });
+    expect(delta.delta).toEqual({ stop_reason: "stop_sequence", stop_sequence: "\n\nEND", stop_details: null });
     expect(delta.usage).toEqual({ input_tokens: 8, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 3 });
   });
 
