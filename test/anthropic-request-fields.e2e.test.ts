@@ -6,9 +6,8 @@ import { postJson, useMockedGateway } from "./support/gateway.ts";
 //   - `cache_control` at the top level (automatic caching: Anthropic marks the last cacheable
 //     block). Dropped, nothing was cached and every call paid full input price.
 //   - `service_tier` ("standard_only" keeps a request off priority capacity).
-//   - `inference_geo` and `speed`: "us" and "fast" are billed above the rates tollgate prices
-//     with (US-only inference at 1.1×: platform.claude.com/docs/en/build-with-claude/data-residency),
-//     so they are refused, not carried at a price the invoice will not match.
+//   - `speed`: "fast" is billed above the rates tollgate prices with, so it is refused, not
+//     carried at a price the invoice will not match. (`inference_geo`: anthropic-inference-geo.e2e.test.ts.)
 
 const rig = useMockedGateway({ "claude-cached": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }], policies: { promptCache: { mode: "auto" } } } });
 const ask = (model: string, fields: Record<string, unknown>) =>
@@ -52,10 +51,7 @@ describe("service_tier, inference_geo and speed", () => {
     expect(sentToClaude()).toMatchObject({ service_tier: "standard_only", inference_geo: "global" });
   });
 
-  it.each([
-    ["inference_geo", "us", 'US-only inference costs 1.1× those: remove inference_geo, or write "global"'],
-    ["speed", "fast", 'fast mode costs more: remove speed, or write "standard"'],
-  ])("%s %o is a 400 saying why and what to write, before Claude is called", async (field, value, message) => {
+  it.each([["speed", "fast", 'fast mode costs more: remove speed, or write "standard"']])("%s %o is a 400 saying why and what to write, before Claude is called", async (field, value, message) => {
     const response = await ask("claude", { [field]: value });
     expect(response.status).toBe(400);
     const body = await response.json();

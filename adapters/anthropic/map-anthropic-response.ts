@@ -27,6 +27,7 @@ export function mapAnthropicResponse(message: Anthropic.Messages.Message): ChatR
     ...(message.stop_sequence ? { stopSequence: message.stop_sequence } : {}),
     ...(message.stop_details ? { refusalDetails: refusalDetailsOf(message.stop_details) } : {}),
     usage: convertAnthropicUsage(message.usage),
+    ...(message.usage.inference_geo ? { inferenceGeo: message.usage.inference_geo } : {}),
   };
 }
 

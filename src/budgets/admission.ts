@@ -8,6 +8,7 @@ import { hasCacheMarks, type ChatRequest } from "../model/chat-request.ts";
 import { totalInputTokens } from "../model/usage.ts";
 import { findModelLimits } from "../pricing/find-model-price.ts";
 import { formatUsd, usdToNano } from "../pricing/format-usd.ts";
+import { priceInGeo } from "../pricing/inference-geo.ts";
 import { DEFAULT_ANTHROPIC_MAX_TOKENS } from "../../adapters/anthropic/convert-to-anthropic-request.ts";
 import type { AdmissionStore, RateCheck, ScopeCharge, ScopeLevel, SettlePlan } from "./admission-store.ts";
 import type { BudgetConfig } from "./budget-config.ts";
@@ -119,7 +120,10 @@ export class Admission {
       route.targets.map((target) => {
         const provider = this.deps.config.providers[target.provider];
         const limits = provider ? findModelLimits(provider.type, target.model) : {};
-        const price = this.deps.prices.priceOf(target.provider, target.model);
+        const listed = this.deps.prices.priceOf(target.provider, target.model);
+        // Inference kept in the US bills more; a workspace default the request does not name is
+        // seen only in the answer's usage (the record then has it).
+        const price = listed && provider?.type === "anthropic" ? priceInGeo(listed, request.inferenceGeo) : listed;
         // Only a priced target's bound weighs in the worst case (an unpriced one reserves nothing).
         if (price && provider?.type !== "anthropic" && limits.maxOutputTokens === undefined) unknownMaximum = true;
         // Anthropic always gets a max_tokens: the one the adapter sends when the client named none.

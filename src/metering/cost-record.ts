@@ -50,6 +50,11 @@ export type CostRecord = {
   model: string;
   /** The model the provider says answered, when it said. */
   responseModel?: string;
+  /**
+   * Where the provider says inference ran, when not "global": Anthropic bills "us" at 1.1× every
+   * token price, and the cost here includes it.
+   */
+  inferenceGeo?: string;
   dialect: "openai" | "anthropic";
   stream: boolean;
   status: RecordStatus;

@@ -4,6 +4,7 @@ import type { ChatRequest } from "../model/chat-request.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
 import type { FinishReason, StreamPart } from "../model/stream-part.ts";
 import { isPlausibleTokenCount, mergeUsage, type Usage } from "../model/usage.ts";
+import { priceInGeo } from "../pricing/inference-geo.ts";
 import { computeCost, ZERO_COST } from "../pricing/compute-cost.ts";
 import { ADMIN_NAME, type CostRecord, type RecordStatus } from "./cost-record.ts";
 import { unpricedWarning, type PriceBook } from "./price-book.ts";
@@ -37,6 +38,8 @@ export class RequestMeter {
   private firstContentAt: number | undefined;
   private usage: Usage | undefined;
   private responseModel: string | undefined;
+  /** Where the provider says inference ran; Anthropic bills "us" above its global price. */
+  private inferenceGeo: string | undefined;
   /** The provider's id of the answer (`chatcmpl-…`, `msg_…`), for telemetry. */
   responseId: string | undefined;
   private finishReason: FinishReason | undefined;
@@ -111,6 +114,7 @@ export class RequestMeter {
     attempt.upstreamStartedAt = this.upstreamStartedAt;
     attempt.lastAttempt = this.lastAttempt;
     attempt.usage = this.usage;
+    attempt.inferenceGeo = this.inferenceGeo;
     attempt.routeNotes = this.routeNotes;
     attempt.targetNotes = this.targetNotes;
     attempt.targetWarnings = this.targetWarnings;
@@ -124,6 +128,7 @@ export class RequestMeter {
       case "start":
         this.responseModel = part.model;
         this.responseId = part.id;
+        this.inferenceGeo = part.inferenceGeo;
         break;
       case "text-delta":
         this.firstContentAt ??= performance.now();
@@ -157,6 +162,7 @@ export class RequestMeter {
     this.responseModel = response.model;
     this.responseId = response.id;
     this.finishReason = response.finishReason;
+    this.inferenceGeo = response.inferenceGeo;
     if (response.usage) this.usage = response.usage;
     if (response.reasoning) this.reasoningText.push(response.reasoning);
     for (const content of response.content) {
@@ -211,7 +217,7 @@ export class RequestMeter {
     let unpriced = false;
     if (target && !hit) {
       const price = this.deps.prices.priceOf(target.providerName, target.model, this.responseModel);
-      if (price) cost = computeCost(usage, price);
+      if (price) cost = computeCost(usage, priceInGeo(price, this.inferenceGeo));
       else {
         unpriced = true;
         warnings.push(unpricedWarning(target.providerName, target.model));
@@ -244,6 +250,7 @@ export class RequestMeter {
     };
     if (caller.kind === "admin") record.admin = true;
     if (this.responseModel) record.responseModel = this.responseModel;
+    if (this.inferenceGeo && this.inferenceGeo !== "global" && !hit) record.inferenceGeo = this.inferenceGeo;
     if (outcome.errorType) record.errorType = outcome.errorType;
     if (this.finishReason) record.finishReason = this.finishReason;
     if (this.softBudgets.length > 0) record.softBudgetsExceeded = this.softBudgets;

@@ -18,5 +18,7 @@ export type ChatResponse = {
   /** The model's thinking before its answer (see the reasoning-delta part). */
   reasoning?: string;
   usage?: Usage;
+  /** Where the provider says inference ran (Anthropic's usage.inference_geo), which can change the price. */
+  inferenceGeo?: string;
   timings?: DecoderTimings;
 };

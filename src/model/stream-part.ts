@@ -15,7 +15,8 @@ export type FinishReason =
   | "other";
 
 export type StreamPart =
-  | { type: "start"; id: string; model: string }
+  /** `inferenceGeo`: where the provider says inference ran (Anthropic's usage.inference_geo), which can change the price. */
+  | { type: "start"; id: string; model: string; inferenceGeo?: string }
   /**
    * Answer text. `refusal`: OpenAI's refusal (structured outputs), which OpenAI clients read from
    * `refusal` rather than `content`; every other consumer treats it as text.

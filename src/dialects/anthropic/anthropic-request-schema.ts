@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PRICED_INFERENCE_GEOS } from "../../pricing/inference-geo.ts";
 import { MAX_TOKENS_BOUND, maxTokensBoundError } from "../max-tokens-bound.ts";
 
 // The subset of the Messages request that tollgate understands. `cache_control` is accepted on
@@ -110,10 +111,11 @@ export const anthropicMessagesRequestSchema = z.object({
   cache_control: cacheControl,
   // "standard_only" keeps the request off priority capacity; "auto" is the default.
   service_tier: z.enum(["auto", "standard_only"], { error: 'write "auto" or "standard_only"' }).optional(),
-  // Anthropic bills US-only inference at 1.1× and fast mode at a premium: tollgate's prices are
-  // the global, standard-speed ones, and a record priced below the invoice is worse than a 400.
+  // Where inference runs: "us" is billed at 1.1× (src/pricing/inference-geo.ts). Fast mode is
+  // billed at a premium tollgate has no price for, and a record priced below the invoice is worse
+  // than a 400.
   inference_geo: z
-    .literal("global", { error: 'tollgate prices answers at Anthropic\'s global rates, and US-only inference costs 1.1× those: remove inference_geo, or write "global"' })
+    .enum(PRICED_INFERENCE_GEOS, { error: `tollgate prices inference in ${PRICED_INFERENCE_GEOS.map((geo) => `"${geo}"`).join(" and ")} only: write one of those, or remove inference_geo` })
     .nullish(),
   speed: z
     .literal("standard", { error: 'tollgate prices answers at standard speed, and fast mode costs more: remove speed, or write "standard"' })

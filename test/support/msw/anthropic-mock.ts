@@ -272,7 +272,9 @@ export function createAnthropicMock({
       case "text":
       case "tool-use": {
         const answer = planAnswer(reply, body);
-        const usage = reply.usage ?? { input_tokens: promptWords, output_tokens: answer.outputTokens };
+        // Usage says where inference ran: the request's inference_geo, unless the reply says (a workspace default).
+        const geo = typeof body.inference_geo === "string" ? { inference_geo: body.inference_geo } : {};
+        const usage = { ...geo, ...(reply.usage ?? { input_tokens: promptWords, output_tokens: answer.outputTokens }) };
         const identity = { id: newMessageId(), model };
         if (!stream) {
           return HttpResponse.json(buildMessage(identity, answer.blocks, answer.stop, usage), {

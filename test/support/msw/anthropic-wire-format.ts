@@ -12,6 +12,8 @@ export interface AnthropicUsageInput {
   cache_creation_input_tokens?: number;
   /** Split of cache writes by TTL; default: all of cache_creation_input_tokens as 5-minute writes. */
   cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
+  /** Where inference ran, as usage reports it; default "global" (the request's `inference_geo` where it set one). */
+  inference_geo?: string;
 }
 
 export interface AnthropicToolUse {
@@ -44,7 +46,7 @@ export function buildUsage(input: AnthropicUsageInput) {
     cache_creation: input.cache_creation ?? { ephemeral_5m_input_tokens: cacheWrites, ephemeral_1h_input_tokens: 0 },
     output_tokens: input.output_tokens,
     service_tier: "standard",
-    inference_geo: "global",
+    inference_geo: input.inference_geo ?? "global",
   };
 }
 

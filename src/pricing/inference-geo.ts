@@ -1,0 +1,41 @@
+import type { Rate, Rates } from "./rates.ts";
+import type { FoundPrice } from "./find-model-price.ts";
+
+// Anthropic bills inference it keeps in the US (`inference_geo: "us"`, on the request or as the
+// workspace's default) at 1.1× every token price: input, output, cache reads and writes
+// (platform.claude.com/docs/en/about-claude/pricing, data residency). Its answer's usage says where
+// inference ran, so the price follows what Anthropic reports, not what was asked.
+
+/** Where inference ran, by what Anthropic bills for it: numerator / denominator of the base price. */
+const GEO_MULTIPLIERS: Readonly<Record<string, readonly [number, number]>> = { us: [11, 10] };
+
+/** The geographies tollgate can price; a request naming another is refused. */
+export const PRICED_INFERENCE_GEOS = ["global", "us"] as const;
+
+/** The price of a call whose inference ran in `geo` (unchanged where that costs nothing more). */
+export function priceInGeo(price: FoundPrice, geo: string | undefined): FoundPrice {
+  const multiplier = geo === undefined ? undefined : GEO_MULTIPLIERS[geo];
+  if (!multiplier) return price;
+  const scale = (rates: Rates): Rates => ({
+    input: scaled(rates.input, multiplier),
+    cacheRead: scaled(rates.cacheRead, multiplier),
+    cacheWrite5m: scaled(rates.cacheWrite5m, multiplier),
+    cacheWrite1h: scaled(rates.cacheWrite1h, multiplier),
+    output: scaled(rates.output, multiplier),
+  });
+  return {
+    ...price,
+    rates: scale(price.rates),
+    ...(price.longContext ? { longContext: { ...price.longContext, rates: scale(price.longContext.rates) } } : {}),
+    source: `${price.source}, ×${multiplier[0] / multiplier[1]} for inference in "${geo}"`,
+  };
+}
+
+/** A rate times numerator / denominator, kept exact: a whole number of pico-dollars where it divides. */
+function scaled(rate: Rate, [numerator, denominator]: readonly [number, number]): Rate {
+  if (typeof rate === "number") {
+    const product = rate * numerator;
+    return product % denominator === 0 ? product / denominator : { pico: product, perTokens: denominator };
+  }
+  return { pico: rate.pico * numerator, perTokens: rate.perTokens * denominator };
+}

@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { postJson, useMockedGateway, waitForRecord } from "./support/gateway.ts";
+
+// Anthropic's inference_geo: "us" keeps inference in the US and is billed at 1.1× every token
+// price (platform.claude.com/docs/en/build-with-claude/data-residency; the answer's
+// usage.inference_geo says where it ran, also when the workspace's default chose it). Was: the
+// field was dropped, so a data-residency request ran wherever Anthropic chose.
+//
+// Costs by hand, claude-sonnet-4-6 ($3 / $15 per 1M tokens), 1,000 input + 100 output tokens:
+//   global: 3,000,000 + 1,500,000 = 4,500,000 nano-dollars;  us: 3,300,000 + 1,650,000 = 4,950,000.
+
+const rig = useMockedGateway({
+  capped: { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }], maxCostPerRequestUsd: 0.000001 },
+});
+const usage = { input_tokens: 1000, output_tokens: 100 };
+const ask = (fields: Record<string, unknown>, model = "claude") =>
+  postJson(rig.gateway, "/v1/messages", { model, max_tokens: 200, messages: [{ role: "user", content: "Where do you run?" }], ...fields });
+const recordOf = (response: Response) => waitForRecord(rig.gateway, response.headers.get("x-tollgate-request-id")!);
+
+describe("inference_geo", () => {
+  it('"us" reaches Claude, and the record bills 1.1× and says where inference ran', async () => {
+    rig.mocks.anthropic.enqueue({ kind: "text", usage });
+    const response = await ask({ inference_geo: "us" });
+    expect(response.status).toBe(200);
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.inference_geo).toBe("us");
+    const record = await recordOf(response);
+    expect(record.cost).toMatchObject({ inputNano: 3_300_000, outputNano: 1_650_000, totalNano: 4_950_000 });
+    expect(record.inferenceGeo).toBe("us");
+  });
+
+  it('"us" streamed: the same cost, from message_start\'s usage', async () => {
+    rig.mocks.anthropic.enqueue({ kind: "text", usage });
+    const response = await ask({ inference_geo: "us", stream: true });
+    await response.text();
+    const record = await recordOf(response);
+    expect(record.cost.totalNano).toBe(4_950_000);
+    expect(record.inferenceGeo).toBe("us");
+  });
+
+  it("a workspace whose default is the US is billed so too, from what the answer's usage says", async () => {
+    rig.mocks.anthropic.enqueue({ kind: "text", usage: { ...usage, inference_geo: "us" } });
+    const record = await recordOf(await ask({}));
+    expect(rig.mocks.anthropic.requests.at(-1)!.body).not.toHaveProperty("inference_geo");
+    expect(record.cost.totalNano).toBe(4_950_000);
+  });
+
+  it('"global" costs the list price, and the record names no geography', async () => {
+    rig.mocks.anthropic.enqueue({ kind: "text", usage });
+    const record = await recordOf(await ask({ inference_geo: "global" }));
+    expect(record.cost.totalNano).toBe(4_500_000);
+    expect(record).not.toHaveProperty("inferenceGeo");
+  });
+
+  it("admission reserves the US price: the worst case of a US request is 1.1× the global one", async () => {
+    const worstCase = async (fields: Record<string, unknown>) => {
+      const response = await ask(fields, "capped");
+      expect(response.status).toBe(400);
+      const usd = /could cost up to \$([0-9.]+),/.exec((await response.json()).error.message)![1]!;
+      return Math.round(Number(usd) * 1e9);
+    };
+    expect((await worstCase({ inference_geo: "us" })) * 10).toBe((await worstCase({ inference_geo: "global" })) * 11);
+  });
+
+  it("a geography tollgate has no price for is a 400 naming the ones it has, before Claude is called", async () => {
+    const response = await ask({ inference_geo: "eu" });
+    expect(response.status).toBe(400);
+    expect((await response.json()).error.message).toBe('inference_geo: tollgate prices inference in "global" and "us" only: write one of those, or remove inference_geo');
+    expect(rig.mocks.anthropic.requests).toHaveLength(0);
+  });
+});
