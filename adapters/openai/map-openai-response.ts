@@ -1,6 +1,7 @@
 import type OpenAI from "openai";
 import type { AssistantContent } from "../../src/model/chat-request.ts";
 import type { ChatResponse } from "../../src/model/chat-response.ts";
+import type { OpenAIAnswerIdentity } from "../../src/model/stream-part.ts";
 import { fromOpenAIFinishReason, isUnfinishedOpenAIReason } from "../../src/dialects/finish-reasons.ts";
 import { unfinishedAnswer } from "../shared/finish-check.ts";
 import { convertOpenAIUsage } from "./convert-openai-usage.ts";
@@ -41,6 +42,7 @@ export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatComple
     ...(logprobs ? { logprobs } : {}),
     ...(completion.usage ? { usage: convertOpenAIUsage(completion.usage) } : {}),
     ...(timings ? { timings } : {}),
+    ...answerIdentity(completion),
   };
 }
 
@@ -48,4 +50,12 @@ function finishOf(choice: OpenAI.Chat.Completions.ChatCompletion.Choice | undefi
   if (!choice) return { finishReason: fromOpenAIFinishReason(undefined) };
   const { reason, stopSequence } = finishPart(choice, stop);
   return { finishReason: reason, ...(stopSequence !== undefined ? { stopSequence } : {}) };
+}
+
+/** OpenAI's system_fingerprint and service_tier, where the server sent them (local decoders may not). */
+export function answerIdentity(answer: { system_fingerprint?: string | null; service_tier?: string | null }): OpenAIAnswerIdentity {
+  return {
+    ...(typeof answer.system_fingerprint === "string" ? { systemFingerprint: answer.system_fingerprint } : {}),
+    ...(typeof answer.service_tier === "string" ? { serviceTier: answer.service_tier } : {}),
+  };
 }

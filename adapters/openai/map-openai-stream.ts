@@ -3,6 +3,7 @@ import type { StreamPart } from "../../src/model/stream-part.ts";
 import { isUnfinishedOpenAIReason } from "../../src/dialects/finish-reasons.ts";
 import { convertOpenAIUsage } from "./convert-openai-usage.ts";
 import { finishPart } from "./finish-part.ts";
+import { answerIdentity } from "./map-openai-response.ts";
 import { readDecoderReasoning } from "./read-decoder-reasoning.ts";
 import { readDecoderTimings } from "./read-decoder-timings.ts";
 
@@ -36,7 +37,7 @@ export async function* mapOpenAIStream(chunks: AsyncIterable<OpenAI.Chat.Complet
     if (!started) {
       started = true;
       // Never undefined: the renderers write them into JSON (a server that leaves them out exists).
-      yield { type: "start", id: typeof chunk.id === "string" ? chunk.id : "", model: typeof chunk.model === "string" ? chunk.model : "" };
+      yield { type: "start", id: typeof chunk.id === "string" ? chunk.id : "", model: typeof chunk.model === "string" ? chunk.model : "", ...answerIdentity(chunk) };
     }
     const choice = chunk.choices?.[0];
     const delta = choice?.delta;

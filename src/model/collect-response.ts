@@ -1,6 +1,6 @@
 import type { AssistantContent, ThinkingContent } from "./chat-request.ts";
 import type { ChatResponse } from "./chat-response.ts";
-import type { FinishReason, RefusalDetails, StreamPart, TokenLogprob } from "./stream-part.ts";
+import type { FinishReason, OpenAIAnswerIdentity, RefusalDetails, StreamPart, TokenLogprob } from "./stream-part.ts";
 import { mergeUsage, type Usage } from "./usage.ts";
 
 /**
@@ -22,12 +22,14 @@ export class ResponseCollector {
   private refusalDetails: RefusalDetails | undefined;
   private usage: Usage | undefined;
   private logprobs: TokenLogprob[] | undefined;
+  private identity: OpenAIAnswerIdentity = {};
 
   add(part: StreamPart): void {
     switch (part.type) {
       case "start":
         this.id = part.id;
         this.model = part.model;
+        this.identity = { ...(part.systemFingerprint ? { systemFingerprint: part.systemFingerprint } : {}), ...(part.serviceTier ? { serviceTier: part.serviceTier } : {}) };
         break;
       case "text-delta": {
         if (part.refusal) {
@@ -98,13 +100,20 @@ export class ResponseCollector {
       ...(this.reasoning ? { reasoning: this.reasoning } : {}),
       ...(this.logprobs ? { logprobs: this.logprobs } : {}),
       ...(this.usage ? { usage: this.usage } : {}),
+      ...this.identity,
     };
   }
 }
 
 /** A whole answer as the stream parts an adapter would have produced (to stream a cached answer). */
 export function* responseToParts(response: ChatResponse): Generator<StreamPart> {
-  yield { type: "start", id: response.id, model: response.model };
+  yield {
+    type: "start",
+    id: response.id,
+    model: response.model,
+    ...(response.systemFingerprint ? { systemFingerprint: response.systemFingerprint } : {}),
+    ...(response.serviceTier ? { serviceTier: response.serviceTier } : {}),
+  };
   // Claude's thinking is in `content`, signed; `reasoning` alone is a local decoder's.
   const signed = response.content.some((content) => content.type === "thinking" || content.type === "redacted-thinking");
   if (response.reasoning && !signed) yield { type: "reasoning-delta", text: response.reasoning };

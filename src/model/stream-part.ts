@@ -15,8 +15,11 @@ export type FinishReason =
   | "other";
 
 export type StreamPart =
-  /** `inferenceGeo`: where the provider says inference ran (Anthropic's usage.inference_geo), which can change the price. */
-  | { type: "start"; id: string; model: string; inferenceGeo?: string }
+  /**
+   * `inferenceGeo`: where the provider says inference ran (Anthropic's usage.inference_geo), which
+   * can change the price. `systemFingerprint`, `serviceTier`: OpenAI's, passed on to OpenAI clients.
+   */
+  | { type: "start"; id: string; model: string; inferenceGeo?: string } & OpenAIAnswerIdentity
   /**
    * Answer text. `refusal`: OpenAI's refusal (structured outputs), which OpenAI clients read from
    * `refusal` rather than `content`; every other consumer treats it as text.
@@ -50,6 +53,9 @@ export type StreamPart =
   /** Server-side timings a local decoder reports (llama-server's `timings`). */
   | { type: "decoder-timings"; timings: DecoderTimings }
   | { type: "error"; error: GatewayError };
+
+/** What OpenAI says of the backend that answered: `system_fingerprint` (watched with `seed`) and `service_tier`. */
+export type OpenAIAnswerIdentity = { systemFingerprint?: string; serviceTier?: string };
 
 /** Claude's `stop_details` of a refusal: the policy category and a human-readable explanation. */
 export type RefusalDetails = { category: string | null; explanation: string | null };

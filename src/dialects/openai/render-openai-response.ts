@@ -31,6 +31,8 @@ export function renderOpenAIResponse(response: ChatResponse) {
       },
     ],
     usage: renderOpenAIUsage(response.usage ?? {}),
+    ...(response.serviceTier ? { service_tier: response.serviceTier } : {}),
+    ...(response.systemFingerprint ? { system_fingerprint: response.systemFingerprint } : {}),
   };
 }
 

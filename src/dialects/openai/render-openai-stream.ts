@@ -14,6 +14,8 @@ import { renderOpenAIUsage } from "./render-openai-response.ts";
 export class OpenAIStreamRenderer {
   private id = "chatcmpl-tollgate";
   private model = "";
+  /** The upstream's service_tier and system_fingerprint, as OpenAI repeats them on every chunk. */
+  private identity: Record<string, string> = {};
   private readonly created = Math.floor(Date.now() / 1000);
   private usage: Usage | undefined;
   private failed = false;
@@ -27,6 +29,10 @@ export class OpenAIStreamRenderer {
       case "start":
         this.id = part.id || this.id;
         this.model = part.model;
+        this.identity = {
+          ...(part.serviceTier ? { service_tier: part.serviceTier } : {}),
+          ...(part.systemFingerprint ? { system_fingerprint: part.systemFingerprint } : {}),
+        };
         this.head = undefined;
         return this.chunk({ role: "assistant", content: "" });
       case "text-delta":
@@ -66,6 +72,7 @@ export class OpenAIStreamRenderer {
         object: "chat.completion.chunk",
         created: this.created,
         model: this.model,
+        ...this.identity,
         choices: [],
         usage: renderOpenAIUsage(this.usage ?? billedUsage(summary)),
       });
@@ -91,11 +98,18 @@ export class OpenAIStreamRenderer {
    * request's CPU profile. The bytes are the same (render-openai-stream.test.ts).
    */
   private chunk(delta: Record<string, unknown>, finishReason: string | null = null, logprobs?: TokenLogprob[]): string {
-    this.head ??= `data: {"id":${JSON.stringify(this.id)},"object":"chat.completion.chunk","created":${this.created},"model":${JSON.stringify(this.model)},"choices":[{"index":0,"delta":`;
+    this.head ??= `data: {"id":${JSON.stringify(this.id)},"object":"chat.completion.chunk","created":${this.created},"model":${JSON.stringify(this.model)},${identityFields(this.identity)}"choices":[{"index":0,"delta":`;
     const tail = this.includeUsage ? '}],"usage":null}\n\n' : "}]}\n\n";
     const probabilities = logprobs ? JSON.stringify({ content: logprobs, refusal: null }) : "null";
     return `${this.head}${JSON.stringify(delta)},"logprobs":${probabilities},"finish_reason":${JSON.stringify(finishReason)}${tail}`;
   }
+}
+
+/** `"service_tier":…,"system_fingerprint":…,` where known, in OpenAI's order. */
+function identityFields(identity: Record<string, string>): string {
+  let fields = "";
+  for (const [name, value] of Object.entries(identity)) fields += `${JSON.stringify(name)}:${JSON.stringify(value)},`;
+  return fields;
 }
 
 function frame(data: unknown): string {
