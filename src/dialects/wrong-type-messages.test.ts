@@ -54,6 +54,15 @@ describe("inputs tollgate does not carry, named with what to do (was: zod's 'Inv
     expect(messageOf(() => parseOpenAIRequest(body))).toMatch(message);
   });
 
+  it("an empty Anthropic user turn (Anthropic refuses it; dropped, the turn before would be answered instead)", () => {
+    expect(messageOf(() => parseAnthropicRequest({ model: "claude", max_tokens: 10, messages: [{ role: "user", content: [] }] }))).toBe(
+      "messages[0].content: send at least one content block in a user turn",
+    );
+    expect(messageOf(() => parseAnthropicRequest({ model: "claude", max_tokens: 10, messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "a" }, { role: "user", content: "" }] }))).toBe(
+      "messages[2].content: send at least one content block in a user turn",
+    );
+  });
+
   it("a document block inside an Anthropic tool_result", () => {
     const result = { type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "document", source: { type: "text", media_type: "text/plain", data: "x" } }] };
     expect(messageOf(() => parseAnthropicRequest({ model: "claude", max_tokens: 10, messages: [{ role: "user", content: [result] }] }))).toMatch(

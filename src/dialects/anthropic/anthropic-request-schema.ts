@@ -52,10 +52,16 @@ const contentBlock = z.discriminatedUnion("type", [textBlock, imageBlock, toolUs
   error: 'a content block\'s type must be "text", "image", "tool_use", "tool_result", "thinking" or "redacted_thinking" (tollgate does not carry "document" blocks: send a PDF\'s text as text)',
 });
 
-const message = z.object({
-  role: z.enum(["user", "assistant"], { error: 'role must be "user" or "assistant"; put system text in the top-level `system`' }),
-  content: z.union([z.string(), z.array(contentBlock)], { error: "write a string or an array of content blocks" }),
-});
+const message = z
+  .object({
+    role: z.enum(["user", "assistant"], { error: 'role must be "user" or "assistant"; put system text in the top-level `system`' }),
+    content: z.union([z.string(), z.array(contentBlock)], { error: "write a string or an array of content blocks" }),
+  })
+  // Anthropic refuses an empty user turn; dropped, it would leave the turn before it unanswered.
+  .refine((message) => message.role !== "user" || message.content.length > 0, {
+    error: "send at least one content block in a user turn",
+    path: ["content"],
+  });
 
 /**
  * Tools Anthropic defines and the client runs (platform.claude.com/docs/en/agents-and-tools/
