@@ -7,7 +7,7 @@ import { postJson, useMockedGateway } from "./support/gateway.ts";
 // agents send them on every turn. Was: refused as if they were server tools (web_search), so such
 // an agent could not use tollgate at all.
 
-const rig = useMockedGateway();
+const rig = useMockedGateway({ capped: { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }], maxCostPerRequestUsd: 0.000001 } });
 const editor = { type: "text_editor_20250728" as const, name: "str_replace_based_edit_tool" as const, max_characters: 10_000 };
 const ask = (model: string, tools: unknown[]) => postJson(rig.gateway, "/v1/messages", { model, max_tokens: 100, tools, messages: [{ role: "user", content: "Fix the typo in README.md" }] });
 
@@ -66,6 +66,22 @@ describe("Anthropic's client tools", () => {
     const bare = await ask("claude", [{ name: "run_tests" }]);
     expect(bare.status).toBe(400);
     expect((await bare.json()).error.message).toMatch(/^tools\[0\]\.input_schema: required: the JSON Schema of the tool's input/);
+    expect(rig.mocks.anthropic.requests).toHaveLength(0);
+  });
+
+  // Claude expands each of these into its schema (Anthropic's tool pages: the text editor adds 700
+  // input tokens, computer use 735 and a system prompt of up to 499): a budget's worst case must
+  // count that, not the few bytes of {type, name}. Was: 644 tokens for the editor, under its 700.
+  it("weigh in a budget's worst case at what Claude expands them to", async () => {
+    const worstCase = async (tools: unknown[]) => {
+      const response = await ask("capped", tools);
+      expect(response.status).toBe(400);
+      return Math.round(Number(/could cost up to \$([0-9.]+),/.exec((await response.json()).error.message)![1]) * 1e9);
+    };
+    const without = await worstCase([{ name: "run_tests", input_schema: { type: "object" } }]);
+    const withEditor = await worstCase([{ name: "run_tests", input_schema: { type: "object" } }, editor]);
+    // claude-sonnet-4-6 input: $3 per 1M tokens = 3,000 nano-dollars per token.
+    expect(withEditor - without).toBeGreaterThanOrEqual(2000 * 3000);
     expect(rig.mocks.anthropic.requests).toHaveLength(0);
   });
 });

@@ -78,6 +78,13 @@ const THINKING_BLOCK_FLOOR = 6000;
  */
 const TOOL_PROMPT_BOUND = 500;
 
+/**
+ * What one of Anthropic's own tools adds to the prompt where Claude expands it (Anthropic's tool
+ * pages: the text editor 700 tokens, bash 245, computer use 735 plus a system prompt of up to 499;
+ * the memory tool gives no figure): above the largest, with room.
+ */
+const ANTHROPIC_DEFINED_TOOL_BOUND = 2000;
+
 /** The words a failed tool's result is prefixed with for OpenAI-shaped targets, with room to spare. */
 const TOOL_ERROR_BOUND = 16;
 
@@ -130,6 +137,8 @@ function promptSize(request: ChatRequest): { bytes: number; images: number } {
   if (request.tools?.length) {
     add(JSON.stringify(request.tools));
     bytes += TOOL_PROMPT_BOUND;
+    // Anthropic's own tools are sent as a type and a name; Claude expands them into their schema.
+    for (const tool of request.tools) if (tool.anthropicDefined) bytes += ANTHROPIC_DEFINED_TOOL_BOUND;
   }
   // A response schema is billed as input too: OpenAI counts it, and for Anthropic the format
   // policy writes it, with an instruction line, into the system prompt (after admission).
