@@ -7,7 +7,7 @@ import { APP_KEY, useMockedGateway, waitForRecord } from "./support/gateway.ts";
 // answers "prompt is too long". Was: tollgate dropped the header, so such a request failed behind
 // the gateway and worked without it.
 
-const rig = useMockedGateway();
+const rig = useMockedGateway({ "sonnet-45": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-5" }] } });
 const BETAS = ["context-1m-2025-08-07", "interleaved-thinking-2025-05-14"];
 const question = { max_tokens: 50, messages: [{ role: "user" as const, content: "Hello?" }] };
 
@@ -68,5 +68,25 @@ describe("a client's anthropic-beta header", () => {
     expect(body.error.message).toContain("separated by commas");
     expect(rig.mocks.anthropic.requests).toHaveLength(0);
     await expect(waitForRecord(rig.gateway, response.headers.get("x-tollgate-request-id")!, 300)).rejects.toThrow(/no cost record/);
+  });
+
+  // Anthropic's extended-thinking docs: with interleaved thinking and tools, budget_tokens is the
+  // whole turn's thinking between tool calls and may exceed max_tokens. Was: refused with a 400.
+  describe("interleaved-thinking, with tools", () => {
+    const tool = { name: "get_weather", description: "Weather in a city", input_schema: { type: "object" as const, properties: { city: { type: "string" } } } };
+    const thinkingAsk = { model: "sonnet-45", max_tokens: 16_000, thinking: { type: "enabled" as const, budget_tokens: 20_000 }, messages: [{ role: "user" as const, content: "What to wear in Paris and Oslo?" }] };
+
+    it("lets the thinking budget exceed max_tokens, and Claude gets it as sent", async () => {
+      const message = await rig.gateway.anthropic.beta.messages.create({ ...thinkingAsk, tools: [tool], betas: ["interleaved-thinking-2025-05-14"] });
+      expect(message.type).toBe("message");
+      expect(rig.mocks.anthropic.requests.at(-1)!.body.thinking).toEqual({ type: "enabled", budget_tokens: 20_000 });
+    });
+
+    it("does not, without the beta or without tools: a budget at or above max_tokens is still a 400", async () => {
+      for (const extra of [{ tools: [tool] }, { betas: ["interleaved-thinking-2025-05-14"] }]) {
+        await expect(rig.gateway.anthropic.beta.messages.create({ ...thinkingAsk, ...extra })).rejects.toThrow(/thinking\.budget_tokens 20000 must be below max_tokens 16000/);
+      }
+      expect(rig.mocks.anthropic.requests).toHaveLength(0);
+    });
   });
 });

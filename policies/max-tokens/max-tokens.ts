@@ -75,10 +75,18 @@ function thinkingBudget(request: ChatRequest): number | undefined {
   return thinking?.type === "enabled" && typeof thinking.budget_tokens === "number" ? thinking.budget_tokens : undefined;
 }
 
+/**
+ * With interleaved thinking (its beta, with tools), the budget is for all of a turn's thinking
+ * between tool calls, and may exceed max_tokens (Anthropic's extended-thinking docs).
+ */
+function thinksBetweenToolCalls(request: ChatRequest): boolean {
+  return Boolean(request.tools?.length) && (request.anthropicBetas ?? []).some((beta) => beta.startsWith("interleaved-thinking-"));
+}
+
 /** Claude thinks within max_tokens: a client's budget at or above its own max_tokens is its mistake. */
 function refuseThinkingAboveMaxTokens(request: ChatRequest): void {
   const budget = thinkingBudget(request);
-  if (budget === undefined || request.maxTokens === undefined || budget < request.maxTokens) return;
+  if (budget === undefined || request.maxTokens === undefined || budget < request.maxTokens || thinksBetweenToolCalls(request)) return;
   throw new GatewayError("invalid_request", `thinking.budget_tokens ${budget} must be below max_tokens ${request.maxTokens}: lower budget_tokens or raise max_tokens`, {
     param: "thinking.budget_tokens",
   });
@@ -108,7 +116,7 @@ function scaleThinkingBudget(request: ChatRequest, from: number, to: number, log
  */
 function fitThinkingBudget(request: ChatRequest, target: PolicyTarget, log: PolicyLog, route: string): ChatRequest {
   const budget = thinkingBudget(request);
-  if (target.providerType !== "anthropic" || budget === undefined || request.maxTokens === undefined || budget < request.maxTokens) return request;
+  if (target.providerType !== "anthropic" || budget === undefined || request.maxTokens === undefined || budget < request.maxTokens || thinksBetweenToolCalls(request)) return request;
   const fitted = request.maxTokens - 1;
   if (fitted < MIN_THINKING_BUDGET) {
     throw new GatewayError(
