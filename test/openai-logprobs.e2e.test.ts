@@ -11,6 +11,7 @@ import { pieceLogprobs } from "./support/msw/openai-wire-format.ts";
 
 const rig = useMockedGateway({
   "claude-then-gpt": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }] },
+  "o3-then-gpt": { targets: [{ provider: "openai", model: "o3" }, { provider: "openai", model: "gpt-4o" }] },
   "cached-gpt": { targets: [{ provider: "openai", model: "gpt-4o" }], policies: { responseCache: { ttlSeconds: 60 } } },
 });
 const pieces = ["Yes", ",", " it", " is", "."];
@@ -69,12 +70,19 @@ describe("logprobs", () => {
     expect(rig.mocks.anthropic.requests).toHaveLength(0);
   });
 
+  it("make a route pass over an OpenAI reasoning model, which refuses them, to its chat model", async () => {
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "o3-then-gpt", messages: question, logprobs: true });
+    expect(response.status).toBe(200);
+    expect(rig.mocks.openai.requests.map((request) => request.body.model)).toEqual(["gpt-4o"]);
+    expect((await response.json()).choices[0].logprobs.content.length).toBeGreaterThan(0);
+  });
+
   it("on a route with only Claude, are a 400 naming logprobs and what to do, before Claude is called", async () => {
     const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "claude", messages: question, logprobs: true });
     expect(response.status).toBe(400);
     const body = await response.json();
     expect(body.error).toMatchObject({ type: "invalid_request_error", param: "logprobs" });
-    expect(body.error.message).toContain("gives no log probabilities: remove logprobs, or route this request to an OpenAI-shaped model");
+    expect(body.error.message).toBe("logprobs: claude-sonnet-4-6 (Claude) gives no log probabilities: remove logprobs, or route this request to a model that gives them");
     expect(rig.mocks.anthropic.requests).toHaveLength(0);
   });
 

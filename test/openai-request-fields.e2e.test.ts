@@ -6,7 +6,7 @@ import { postJson, useMockedGateway } from "./support/gateway.ts";
 // them (zod drops keys it does not know), the request succeeded, and the app could not tell that
 // its option never reached OpenAI.
 
-const rig = useMockedGateway({ gpt5: { targets: [{ provider: "openai", model: "gpt-5" }] } });
+const rig = useMockedGateway({ gpt5: { targets: [{ provider: "openai", model: "gpt-5" }] }, o3: { targets: [{ provider: "openai", model: "o3" }] } });
 const sent = () => rig.mocks.openai.requests.at(-1)!.body as Record<string, unknown>;
 const sentToClaude = () => rig.mocks.anthropic.requests.at(-1)!.body as Record<string, unknown>;
 const hi = [{ role: "user" as const, content: "Explain TCP." }];
@@ -36,6 +36,13 @@ describe("prompt_cache_retention and prediction", () => {
       prediction: { type: "content", content: [{ type: "text", text: "export const x" }, { type: "text", text: " = 1;\n" }] },
     });
     expect(sent()).toMatchObject({ prompt_cache_retention: "24h", prediction: { type: "content", content: "export const x = 1;\n" } });
+  });
+
+  it("a prediction is dropped with a note for an OpenAI reasoning model, which refuses it (it only saves time)", async () => {
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "o3", messages: hi, prediction: { type: "content", content: "x" } });
+    expect(response.status).toBe(200);
+    expect(sent()).not.toHaveProperty("prediction");
+    expect(response.headers.get("x-tollgate-policies")).toContain("prediction=dropped");
   });
 
   it("are not sent to Claude, which has neither", async () => {

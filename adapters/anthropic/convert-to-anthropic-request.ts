@@ -151,15 +151,6 @@ function imageBlock(image: ImageContent): Anthropic.Messages.ImageBlockParam {
  * continue (models from 4.6 on refuse prefills outright) instead of answering the user: refused
  * here, so the route tries its next target or the client is told what to send.
  */
-/**
- * Claude gives no log probabilities: an answer without the ones the client asked for would break
- * it (`choices[0].logprobs.content` is null), so the route tries its next target instead.
- */
-export function refuseLogprobs(request: ChatRequest, providerName: string): GatewayError | undefined {
-  if (!request.logprobs) return undefined;
-  return new GatewayError("invalid_request", `logprobs: provider "${providerName}" (Claude) gives no log probabilities: remove logprobs, or route this request to an OpenAI-shaped model`, { param: "logprobs" });
-}
-
 export function refuseBlankLastTurn(request: ChatRequest, providerName: string): GatewayError | undefined {
   let droppedUserTurn = false;
   for (let index = request.messages.length - 1; index >= 0; index--) {

@@ -37,8 +37,9 @@ export const samplingOptionsSchema = z.strictObject({
 
 export type SamplingOptions = z.output<typeof samplingOptionsSchema>;
 
-type Parameter = "temperature" | "topP" | "topK" | "minP" | "frequencyPenalty" | "presencePenalty" | "logitBias" | "thinking" | "effort" | "reasoningEffort" | "verbosity";
+type Parameter = "temperature" | "topP" | "topK" | "minP" | "frequencyPenalty" | "presencePenalty" | "logitBias" | "thinking" | "effort" | "reasoningEffort" | "verbosity" | "prediction";
 const WIRE_NAMES: Record<Parameter, string> = {
+  prediction: "prediction",
   verbosity: "verbosity",
   thinking: "thinking",
   effort: "output_config.effort",
@@ -77,6 +78,7 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
       return next;
     },
     adaptToTarget(request, target, log) {
+      refuseLogprobs(request, target);
       let next = request;
       // Anthropic's temperature range is 0–1, OpenAI's 0–2: the same intent at the top of the scale.
       if (target.providerType === "anthropic" && next.temperature !== undefined && next.temperature > 1) {
@@ -120,6 +122,18 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
   };
 }
 
+/**
+ * Log probabilities cannot be dropped like a sampling parameter: the client reads them, and an
+ * answer without them breaks it. Claude gives none, nor do OpenAI's reasoning models (a 400
+ * there): the target refuses the request, so the route moves on to one that gives them.
+ */
+function refuseLogprobs(request: ChatRequest, target: PolicyTarget): void {
+  if (!request.logprobs) return;
+  const model = target.providerType === "anthropic" ? `${target.model} (Claude)` : findModelLimits(target.providerType, target.model).reasoning === true ? `${target.model} (a reasoning model)` : undefined;
+  if (model === undefined) return;
+  throw new GatewayError("invalid_request", `logprobs: ${model} gives no log probabilities: remove logprobs, or route this request to a model that gives them`, { param: "logprobs" });
+}
+
 /** The parameters set on the request that this target would refuse. */
 function unsupported(request: ChatRequest, target: PolicyTarget): Parameter[] {
   const found: Parameter[] = [];
@@ -135,6 +149,9 @@ function unsupported(request: ChatRequest, target: PolicyTarget): Parameter[] {
     for (const parameter of ["frequencyPenalty", "presencePenalty", "logitBias"] as const) if (request[parameter] !== undefined) found.push(parameter);
   }
   if (limits.reasoning === false && request.reasoningEffort !== undefined) found.push("reasoningEffort");
+  // Predicted Outputs: OpenAI's chat models only (the reasoning models refuse it). It only speeds
+  // the answer up, so it can go.
+  if (request.prediction !== undefined && limits.reasoning === true) found.push("prediction");
   // gpt-5's verbosity: the models before it refuse the field, and no other provider has one.
   if (request.verbosity !== undefined && (target.providerType !== "openai" || limits.noVerbosity === true)) found.push("verbosity");
   if (request.topK !== undefined && (target.providerType === "openai" || fixed)) found.push("topK");
