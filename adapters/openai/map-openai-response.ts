@@ -32,6 +32,7 @@ export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatComple
   }
   const timings = readDecoderTimings(completion);
   const logprobs = choice?.logprobs?.content;
+  const refusalLogprobs = choice?.logprobs?.refusal;
   return {
     id: completion.id,
     model: completion.model,
@@ -40,6 +41,7 @@ export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatComple
     ...(refusal ? { refusal } : {}),
     ...(reasoning ? { reasoning } : {}),
     ...(logprobs ? { logprobs } : {}),
+    ...(refusalLogprobs ? { refusalLogprobs } : {}),
     ...(completion.usage ? { usage: convertOpenAIUsage(completion.usage) } : {}),
     ...(timings ? { timings } : {}),
     ...answerIdentity(completion),

@@ -47,7 +47,10 @@ export async function* mapOpenAIStream(chunks: AsyncIterable<OpenAI.Chat.Complet
       const logprobs = choice?.logprobs?.content;
       yield logprobs ? { type: "text-delta", text: delta.content, logprobs } : { type: "text-delta", text: delta.content };
     }
-    if (delta?.refusal) yield { type: "text-delta", text: delta.refusal, refusal: true };
+    if (delta?.refusal) {
+      const logprobs = choice?.logprobs?.refusal;
+      yield logprobs ? { type: "text-delta", text: delta.refusal, refusal: true, logprobs } : { type: "text-delta", text: delta.refusal, refusal: true };
+    }
     for (const call of delta?.tool_calls ?? []) {
       let current = toolCalls.get(call.index);
       if (current?.id !== undefined && call.id && call.id !== current.id) {

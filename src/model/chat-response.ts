@@ -15,6 +15,8 @@ export type ChatResponse = OpenAIAnswerIdentity & {
   refusal?: string;
   /** Log probabilities of the answer's tokens, where the request asked for them. */
   logprobs?: TokenLogprob[];
+  /** Log probabilities of the refusal's tokens (OpenAI's `logprobs.refusal`). */
+  refusalLogprobs?: TokenLogprob[];
   /** The model's thinking before its answer (see the reasoning-delta part). */
   reasoning?: string;
   usage?: Usage;

@@ -22,6 +22,7 @@ export class ResponseCollector {
   private refusalDetails: RefusalDetails | undefined;
   private usage: Usage | undefined;
   private logprobs: TokenLogprob[] | undefined;
+  private refusalLogprobs: TokenLogprob[] | undefined;
   private identity: OpenAIAnswerIdentity = {};
 
   add(part: StreamPart): void {
@@ -34,6 +35,7 @@ export class ResponseCollector {
       case "text-delta": {
         if (part.refusal) {
           this.refusal += part.text;
+          if (part.logprobs) (this.refusalLogprobs ??= []).push(...part.logprobs);
           break;
         }
         this.openThinking = undefined;
@@ -99,6 +101,7 @@ export class ResponseCollector {
       ...(this.refusal ? { refusal: this.refusal } : {}),
       ...(this.reasoning ? { reasoning: this.reasoning } : {}),
       ...(this.logprobs ? { logprobs: this.logprobs } : {}),
+      ...(this.refusalLogprobs ? { refusalLogprobs: this.refusalLogprobs } : {}),
       ...(this.usage ? { usage: this.usage } : {}),
       ...this.identity,
     };
@@ -117,7 +120,11 @@ export function* responseToParts(response: ChatResponse): Generator<StreamPart> 
   // Claude's thinking is in `content`, signed; `reasoning` alone is a local decoder's.
   const signed = response.content.some((content) => content.type === "thinking" || content.type === "redacted-thinking");
   if (response.reasoning && !signed) yield { type: "reasoning-delta", text: response.reasoning };
-  if (response.refusal) yield { type: "text-delta", text: response.refusal, refusal: true };
+  if (response.refusal) {
+    yield response.refusalLogprobs
+      ? { type: "text-delta", text: response.refusal, refusal: true, logprobs: response.refusalLogprobs }
+      : { type: "text-delta", text: response.refusal, refusal: true };
+  }
   let index = 0;
   let logprobsSent = false;
   let previous: ChatResponse["content"][number] | undefined;

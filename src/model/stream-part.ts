@@ -30,7 +30,7 @@ export type StreamPart =
       refusal?: true;
       /** The first text of a text block that follows another of the same answer (Claude may answer in several): renderers that keep blocks start a new one. */
       newBlock?: true;
-      /** The log probabilities of this text's tokens, where the request asked for them. */
+      /** The log probabilities of this text's tokens (a refusal's, with `refusal`), where the request asked for them. */
       logprobs?: TokenLogprob[];
     }
   /**

@@ -26,7 +26,7 @@ export function renderOpenAIResponse(response: ChatResponse) {
           ...(response.reasoning ? { reasoning_content: response.reasoning } : {}),
           ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
         },
-        logprobs: response.logprobs ? { content: response.logprobs, refusal: null } : null,
+        logprobs: response.logprobs || response.refusalLogprobs ? { content: response.logprobs ?? null, refusal: response.refusalLogprobs ?? null } : null,
         finish_reason: toOpenAIFinishReason(response.finishReason),
       },
     ],

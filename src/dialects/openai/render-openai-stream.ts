@@ -36,7 +36,7 @@ export class OpenAIStreamRenderer {
         this.head = undefined;
         return this.chunk({ role: "assistant", content: "" });
       case "text-delta":
-        return this.chunk(part.refusal ? { refusal: part.text } : { content: part.text }, null, part.logprobs);
+        return this.chunk(part.refusal ? { refusal: part.text } : { content: part.text }, null, part.logprobs, part.refusal);
       case "reasoning-delta":
         // As llama-server sends it: the openai SDK passes the field through, clients that do not
         // know it ignore it.
@@ -97,10 +97,10 @@ export class OpenAIStreamRenderer {
    * once per stream: JSON.stringify of the whole chunk for every token was 3–4% of a streamed
    * request's CPU profile. The bytes are the same (render-openai-stream.test.ts).
    */
-  private chunk(delta: Record<string, unknown>, finishReason: string | null = null, logprobs?: TokenLogprob[]): string {
+  private chunk(delta: Record<string, unknown>, finishReason: string | null = null, logprobs?: TokenLogprob[], ofRefusal?: true): string {
     this.head ??= `data: {"id":${JSON.stringify(this.id)},"object":"chat.completion.chunk","created":${this.created},"model":${JSON.stringify(this.model)},${identityFields(this.identity)}"choices":[{"index":0,"delta":`;
     const tail = this.includeUsage ? '}],"usage":null}\n\n' : "}]}\n\n";
-    const probabilities = logprobs ? JSON.stringify({ content: logprobs, refusal: null }) : "null";
+    const probabilities = logprobs ? JSON.stringify(ofRefusal ? { content: null, refusal: logprobs } : { content: logprobs, refusal: null }) : "null";
     return `${this.head}${JSON.stringify(delta)},"logprobs":${probabilities},"finish_reason":${JSON.stringify(finishReason)}${tail}`;
   }
 }
