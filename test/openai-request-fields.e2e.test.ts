@@ -99,9 +99,17 @@ describe("fields tollgate cannot carry whole", () => {
     const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "gpt", messages: hi, [field]: value });
     expect(response.status).toBe(400);
     const body = await response.json();
-    expect(body.error).toMatchObject({ type: "invalid_request_error", param: field });
+    expect(body.error).toMatchObject({ type: "invalid_request_error", param: field === "prompt_cache_options" ? "prompt_cache_options.mode" : field });
     expect(body.error.message).toContain(message);
     expect(rig.mocks.openai.requests).toHaveLength(0);
+  });
+
+  it("prompt_cache_options that restate OpenAI's defaults (implicit, 30m) are accepted, and not sent", async () => {
+    for (const options of [{}, { mode: "implicit" }, { mode: "implicit", ttl: "30m" }]) {
+      const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "gpt", messages: hi, prompt_cache_options: options });
+      expect(response.status).toBe(200);
+      expect(sent()).not.toHaveProperty("prompt_cache_options");
+    }
   });
 
   it("null for either means unset, as OpenAI reads it", async () => {

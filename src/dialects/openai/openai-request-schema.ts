@@ -123,9 +123,16 @@ export const openAIChatRequestSchema = z.object({
     .nullish(),
   // Explicit cache breakpoints (gpt-5.6 and later) would need each content part's
   // prompt_cache_breakpoint carried too; without them an explicit-mode request caches nothing.
+  // Options that restate OpenAI's defaults (implicit mode, a 30-minute ttl) are accepted, and
+  // need not be sent (older models do not know the field).
   prompt_cache_options: z
-    .null({ error: "tollgate does not carry OpenAI's explicit prompt-cache breakpoints: remove prompt_cache_options (and prompt_cache_breakpoint), and OpenAI caches the prefix implicitly" })
-    .optional(),
+    .object({
+      mode: z
+        .literal("implicit", { error: "tollgate does not carry OpenAI's explicit prompt-cache breakpoints: remove prompt_cache_options (and prompt_cache_breakpoint), and OpenAI caches the prefix implicitly" })
+        .optional(),
+      ttl: z.literal("30m", { error: 'write "30m", the only ttl OpenAI takes, or leave it out' }).optional(),
+    })
+    .nullish(),
   // gpt-5's answer length ("low", "medium", "high"): fewer output tokens at "low". Not a fixed
   // list, as reasoning_effort is not.
   verbosity: z
