@@ -7,7 +7,10 @@ import { postJson, useMockedGateway } from "./support/gateway.ts";
 // agents send them on every turn. Was: refused as if they were server tools (web_search), so such
 // an agent could not use tollgate at all.
 
-const rig = useMockedGateway({ capped: { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }], maxCostPerRequestUsd: 0.000001 } });
+const rig = useMockedGateway({
+  "claude-sonnet-4": { targets: [{ provider: "anthropic", model: "claude-sonnet-4" }] },
+  capped: { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }], maxCostPerRequestUsd: 0.000001 },
+});
 const editor = { type: "text_editor_20250728" as const, name: "str_replace_based_edit_tool" as const, max_characters: 10_000 };
 const ask = (model: string, tools: unknown[]) => postJson(rig.gateway, "/v1/messages", { model, max_tokens: 100, tools, messages: [{ role: "user", content: "Fix the typo in README.md" }] });
 
@@ -21,6 +24,14 @@ describe("Anthropic's client tools", () => {
     const response = await ask("claude", [tool]);
     expect(response.status).toBe(200);
     expect(rig.mocks.anthropic.requests.at(-1)!.body.tools).toEqual([tool]);
+  });
+
+  it("keep strict only for models with structured outputs, as a custom tool does", async () => {
+    const bash = { type: "bash_20250124", name: "bash", strict: true };
+    expect((await ask("claude", [bash])).status).toBe(200);
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.tools).toEqual([bash]);
+    expect((await ask("claude-sonnet-4", [bash])).status).toBe(200);
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.tools).toEqual([{ type: "bash_20250124", name: "bash" }]);
   });
 
   it("keep the client's cache breakpoint, beside a custom tool", async () => {

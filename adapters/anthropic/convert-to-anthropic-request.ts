@@ -2,7 +2,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import type { CacheMark, ChatMessage, ChatRequest, ImageContent, ToolChoice } from "../../src/model/chat-request.ts";
 import { parseToolArguments } from "../../src/dialects/anthropic/render-anthropic-response.ts";
 import { GatewayError } from "../../src/errors/gateway-error.ts";
-import { claudeDecodedSchema, claudeTools } from "../../src/model/claude-structured-outputs.ts";
+import { claudeDecodedSchema, claudeTakesStructuredOutputs, claudeTools } from "../../src/model/claude-structured-outputs.ts";
 
 // Neutral request → Messages body. Anthropic differs from the neutral model in three ways that
 // matter here: system text is top-level, roles must alternate (consecutive turns of one role
@@ -67,7 +67,12 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
     const shaped = claudeTools(request.tools, model);
     body.tools = request.tools.map((tool, index): Anthropic.Messages.ToolUnion => {
       // Anthropic's own client tools (the text editor, bash, …): Claude knows their schema.
-      if (tool.anthropicDefined) return { ...tool.anthropicDefined, ...cacheControlOf(tool.cacheControl) } as Anthropic.Messages.ToolUnion;
+      if (tool.anthropicDefined) {
+        // Like a custom tool's, `strict` goes only to models with structured outputs.
+        const { strict: _strict, ...options } = tool.anthropicDefined;
+        const asSent = claudeTakesStructuredOutputs(model) ? tool.anthropicDefined : options;
+        return { ...asSent, ...cacheControlOf(tool.cacheControl) } as Anthropic.Messages.ToolUnion;
+      }
       const { strict, parameters } = shaped[index]!;
       return {
         name: tool.name,

@@ -73,7 +73,7 @@ export async function* mapAnthropicStream(events: AsyncIterable<Anthropic.Messag
             type: "finish",
             reason: fromAnthropicStopReason(event.delta.stop_reason),
             ...(event.delta.stop_sequence ? { stopSequence: event.delta.stop_sequence } : {}),
-            ...(event.delta.stop_details ? { refusal: refusalDetailsOf(event.delta.stop_details) } : {}),
+            ...(event.delta.stop_details ? { refusalDetails: refusalDetailsOf(event.delta.stop_details) } : {}),
           };
         }
         break;

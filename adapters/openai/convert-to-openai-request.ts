@@ -1,7 +1,7 @@
 import type OpenAI from "openai";
 import { meetsOpenAIStrictRules } from "../../src/model/json-schema-nodes.ts";
 import type { ChatCompletionCreateParamsBase } from "openai/resources/chat/completions/completions";
-import type { ChatMessage, ChatRequest, ImageContent, ResponseFormat, ToolChoice } from "../../src/model/chat-request.ts";
+import { participantName, type ChatMessage, type ChatRequest, type ImageContent, type ResponseFormat, type ToolChoice } from "../../src/model/chat-request.ts";
 
 /** What a failed tool's result starts with on Chat Completions, which has no is_error. */
 const TOOL_ERROR_PREFIX = "Error: ";
@@ -99,16 +99,17 @@ function imagePart(image: ImageContent): OpenAI.Chat.Completions.ChatCompletionC
   return { type: "image_url", image_url: { url: image.source === "url" ? image.url : `data:${image.mediaType};base64,${image.data}`, ...(image.detail ? { detail: image.detail } : {}) } };
 }
 
+/** One message; a participant's `name` goes to every OpenAI-shaped target (vLLM's and SGLang's templates may use it). */
 function convertMessage(message: ChatMessage): MessageParam {
   switch (message.role) {
     case "system":
-      return { role: "system", content: message.content, ...named(message) };
+      return { role: "system", content: message.content, ...participantName(message) };
     case "user": {
       const only = message.content[0];
-      if (message.content.length === 1 && only?.type === "text") return { role: "user", content: only.text, ...named(message) };
+      if (message.content.length === 1 && only?.type === "text") return { role: "user", content: only.text, ...participantName(message) };
       return {
         role: "user",
-        ...named(message),
+        ...participantName(message),
         content: message.content.map((part) => (part.type === "text" ? { type: "text" as const, text: part.text } : imagePart(part))),
       };
     }
@@ -119,18 +120,13 @@ function convertMessage(message: ChatMessage): MessageParam {
       );
       // null only beside tool calls: OpenAI refuses an assistant turn of `content: null` alone
       // ("expected a string, got null"), which an empty answer replayed as "" would become.
-      return { role: "assistant", content: text.length > 0 || toolCalls.length === 0 ? text : null, ...named(message), ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
+      return { role: "assistant", content: text.length > 0 || toolCalls.length === 0 ? text : null, ...participantName(message), ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
     }
     case "tool":
       // Chat Completions has no is_error: a failed tool's result says so in its text, or the
       // model would read an error message as the tool's answer.
       return { role: "tool", tool_call_id: message.toolCallId, content: message.isError ? TOOL_ERROR_PREFIX + message.content : message.content };
   }
-}
-
-/** The participant's name (several users in one chat); vLLM's and SGLang's templates may use it too. */
-function named(message: { name?: string }): { name?: string } {
-  return message.name ? { name: message.name } : {};
 }
 
 function convertToolChoice(choice: ToolChoice): OpenAI.Chat.Completions.ChatCompletionToolChoiceOption {

@@ -151,6 +151,11 @@ export type ResponseFormat =
   | { type: "json" }
   | { type: "json-schema"; name: string; schema: Record<string, unknown>; strict?: boolean };
 
+/** A message's participant name, where it has one (spread into a message object). */
+export function participantName(message: { name?: string | undefined }): { name?: string } {
+  return message.name ? { name: message.name } : {};
+}
+
 /** True when the client placed cache breakpoints itself. */
 export function hasCacheMarks(request: ChatRequest): boolean {
   if (request.cacheLastBlock) return true;

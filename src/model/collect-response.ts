@@ -72,7 +72,7 @@ export class ResponseCollector {
       case "finish":
         this.finishReason = part.reason;
         this.stopSequence = part.stopSequence;
-        this.refusalDetails = part.refusal;
+        this.refusalDetails = part.refusalDetails;
         break;
       case "usage":
         this.usage = mergeUsage(this.usage, part.usage);
@@ -160,7 +160,7 @@ export function* responseToParts(response: ChatResponse): Generator<StreamPart> 
     type: "finish",
     reason: response.finishReason,
     ...(response.stopSequence ? { stopSequence: response.stopSequence } : {}),
-    ...(response.refusalDetails ? { refusal: response.refusalDetails } : {}),
+    ...(response.refusalDetails ? { refusalDetails: response.refusalDetails } : {}),
   };
   // The usage the answer was made with, as the unstreamed answer shows it too.
   if (response.usage) yield { type: "usage", usage: response.usage };

@@ -48,8 +48,8 @@ export type StreamPart =
   | { type: "tool-call-start"; index: number; id: string; name: string }
   | { type: "tool-call-delta"; index: number; argumentsDelta: string }
   | { type: "usage"; usage: Usage }
-  /** `refusal`: why Claude refused (its `stop_details`), where it said. */
-  | { type: "finish"; reason: FinishReason; stopSequence?: string; refusal?: RefusalDetails }
+  /** `refusalDetails`: why Claude refused (its `stop_details`), where it said. */
+  | { type: "finish"; reason: FinishReason; stopSequence?: string; refusalDetails?: RefusalDetails }
   /** Server-side timings a local decoder reports (llama-server's `timings`). */
   | { type: "decoder-timings"; timings: DecoderTimings }
   | { type: "error"; error: GatewayError };

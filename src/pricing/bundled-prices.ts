@@ -42,7 +42,7 @@ export type ModelLimits = {
    * (gpt-4o, gpt-4.1), which refuses reasoning_effort. Unknown models: neither is assumed.
    */
   reasoning?: boolean;
-  /** OpenAI: refuses `verbosity`, which came with gpt-5 (every OpenAI model in this list is older). */
+  /** OpenAI: refuses `verbosity`, which came with gpt-5; set on the models in this list that predate it. */
   noVerbosity?: boolean;
   /**
    * Rejects a request that sets both temperature and top_p (400 "`temperature` and `top_p` cannot

@@ -2,9 +2,9 @@ import { z } from "zod";
 import { PRICED_INFERENCE_GEOS } from "../../pricing/inference-geo.ts";
 import { MAX_TOKENS_BOUND, maxTokensBoundError } from "../max-tokens-bound.ts";
 
-// The subset of the Messages request that tollgate understands. `cache_control` is accepted on
-// blocks so clients that already mark breakpoints are not rejected; placing breakpoints is the
-// prompt-caching policy's job.
+// The subset of the Messages request that tollgate understands. A client's own `cache_control`
+// (on blocks, or top-level for automatic caching) goes to Claude as sent; where the client placed
+// none, the route's prompt-cache policy may place breakpoints.
 
 const cacheControl = z.object({ type: z.literal("ephemeral"), ttl: z.enum(["5m", "1h"]).optional() }).nullish();
 

@@ -21,7 +21,7 @@ export class AnthropicStreamRenderer {
   private readonly blockByToolIndex = new Map<number, number>();
   private finishReason: FinishReason = "stop";
   private stopSequence: string | null = null;
-  private refusal: RefusalDetails | undefined;
+  private refusalDetails: RefusalDetails | undefined;
   private failed = false;
 
   render(part: StreamPart): string {
@@ -55,7 +55,7 @@ export class AnthropicStreamRenderer {
       case "finish":
         this.finishReason = part.reason;
         this.stopSequence = part.stopSequence ?? null;
-        this.refusal = part.refusal;
+        this.refusalDetails = part.refusalDetails;
         return this.ensureStarted() + this.closeBlock();
       // Claude's thinking goes on as Claude sent it: a `thinking` block per signed run of
       // thinking, closed by its signature. A local decoder's thinking is unsigned: an Anthropic
@@ -93,7 +93,7 @@ export class AnthropicStreamRenderer {
       this.closeBlock() +
       event("message_delta", {
         type: "message_delta",
-        delta: { stop_reason: toAnthropicStopReasonWith(this.finishReason, this.blockByToolIndex.size > 0), stop_sequence: this.stopSequence, stop_details: renderStopDetails(this.refusal) },
+        delta: { stop_reason: toAnthropicStopReasonWith(this.finishReason, this.blockByToolIndex.size > 0), stop_sequence: this.stopSequence, stop_details: renderStopDetails(this.refusalDetails) },
         usage,
       }) +
       event("message_stop", { type: "message_stop" }) +

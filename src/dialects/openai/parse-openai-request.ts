@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest, ImageDetail, ResponseFormat, ToolChoice, UserContent } from "../../model/chat-request.ts";
+import { participantName, type ChatMessage, type ChatRequest, type ImageDetail, type ResponseFormat, type ToolChoice, type UserContent } from "../../model/chat-request.ts";
 import { dropUndefined } from "../../model/drop-undefined.ts";
 import { GatewayError } from "../../errors/gateway-error.ts";
 import { zodIssueToError } from "../zod-issue-to-error.ts";
@@ -56,11 +56,11 @@ function convertMessage(message: OpenAIMessage): ChatMessage {
   switch (message.role) {
     case "system":
     case "developer":
-      return { role: "system", content: joinText(message.content), ...named(message) };
+      return { role: "system", content: joinText(message.content), ...participantName(message) };
     case "user":
       return {
         role: "user",
-        ...named(message),
+        ...participantName(message),
         content:
           typeof message.content === "string"
             ? [{ type: "text", text: message.content }]
@@ -75,7 +75,7 @@ function convertMessage(message: OpenAIMessage): ChatMessage {
           : (message.content ?? []).map((part) => (part.type === "text" ? part.text : part.refusal)).join("");
       return {
         role: "assistant",
-        ...named(message),
+        ...participantName(message),
         content: [
           ...(text ? [{ type: "text" as const, text }] : []),
           ...(message.tool_calls ?? []).map((call) => ({
@@ -90,11 +90,6 @@ function convertMessage(message: OpenAIMessage): ChatMessage {
     case "tool":
       return { role: "tool", toolCallId: message.tool_call_id, content: joinText(message.content) };
   }
-}
-
-/** A participant's name (several users in one chat), where the client gave one. */
-function named(message: { name?: string | undefined }): { name?: string } {
-  return message.name ? { name: message.name } : {};
 }
 
 function joinText(content: string | { text: string }[]): string {
