@@ -51,7 +51,7 @@ export type ChatRequest = {
   cacheLastBlock?: CacheMark;
   /** Anthropic's `service_tier` ("auto", "standard_only"): Anthropic targets only. */
   anthropicServiceTier?: string;
-  /** Anthropic's `inference_geo` (only "global", which tollgate's prices are for): Anthropic targets only. */
+  /** Anthropic's `inference_geo` ("global", or "us", billed at 1.1×: src/pricing/inference-geo.ts): Anthropic targets only. */
   inferenceGeo?: string;
   responseFormat?: ResponseFormat;
   /** An end-user id for provider abuse tracking (OpenAI `user`, Anthropic `metadata.user_id`). */
@@ -66,7 +66,8 @@ export type ChatRequest = {
   promptCacheRetention?: string;
   /**
    * OpenAI's `logprobs: true`, with `top_logprobs` alternatives per token: OpenAI-shaped targets
-   * give them; Claude cannot, and refuses the request.
+   * give them; Claude and OpenAI's reasoning models give none, and the sampling policy refuses
+   * the request for them.
    */
   logprobs?: { top?: number };
   /** OpenAI's `service_tier` ("auto", "default": the ones billed at standard rates): OpenAI targets only. */
