@@ -294,6 +294,17 @@ describe("prompt caching", () => {
     expect((await recordOf(again)).policies.join()).toMatch(/prompt_cache=below-min:\d+<1024/);
   });
 
+  it("Anthropic: the tools Anthropic defines count at what Claude expands them to, so a prefix they carry over the minimum is cached", async () => {
+    // The text editor adds 700 input tokens and bash 245 (Anthropic's tool pages): with a system
+    // prompt of about 150 tokens the prefix is over 1,024, though its own bytes are far from it.
+    // Was: below-min, and an agent with these tools never had its prefix cached.
+    const system = "You are a careful coding agent working in a TypeScript repository. ".repeat(12);
+    const tools = [{ type: "text_editor_20250728", name: "str_replace_based_edit_tool" }, { type: "bash_20250124", name: "bash" }];
+    const response = await post("/v1/messages", { model: "cached-claude-always", max_tokens: 50, system, tools, messages: user("Fix the build.") });
+    expect(response.status).toBe(200);
+    expect(mocks.anthropic.requests.at(-1)!.body.system.at(-1).cache_control).toEqual({ type: "ephemeral", ttl: "1h" });
+  });
+
   it("Anthropic `always` mode with a 1 h TTL writes on the first sighting", async () => {
     await post("/v1/messages", { model: "cached-claude-always", max_tokens: 50, system: longSystem, messages: user("hi") });
     expect(mocks.anthropic.requests.at(-1)!.body.system.at(-1).cache_control).toEqual({ type: "ephemeral", ttl: "1h" });

@@ -69,6 +69,23 @@ type Prefix = {
   previousUserTurn: number;
 };
 
+/**
+ * Anthropic's own tools (its text editor, bash, computer use) are sent as a type and a name, and
+ * Claude reads them expanded: their pages give the input tokens each adds. Counted here so a
+ * prefix that reaches the cache minimum that way is cached (a breakpoint below it costs nothing,
+ * one never placed loses the savings). The memory tool gives no figure: it counts for none.
+ */
+const EXPANDED_TOOL_TOKENS: Record<string, number> = { text_editor: 700, bash: 245, computer: 735 + 466 };
+
+function expandedToolTokens(request: ChatRequest): number {
+  let tokens = 0;
+  for (const tool of request.tools ?? []) {
+    const kind = tool.anthropicDefined?.type.replace(/_\d{8}$/, "");
+    if (kind) tokens += EXPANDED_TOOL_TOKENS[kind] ?? 0;
+  }
+  return tokens;
+}
+
 function splitPrefix(request: ChatRequest): Prefix {
   const { messages } = request;
   const system = messages.filter((message) => message.role === "system").map((message) => message.content);
@@ -95,7 +112,7 @@ async function placeAnthropicBreakpoints(
 ): Promise<ChatRequest> {
   const minimum = findModelLimits("anthropic", target.model).minCacheTokens ?? DEFAULT_MIN_CACHE_TOKENS;
   const hasSystem = request.messages.some((message) => message.role === "system");
-  const stableTokens = await context.counter.count(prefix.stable);
+  const stableTokens = (await context.counter.count(prefix.stable)) + expandedToolTokens(request);
   const conversation = request.messages.slice(0, prefix.latestUserTurn + 1);
   const conversationTokens = stableTokens + (await context.counter.count(textOf(conversation.filter((message) => message.role !== "system"))));
   if (conversationTokens < minimum) {
