@@ -113,6 +113,12 @@ export const anthropicMessagesRequestSchema = z.object({
   tools: z.array(tool).optional(),
   tool_choice: toolChoice.optional(),
   metadata: z.object({ user_id: z.string().nullish() }).optional(),
+  // A compaction request (the SDK tool runner's compactBeforeNextTurn) is answered with a
+  // compaction block only, which tollgate has no form for; stripped, it would be billed as an
+  // ordinary turn while the app waited for a summary.
+  compaction: z
+    .null({ error: "tollgate does not carry compaction requests (Claude answers them with a compaction block, which tollgate has no form for): remove compaction, and summarize the conversation with an ordinary request" })
+    .optional(),
   // Automatic prompt caching: Anthropic puts the breakpoint on the last cacheable block.
   cache_control: cacheControl,
   // "standard_only" keeps the request off priority capacity; "auto" is the default.

@@ -29,8 +29,19 @@ export function renderAnthropicResponse(response: ChatResponse) {
     stop_reason: toAnthropicStopReasonWith(response.finishReason, response.content.some((part) => part.type === "tool-call")),
     stop_sequence: response.stopSequence ?? null,
     stop_details: renderStopDetails(response.refusalDetails),
-    usage: renderAnthropicUsage(response.usage ?? {}),
+    usage: { ...renderAnthropicUsage(response.usage ?? {}), ...usageWhere(response.inferenceGeo) },
+    // Present and null, as the SDK's Message types declare them: tollgate carries no containers.
+    container: null,
+    context_management: null,
   };
+}
+
+/**
+ * What a Message's usage (and message_start's) says besides its counts: where inference ran
+ * (apps with data-residency rules check it), and no server tools, which tollgate does not carry.
+ */
+export function usageWhere(inferenceGeo: string | undefined) {
+  return { inference_geo: inferenceGeo ?? null, server_tool_use: null };
 }
 
 /** Anthropic's input_tokens EXCLUDES cache reads and writes, exactly like the neutral inputTokens. */

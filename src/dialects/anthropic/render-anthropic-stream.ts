@@ -5,7 +5,7 @@ import { mergeUsage } from "../../model/usage.ts";
 import { toAnthropicStopReasonWith } from "../finish-reasons.ts";
 import { billedUsage, type StreamSummary } from "../stream-summary.ts";
 import { renderAnthropicError } from "./render-anthropic-error.ts";
-import { renderAnthropicUsage, renderStopDetails } from "./render-anthropic-response.ts";
+import { renderAnthropicUsage, renderStopDetails, usageWhere } from "./render-anthropic-response.ts";
 
 // Renders stream parts as Messages events, framed as Anthropic frames them (`event: NAME` then
 // `data: JSON`). message_start is held back until the first content part so that, when the
@@ -22,6 +22,7 @@ export class AnthropicStreamRenderer {
   private finishReason: FinishReason = "stop";
   private stopSequence: string | null = null;
   private refusalDetails: RefusalDetails | undefined;
+  private inferenceGeo: string | undefined;
   private failed = false;
 
   render(part: StreamPart): string {
@@ -29,6 +30,7 @@ export class AnthropicStreamRenderer {
       case "start":
         this.id = part.id || this.id; // a decoder may send none
         this.model = part.model;
+        this.inferenceGeo = part.inferenceGeo;
         return "";
       case "usage":
         this.usage = mergeUsage(this.usage, part.usage);
@@ -128,7 +130,9 @@ export class AnthropicStreamRenderer {
         stop_reason: null,
         stop_sequence: null,
         stop_details: null,
-        usage: { ...usage, output_tokens: usage.output_tokens || 1 },
+        usage: { ...usage, output_tokens: usage.output_tokens || 1, ...usageWhere(this.inferenceGeo) },
+        container: null,
+        context_management: null,
       },
     });
   }

@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import { postJson, useMockedGateway } from "./support/gateway.ts";
+
+// What the Anthropic SDK's Message (and BetaMessage) types declare as always present: `container`
+// and `context_management` (null where there is none), and in usage `inference_geo` (where
+// inference ran: Anthropic's data-residency docs tell apps to check it) and `server_tool_use`.
+// Was: absent, so an app checking `message.usage.inference_geo === "us"` behind tollgate failed.
+
+const rig = useMockedGateway();
+const ask = { model: "claude", max_tokens: 50, messages: [{ role: "user" as const, content: "Hello?" }] };
+
+describe("an Anthropic client's answer from Claude", () => {
+  it("says where inference ran, streamed or not", async () => {
+    const message = await rig.gateway.anthropic.messages.create({ ...ask, inference_geo: "us" });
+    expect(message.usage.inference_geo).toBe("us");
+    const streamed = await rig.gateway.anthropic.messages.stream({ ...ask, inference_geo: "us" }).finalMessage();
+    expect(streamed.usage.inference_geo).toBe("us");
+  });
+
+  it("has container, context_management and usage.server_tool_use, null, as the SDK's types declare", async () => {
+    for (const message of [await rig.gateway.anthropic.messages.create(ask), await rig.gateway.anthropic.messages.stream(ask).finalMessage()]) {
+      expect(message).toMatchObject({ container: null, context_management: null });
+      expect(message.usage.server_tool_use).toBeNull();
+    }
+  });
+
+  it("says inference_geo null from a target that does not say where it ran", async () => {
+    const message = await rig.gateway.anthropic.messages.create({ ...ask, model: "gpt" });
+    expect(message.usage.inference_geo).toBeNull();
+  });
+});
+
+describe("a compaction request (the SDK tool runner's compactBeforeNextTurn)", () => {
+  it("is a 400 naming compaction, before Claude is called: stripped, it was billed as an ordinary turn", async () => {
+    const response = await postJson(rig.gateway, "/v1/messages", { ...ask, compaction: { type: "summarize" } });
+    expect(response.status).toBe(400);
+    const body = await response.json();
+    expect(body.error.message).toMatch(/^compaction: tollgate does not carry compaction requests/);
+    expect(rig.mocks.anthropic.requests).toHaveLength(0);
+  });
+});
