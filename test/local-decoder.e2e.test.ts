@@ -76,6 +76,21 @@ describe.skipIf("skipped" in decoder).each(["undici", "fetch"] as const)("local 
     expect(tokens(streamed)).toEqual(tokens(direct.choices[0]!.logprobs?.content));
   });
 
+  // llama-server reads `top_logprobs` as n_probs, defaulting to 20: 0 turns log probabilities off
+  // (the choice has none), and none asked for gives 20 alternatives. OpenAI's meaning: 0 to 20
+  // alternatives, none by default. Was: logprobs null for 0, and 20 alternatives unasked.
+  it("gives OpenAI's meaning of top_logprobs: 0 or none asked for is each token without alternatives", async () => {
+    for (const top of [{ top_logprobs: 0 }, {}]) {
+      const ask = { model: "local", messages: [{ role: "user" as const, content: "hi" }], max_tokens: 3, temperature: 0, logprobs: true, ...top };
+      const completion = await gateway.openai.chat.completions.create(ask);
+      expect(completion.choices[0]!.logprobs?.content?.map((token) => token.top_logprobs.length)).toEqual([0, 0, 0]);
+      const stream = await gateway.openai.chat.completions.create({ ...ask, stream: true });
+      const alternatives: number[] = [];
+      for await (const chunk of stream) for (const token of chunk.choices[0]?.logprobs?.content ?? []) alternatives.push(token.top_logprobs.length);
+      expect(alternatives).toEqual([0, 0, 0]);
+    }
+  });
+
   it("takes a message's participant name, which OpenAI-shaped targets are sent", async () => {
     const completion = await gateway.openai.chat.completions.create({ model: "local", messages: [{ role: "user", name: "alice", content: "hi" }], max_tokens: 8, temperature: 0 });
     expect(completion.choices[0]?.message.content?.length).toBeGreaterThan(0);

@@ -2,7 +2,8 @@ import type OpenAI from "openai";
 import { GatewayError } from "../../src/errors/gateway-error.ts";
 import type { ChatModel, TransportOptions, UpstreamHeaders } from "../../src/model/chat-model.ts";
 import type { ChatRequest } from "../../src/model/chat-request.ts";
-import type { StreamPart } from "../../src/model/stream-part.ts";
+import type { ChatResponse } from "../../src/model/chat-response.ts";
+import type { StreamPart, TokenLogprob } from "../../src/model/stream-part.ts";
 import { convertToOpenAIRequest } from "../openai/convert-to-openai-request.ts";
 import { mapOpenAIResponse } from "../openai/map-openai-response.ts";
 import { mapOpenAIStream } from "../openai/map-openai-stream.ts";
@@ -61,7 +62,8 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
       const body = convertToOpenAIRequest({ ...request, stream: false }, model, "compatible");
       try {
         const response = await call(body, signal, headers);
-        return mapOpenAIResponse((await response.json()) as OpenAI.Chat.Completions.ChatCompletion, options.name, request.stop);
+        const answer = mapOpenAIResponse((await response.json()) as OpenAI.Chat.Completions.ChatCompletion, options.name, request.stop);
+        return request.logprobs ? withAlternatives(answer, request.logprobs.top ?? 0) : answer;
       } catch (error) {
         throw mapProviderError(error, errorContext);
       }
@@ -80,9 +82,10 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
       try {
         const response = await call({ ...body, stream: true }, signal, headers);
         const check = new FinishCheck(options.name);
+        const top = request.logprobs?.top ?? 0;
         for await (const part of mapOpenAIStream(parseChunks(readSseData(response.body)), request.stop)) {
           check.see(part);
-          yield part;
+          yield part.type === "text-delta" && part.logprobs ? { ...part, logprobs: keepAlternatives(part.logprobs, top) } : part;
         }
         const missing = check.missing(signal);
         if (missing) yield missing;
@@ -125,4 +128,17 @@ function refuseImageUrls(request: ChatRequest, providerName: string): GatewayErr
     `provider "${providerName}" would fetch this image URL itself, from inside its network: send the image inline (a data: URL or base64), or set providers.${providerName}.imageUrls to "pass" to let it fetch URLs`,
     { param: "messages" },
   );
+}
+
+/** Each token's alternatives cut to the `top` the client asked for (see convertToOpenAIRequest). */
+function keepAlternatives(logprobs: TokenLogprob[], top: number): TokenLogprob[] {
+  return logprobs.map((token) => (token.top_logprobs.length > top ? { ...token, top_logprobs: token.top_logprobs.slice(0, top) } : token));
+}
+
+function withAlternatives(answer: ChatResponse, top: number): ChatResponse {
+  return {
+    ...answer,
+    ...(answer.logprobs ? { logprobs: keepAlternatives(answer.logprobs, top) } : {}),
+    ...(answer.refusalLogprobs ? { refusalLogprobs: keepAlternatives(answer.refusalLogprobs, top) } : {}),
+  };
 }

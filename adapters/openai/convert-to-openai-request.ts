@@ -34,7 +34,11 @@ export function convertToOpenAIRequest(request: ChatRequest, model: string, flav
   if (request.stop) body.stop = request.stop;
   if (request.logprobs) {
     body.logprobs = true;
-    if (request.logprobs.top !== undefined) body.top_logprobs = request.logprobs.top;
+    // llama-server reads a missing top_logprobs as 20 alternatives and 0 as no log probabilities
+    // at all (n_probs): local decoders are asked for at least 1, and the adapter keeps what the
+    // client asked for (none by default, as on OpenAI).
+    if (flavor === "compatible") body.top_logprobs = Math.max(1, request.logprobs.top ?? 0);
+    else if (request.logprobs.top !== undefined) body.top_logprobs = request.logprobs.top;
   }
   if (request.tools?.length) {
     body.tools = request.tools.map((tool) => ({
