@@ -91,6 +91,31 @@ describe.skipIf("skipped" in decoder).each(["undici", "fetch"] as const)("local 
     }
   });
 
+  // An Anthropic client's conversation ending with its own assistant turn is a prefill: the answer
+  // is the continuation only, which the client joins to its prefill. llama-server continues the
+  // turn, but its answer not streamed starts with the prefill again; vLLM and SGLang start a new
+  // turn unless asked to continue (continue_final_message). Was: the prefill came back twice.
+  it("continues an Anthropic client's prefill, and the answer is the continuation only, streamed or not", async () => {
+    const ask = {
+      model: "local",
+      max_tokens: 16,
+      temperature: 0,
+      messages: [
+        { role: "user" as const, content: "Answer in JSON" },
+        { role: "assistant" as const, content: '{"answer": "' },
+      ],
+    };
+    const textOf = (message: Anthropic.Messages.Message) => message.content.map((block) => (block.type === "text" ? block.text : "")).join("");
+    const streamed = textOf(await gateway.anthropic.messages.stream(ask).finalMessage());
+    const whole = textOf(await gateway.anthropic.messages.create(ask));
+    expect(whole).toBe(streamed);
+    expect(whole.startsWith('{"answer": "')).toBe(false);
+    if (transport === "fetch") expect(sentToDecoder.at(-1)).toMatchObject({ continue_final_message: true, add_generation_prompt: false });
+    // An OpenAI conversation ending with an assistant message asks for a new one: not continued.
+    await gateway.openai.chat.completions.create({ model: "local", max_tokens: 4, messages: ask.messages });
+    if (transport === "fetch") expect(sentToDecoder.at(-1)).not.toHaveProperty("continue_final_message");
+  });
+
   it("takes a message's participant name, which OpenAI-shaped targets are sent", async () => {
     const completion = await gateway.openai.chat.completions.create({ model: "local", messages: [{ role: "user", name: "alice", content: "hi" }], max_tokens: 8, temperature: 0 });
     expect(completion.choices[0]?.message.content?.length).toBeGreaterThan(0);

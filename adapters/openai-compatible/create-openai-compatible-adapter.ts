@@ -62,7 +62,8 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
       const body = convertToOpenAIRequest({ ...request, stream: false }, model, "compatible");
       try {
         const response = await call(body, signal, headers);
-        const answer = mapOpenAIResponse((await response.json()) as OpenAI.Chat.Completions.ChatCompletion, options.name, request.stop);
+        let answer = mapOpenAIResponse((await response.json()) as OpenAI.Chat.Completions.ChatCompletion, options.name, request.stop);
+        if (request.continueLastTurn) answer = withoutPrefill(answer, request);
         return request.logprobs ? withAlternatives(answer, request.logprobs.top ?? 0) : answer;
       } catch (error) {
         throw mapProviderError(error, errorContext);
@@ -141,4 +142,18 @@ function withAlternatives(answer: ChatResponse, top: number): ChatResponse {
     ...(answer.logprobs ? { logprobs: keepAlternatives(answer.logprobs, top) } : {}),
     ...(answer.refusalLogprobs ? { refusalLogprobs: keepAlternatives(answer.refusalLogprobs, top) } : {}),
   };
+}
+
+/**
+ * llama-server continues a conversation's last assistant turn, and its answer not streamed starts
+ * with that turn's text again (streamed, it sends only the continuation): the client, which joins
+ * its prefill and the answer itself, would read the prefill twice.
+ */
+function withoutPrefill(answer: ChatResponse, request: ChatRequest): ChatResponse {
+  const last = request.messages.at(-1);
+  if (last?.role !== "assistant") return answer;
+  const prefill = last.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
+  const first = answer.content[0];
+  if (!prefill || first?.type !== "text" || !first.text.startsWith(prefill)) return answer;
+  return { ...answer, content: [{ ...first, text: first.text.slice(prefill.length) }, ...answer.content.slice(1)] };
 }

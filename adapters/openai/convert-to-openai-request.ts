@@ -12,7 +12,13 @@ const TOOL_ERROR_PREFIX = "Error: ";
 export type OpenAIFlavor = "openai" | "compatible";
 
 /** The body without `stream`, which the adapter sets as a literal so the SDK picks its return type. */
-export type OpenAIRequestBody = Omit<ChatCompletionCreateParamsBase, "stream"> & { top_k?: number; min_p?: number; cache_prompt?: boolean };
+export type OpenAIRequestBody = Omit<ChatCompletionCreateParamsBase, "stream"> & {
+  top_k?: number;
+  min_p?: number;
+  cache_prompt?: boolean;
+  continue_final_message?: boolean;
+  add_generation_prompt?: boolean;
+};
 
 export function convertToOpenAIRequest(request: ChatRequest, model: string, flavor: OpenAIFlavor): OpenAIRequestBody {
   const body: OpenAIRequestBody = { model, messages: convertMessages(request.messages) };
@@ -67,6 +73,12 @@ export function convertToOpenAIRequest(request: ChatRequest, model: string, flav
   if (flavor === "openai" && request.openAIServiceTier) body.service_tier = request.openAIServiceTier as OpenAIRequestBody["service_tier"];
   if (flavor === "openai" && request.verbosity) body.verbosity = request.verbosity as OpenAIRequestBody["verbosity"];
   if (flavor === "openai" && request.prediction !== undefined) body.prediction = { type: "content", content: request.prediction };
+  // An Anthropic client's prefill: vLLM and SGLang open a new assistant turn unless told to
+  // continue the last one (llama-server continues it either way; Ollama ignores the fields).
+  if (flavor === "compatible" && request.continueLastTurn) {
+    body.continue_final_message = true;
+    body.add_generation_prompt = false;
+  }
   // llama-server's prefix (KV) reuse; vLLM and SGLang cache prefixes on their own.
   if (flavor === "compatible" && request.promptCache?.reusePrefix) body.cache_prompt = true;
   // Always ask for the usage chunk, even when the client did not: it is what the request costs.

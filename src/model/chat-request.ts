@@ -60,6 +60,12 @@ export type ChatRequest = {
   safetyIdentifier?: string;
   /** Text the assistant turn starts with (Anthropic prefill); the client sees it as part of the answer. */
   prefill?: string;
+  /**
+   * An Anthropic client's conversation ends with its own assistant turn (its prefill): the answer
+   * continues that turn, and is the continuation only. (An OpenAI conversation ending with an
+   * assistant message asks for a new one.) Local decoders are asked to continue it.
+   */
+  continueLastTurn?: true;
   /** An OpenAI client's own `prompt_cache_key`: it goes to OpenAI in place of the policy's. */
   promptCacheKey?: string;
   /** OpenAI's `prompt_cache_retention` ("in_memory", "24h"): OpenAI targets only. */

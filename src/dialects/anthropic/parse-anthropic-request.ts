@@ -27,9 +27,11 @@ export function parseAnthropicRequest(body: unknown): ChatRequest {
   if (typeof request.system === "string" && request.system.length > 0) system.push({ role: "system", content: request.system });
   if (Array.isArray(request.system)) for (const block of request.system) system.push({ role: "system", content: block.text, ...mark(block) });
 
+  const messages = [...system, ...request.messages.flatMap(convertMessage)];
   return dropUndefined({
     route: request.model,
-    messages: [...system, ...request.messages.flatMap(convertMessage)],
+    messages,
+    continueLastTurn: messages.at(-1)?.role === "assistant" ? (true as const) : undefined,
     stream: request.stream === true,
     streamUsage: false,
     maxTokens: request.max_tokens,
