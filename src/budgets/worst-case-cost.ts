@@ -108,6 +108,8 @@ function promptSize(request: ChatRequest): { bytes: number; images: number } {
     bytes += utf8Length(text);
   };
   for (const message of request.messages) {
+    // A participant's name is sent, and billed, with its message (OpenAI-shaped targets).
+    if (message.role !== "tool" && message.name) add(message.name);
     if (message.role === "system" || message.role === "tool") {
       add(message.content);
       if (message.role === "tool") {
