@@ -61,6 +61,15 @@ describe("inference_geo", () => {
     expect((await worstCase({ inference_geo: "us" })) * 10).toBe((await worstCase({ inference_geo: "global" })) * 11);
   });
 
+  it("admission reserves the US price where the request names no geography: the workspace's default may be the US", async () => {
+    // Was: the global price, and a hard budget was overspent by the 10% the answer's usage then billed.
+    const worstCase = async (fields: Record<string, unknown>) => {
+      const response = await ask(fields, "capped");
+      return /could cost up to \$([0-9.]+),/.exec((await response.json()).error.message)![1];
+    };
+    expect(await worstCase({})).toBe(await worstCase({ inference_geo: "us" }));
+  });
+
   it("a geography tollgate has no price for is a 400 naming the ones it has, before Claude is called", async () => {
     const response = await ask({ inference_geo: "eu" });
     expect(response.status).toBe(400);

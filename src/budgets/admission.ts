@@ -121,9 +121,10 @@ export class Admission {
         const provider = this.deps.config.providers[target.provider];
         const limits = provider ? findModelLimits(provider.type, target.model) : {};
         const listed = this.deps.prices.priceOf(target.provider, target.model);
-        // Inference kept in the US bills more; a workspace default the request does not name is
-        // seen only in the answer's usage (the record then has it).
-        const price = listed && provider?.type === "anthropic" ? priceInGeo(listed, request.inferenceGeo) : listed;
+        // Inference kept in the US bills 1.1×, also where the workspace's default (which tollgate
+        // cannot see) keeps it there: unless the request says "global", a model that can runs there.
+        const geo = request.inferenceGeo ?? (limits.usOnlyInference ? "us" : undefined);
+        const price = listed && provider?.type === "anthropic" ? priceInGeo(listed, geo) : listed;
         // Only a priced target's bound weighs in the worst case (an unpriced one reserves nothing).
         if (price && provider?.type !== "anthropic" && limits.maxOutputTokens === undefined) unknownMaximum = true;
         // Anthropic always gets a max_tokens: the one the adapter sends when the client named none.

@@ -24,19 +24,20 @@ describe("maxCostPerRequestUsd on a route whose targets have different maximum o
 });
 
 describe("maxCostPerRequestUsd on a request that names no max_tokens", () => {
-  // claude-sonnet-4-6 ($3 / $15) then gpt-4o ($2.50 / $10), cap $0.10, no max_tokens: Claude's
-  // bound is the adapter's default of 4,096 (it fits), gpt-4o's is its maximum, 16,384 (it does not).
-  // A default bound rises with max_tokens, so Claude limits it too:
-  //   claude: (100,000,000 − 18 × 3,000) / 15,000 = 6,663.07 → 6,663
+  // claude-sonnet-4-6 ($3 / $15, reserved at 1.1×, $3.30 / $16.50: the workspace's default may
+  // keep inference in the US, src/pricing/inference-geo.ts) then gpt-4o ($2.50 / $10), cap $0.10,
+  // no max_tokens: Claude's bound is the adapter's default of 4,096 (it fits), gpt-4o's is its
+  // maximum, 16,384 (it does not). A default bound rises with max_tokens, so Claude limits it too:
+  //   claude: (100,000,000 − 18 × 3,300) / 16,500 = 6,057.0 → 6,057
   //   gpt-4o: (100,000,000 − 18 × 2,500) / 10,000 = 9,995.5  → 9,995
-  // Was: 9,995, which the next request then sent and was refused for ("at most 6663").
+  // Was: 9,995, which the next request then sent and was refused for.
   const { admit: ask } = admissionFor(
     budgetedConfig({ capped: { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }], maxCostPerRequestUsd: 0.1 } }),
   );
 
   it("names the max_tokens that fits on every target, and that one is admitted", async () => {
-    await expect(ask(hiRequest("capped"))).rejects.toMatchObject({ status: 400, message: expect.stringContaining("send max_tokens of at most 6663") });
-    await expect(ask(hiRequest("capped", { maxTokens: 6_663 }))).resolves.toBeDefined();
-    await expect(ask(hiRequest("capped", { maxTokens: 6_664 }))).rejects.toMatchObject({ status: 400 });
+    await expect(ask(hiRequest("capped"))).rejects.toMatchObject({ status: 400, message: expect.stringContaining("send max_tokens of at most 6057") });
+    await expect(ask(hiRequest("capped", { maxTokens: 6_057 }))).resolves.toBeDefined();
+    await expect(ask(hiRequest("capped", { maxTokens: 6_058 }))).rejects.toMatchObject({ status: 400 });
   });
 });

@@ -42,6 +42,13 @@ export type ModelLimits = {
    * (gpt-4o, gpt-4.1), which refuses reasoning_effort. Unknown models: neither is assumed.
    */
   reasoning?: boolean;
+  /**
+   * Anthropic: may run inference in the US only (`inference_geo: "us"`, billed at 1.1×), asked
+   * for or as the workspace's default, which tollgate cannot see: admission reserves that price
+   * unless the request says "global". Opus 4.6, Sonnet 4.6 and later (Anthropic's data-residency
+   * docs); older models refuse the field.
+   */
+  usOnlyInference?: boolean;
   /** OpenAI: refuses `verbosity`, which came with gpt-5; set on the models in this list that predate it. */
   noVerbosity?: boolean;
   /**
@@ -142,9 +149,9 @@ export const BUNDLED_PRICES: readonly BundledPrice[] = [
 
   { ...anthropic("claude-sonnet-4", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024 }), longContext: sonnetLongContext, aliases: ["claude-sonnet-4-0"], ...retiresOn("2026-06-15") },
   { ...anthropic("claude-sonnet-4-5", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024, ...ONE_SAMPLER, ...STRUCTURED }), longContext: sonnetLongContext, ...retiresOn("2026-11-30") },
-  anthropic("claude-sonnet-4-6", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024, noPrefill: true, ...ONE_SAMPLER, ...STRUCTURED }),
+  anthropic("claude-sonnet-4-6", 3, 15, { usOnlyInference: true, maxOutputTokens: 64_000, minCacheTokens: 1024, noPrefill: true, ...ONE_SAMPLER, ...STRUCTURED }),
   {
-    ...anthropic("claude-sonnet-5", 2, 10, { maxOutputTokens: 128_000, minCacheTokens: 1024, fixedSampling: true, noPrefill: true, ...ONE_SAMPLER }, "2026-11"),
+    ...anthropic("claude-sonnet-5", 2, 10, { usOnlyInference: true, maxOutputTokens: 128_000, minCacheTokens: 1024, fixedSampling: true, noPrefill: true, ...ONE_SAMPLER }, "2026-11"),
     source: "https://platform.claude.com/docs/en/models/sonnet-5/overview",
   },
   anthropic("claude-haiku-4-5", 1, 5, { maxOutputTokens: 64_000, minCacheTokens: 4096, ...ONE_SAMPLER, ...STRUCTURED }),
@@ -152,6 +159,6 @@ export const BUNDLED_PRICES: readonly BundledPrice[] = [
   { ...anthropic("claude-opus-4", 15, 75, { maxOutputTokens: 32_000, minCacheTokens: 1024 }), aliases: ["claude-opus-4-0"], ...retiresOn("2026-06-15") },
   anthropic("claude-opus-4-1", 15, 75, { maxOutputTokens: 32_000, minCacheTokens: 1024, ...ONE_SAMPLER }),
   anthropic("claude-opus-4-5", 5, 25, { maxOutputTokens: 64_000, minCacheTokens: 4096, ...ONE_SAMPLER, ...STRUCTURED }),
-  anthropic("claude-opus-4-6", 5, 25, { maxOutputTokens: 128_000, minCacheTokens: 4096, noPrefill: true, ...ONE_SAMPLER, ...STRUCTURED }),
-  anthropic("claude-opus-4-7", 5, 25, { maxOutputTokens: 128_000, minCacheTokens: 4096, fixedSampling: true, noPrefill: true, ...ONE_SAMPLER, ...STRUCTURED }),
+  anthropic("claude-opus-4-6", 5, 25, { usOnlyInference: true, maxOutputTokens: 128_000, minCacheTokens: 4096, noPrefill: true, ...ONE_SAMPLER, ...STRUCTURED }),
+  anthropic("claude-opus-4-7", 5, 25, { usOnlyInference: true, maxOutputTokens: 128_000, minCacheTokens: 4096, fixedSampling: true, noPrefill: true, ...ONE_SAMPLER, ...STRUCTURED }),
 ];
