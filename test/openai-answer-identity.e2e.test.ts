@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { useMockedGateway } from "./support/gateway.ts";
+import { useMockedGateway, waitForRecord } from "./support/gateway.ts";
 
 // OpenAI's answers say which backend answered: `system_fingerprint` (the SDK's `seed` docs: watch
 // it to know when determinism may change) and `service_tier` (the tier that served the request).
@@ -33,5 +33,29 @@ describe("system_fingerprint and service_tier", () => {
     const completion = await rig.gateway.openai.chat.completions.create({ ...ask, model: "claude" });
     expect(completion).not.toHaveProperty("system_fingerprint");
     expect(completion).not.toHaveProperty("service_tier");
+  });
+});
+
+// A request tollgate sends names no tier (flex and priority are refused), so OpenAI serves it at
+// the project's default, which its settings may make "priority", billed above the standard rates
+// the cost is computed at. The answer says which tier served it; the record warns.
+describe("an answer served at a tier other than the default", () => {
+  it("is recorded with a warning naming the tier, and an answer at the default tier with none", async () => {
+    rig.mocks.openai.enqueue({ kind: "text", serviceTier: "priority" });
+    const priority = await rig.gateway.openai.chat.completions.create(ask).withResponse();
+    expect(priority.data.service_tier).toBe("priority");
+    const record = await waitForRecord(rig.gateway, priority.response.headers.get("x-tollgate-request-id")!);
+    expect(record.warnings.join("\n")).toContain('served this call at its "priority" tier, billed at other rates than the standard ones this cost is computed at');
+    const standard = await rig.gateway.openai.chat.completions.create(ask).withResponse();
+    expect((await waitForRecord(rig.gateway, standard.response.headers.get("x-tollgate-request-id")!)).warnings.join("\n")).not.toContain("tier");
+  });
+
+  it("streamed, the same", async () => {
+    rig.mocks.openai.enqueue({ kind: "text", serviceTier: "priority" });
+    const { data: stream, response } = await rig.gateway.openai.chat.completions.create({ ...ask, stream: true }).withResponse();
+    for await (const _chunk of stream) {
+      // read to the end: the record is written once the stream is
+    }
+    expect((await waitForRecord(rig.gateway, response.headers.get("x-tollgate-request-id")!)).warnings.join("\n")).toContain('"priority" tier');
   });
 });

@@ -40,6 +40,8 @@ export class RequestMeter {
   private responseModel: string | undefined;
   /** Where the provider says inference ran; Anthropic bills "us" above its global price. */
   private inferenceGeo: string | undefined;
+  /** The service tier OpenAI says served the call (its project's default may be another than "default"). */
+  private serviceTier: string | undefined;
   /** The provider's id of the answer (`chatcmpl-…`, `msg_…`), for telemetry. */
   responseId: string | undefined;
   private finishReason: FinishReason | undefined;
@@ -129,6 +131,7 @@ export class RequestMeter {
         this.responseModel = part.model;
         this.responseId = part.id;
         this.inferenceGeo = part.inferenceGeo;
+        this.serviceTier = part.serviceTier;
         break;
       case "text-delta":
         this.firstContentAt ??= performance.now();
@@ -163,6 +166,7 @@ export class RequestMeter {
     this.responseId = response.id;
     this.finishReason = response.finishReason;
     this.inferenceGeo = response.inferenceGeo;
+    this.serviceTier = response.serviceTier;
     if (response.usage) this.usage = response.usage;
     if (response.reasoning) this.reasoningText.push(response.reasoning);
     for (const content of response.content) {
@@ -218,6 +222,7 @@ export class RequestMeter {
     if (target && !hit) {
       const price = this.deps.prices.priceOf(target.providerName, target.model, this.responseModel);
       if (price) cost = computeCost(usage, priceInGeo(price, this.inferenceGeo));
+      if (price && this.serviceTier && !STANDARD_TIERS.has(this.serviceTier)) warnings.push(unpricedTierWarning(this.serviceTier));
       else {
         unpriced = true;
         warnings.push(unpricedWarning(target.providerName, target.model));
@@ -314,6 +319,17 @@ export class RequestMeter {
     const visibleAfterFirst = outputTokens - reasoningTokens - 1;
     return seconds > 0 && visibleAfterFirst > 0 ? Math.round((visibleAfterFirst / seconds) * 10) / 10 : null;
   }
+}
+
+/**
+ * The tiers OpenAI bills at the rates tollgate prices with. A request tollgate sends names none
+ * (the client's "flex" and "priority" are refused), so OpenAI serves it at the project's default
+ * tier, which its settings may make another: the answer says which, and the record says so.
+ */
+const STANDARD_TIERS = new Set(["default", "standard"]);
+
+function unpricedTierWarning(tier: string): string {
+  return `the provider served this call at its "${tier}" tier, billed at other rates than the standard ones this cost is computed at; set the OpenAI project's default service tier to "default" to keep its calls at the prices tollgate has`;
 }
 
 const NO_USAGE: Required<Usage> = { inputTokens: 0, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0, reasoningTokens: 0 };

@@ -60,6 +60,8 @@ export type OpenAIMockReply =
       usage?: OpenAIUsageInput;
       /** Default: the `model` of the request. */
       model?: string;
+      /** The tier the answer says served it; default "default" (a project's settings may make it "priority"). */
+      serviceTier?: string;
       delayMsBetweenChunks?: number;
     }
   | {
@@ -219,7 +221,7 @@ export function createOpenAIMock({
         const text = reply.text ?? chunks.join("");
         const usage = reply.usage ?? { prompt_tokens: countWordsInContent(body.messages), completion_tokens: chunks.length };
         const finishReason = reply.finishReason ?? "stop";
-        const identity = newResponseIdentity(model);
+        const identity = { ...newResponseIdentity(model), ...(reply.serviceTier ? { serviceTier: reply.serviceTier } : {}) };
         // Asked for (`logprobs: true`), each piece's log probability comes with it.
         const logprobs = body.logprobs === true ? pieceLogprobs(chunks, typeof body.top_logprobs === "number" ? body.top_logprobs : 0) : undefined;
         if (!stream) {

@@ -28,6 +28,8 @@ export interface OpenAIResponseIdentity {
   created: number;
   model: string;
   systemFingerprint: string;
+  /** The tier that served the answer: "default", unless the project's settings say otherwise. */
+  serviceTier: string;
 }
 
 export function newResponseIdentity(model: string): OpenAIResponseIdentity {
@@ -36,6 +38,7 @@ export function newResponseIdentity(model: string): OpenAIResponseIdentity {
     created: Math.floor(Date.now() / 1000),
     model,
     systemFingerprint: `fp_${randomHex(10)}`,
+    serviceTier: "default",
   };
 }
 
@@ -88,7 +91,7 @@ export function buildChatCompletion(
     model: identity.model,
     choices: [{ index: 0, message, logprobs: answer.logprobs ? { content: answer.logprobs, refusal: null } : null, finish_reason: answer.finishReason }],
     usage: buildUsage(usage),
-    service_tier: "default",
+    service_tier: identity.serviceTier,
     system_fingerprint: identity.systemFingerprint,
   };
 }
@@ -119,7 +122,7 @@ export function buildChunk(
     object: "chat.completion.chunk",
     created: identity.created,
     model: identity.model,
-    service_tier: "default",
+    service_tier: identity.serviceTier,
     system_fingerprint: identity.systemFingerprint,
     choices,
   };
