@@ -26,6 +26,17 @@ describe("Anthropic's client tools", () => {
     expect(rig.mocks.anthropic.requests.at(-1)!.body.tools).toEqual([tool]);
   });
 
+  // The SDK's Tool has fields only Claude reads: eager_input_streaming (fine-grained tool
+  // streaming: "set eager_input_streaming to true on any user-defined tool") and input_examples.
+  // Was: a custom tool was rebuilt from its name, description and schema, and they were lost.
+  it("a custom tool's fields that only Claude reads reach Claude, and not an OpenAI model", async () => {
+    const tool = { name: "write_file", input_schema: { type: "object", properties: { path: { type: "string" } } }, eager_input_streaming: true, input_examples: [{ path: "a.txt" }] };
+    expect((await ask("claude", [tool])).status).toBe(200);
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.tools).toEqual([tool]);
+    expect((await ask("gpt", [tool])).status).toBe(200);
+    expect(rig.mocks.openai.requests.at(-1)!.body.tools).toEqual([{ type: "function", function: { name: "write_file", parameters: tool.input_schema } }]);
+  });
+
   it("keep strict only for models with structured outputs, as a custom tool does", async () => {
     const bash = { type: "bash_20250124", name: "bash", strict: true };
     expect((await ask("claude", [bash])).status).toBe(200);

@@ -79,6 +79,7 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
         ...(tool.description ? { description: tool.description } : {}),
         input_schema: { type: "object", ...parameters } as Anthropic.Messages.Tool.InputSchema,
         ...(strict !== undefined ? { strict } : {}),
+        ...tool.claudeOptions,
         ...cacheControlOf(tool.cacheControl),
       };
     });

@@ -140,6 +140,11 @@ export type ToolDefinition = {
   strict?: boolean;
   cacheControl?: CacheMark;
   /**
+   * An Anthropic client's custom tool's fields that only Claude reads (`eager_input_streaming`,
+   * `input_examples`, …), as written: Claude gets them, other targets the tool without them.
+   */
+  claudeOptions?: Record<string, unknown>;
+  /**
    * A tool Anthropic defines and the client runs (`text_editor_20250728`, `bash_20250124`, …), as
    * the client sent it, without its cache_control: only Claude knows its schema (`parameters` is
    * empty), so other providers refuse the request.

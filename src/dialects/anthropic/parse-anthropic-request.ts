@@ -148,7 +148,10 @@ type AnthropicTool = NonNullable<AnthropicMessagesRequest["tools"]>[number];
 
 function convertTool(tool: AnthropicTool): ToolDefinition {
   if (tool.input_schema && (tool.type === undefined || tool.type === "custom")) {
-    return dropUndefined({ name: tool.name, description: tool.description, parameters: tool.input_schema, strict: tool.strict, ...mark(tool) });
+    // Fields only Claude reads (eager_input_streaming, input_examples, …) go to Claude as written.
+    const { type: _type, name, description, input_schema: parameters, strict, cache_control: _mark, ...claudeOptions } = tool;
+    const forClaude = Object.keys(claudeOptions).length > 0 ? { claudeOptions } : {};
+    return dropUndefined({ name, description, parameters, strict, ...forClaude, ...mark(tool) });
   }
   // One of Anthropic's own client tools: carried as sent, for Claude only.
   const { cache_control: _mark, ...asSent } = tool;
