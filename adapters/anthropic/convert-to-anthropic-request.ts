@@ -97,6 +97,8 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
   if (request.parallelToolCalls === false && body.tools?.length && body.tool_choice?.type !== "none") {
     body.tool_choice = { ...(body.tool_choice ?? { type: "auto" }), disable_parallel_tool_use: true };
   }
+  // A beta field, which the GA request type does not have.
+  if (request.contextManagement) (body as Body & { context_management?: unknown }).context_management = request.contextManagement;
   if (request.cacheLastBlock) body.cache_control = cacheControlOf(request.cacheLastBlock).cache_control!;
   if (request.anthropicServiceTier) body.service_tier = request.anthropicServiceTier as Body["service_tier"];
   if (request.inferenceGeo) body.inference_geo = request.inferenceGeo;

@@ -65,7 +65,8 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
       // count_tokens takes the prompt's fields only: anything about the answer (max_tokens,
       // sampling, stop sequences, metadata) is refused there as an extra input.
       // The structured-output schema and the cache breakpoint are part of the prompt too.
-      const { messages, system, tools, tool_choice, thinking, output_config, cache_control } = convertToAnthropicRequest(request, model);
+      const body = convertToAnthropicRequest(request, model) as ReturnType<typeof convertToAnthropicRequest> & { context_management?: unknown };
+      const { messages, system, tools, tool_choice, thinking, output_config, cache_control, context_management } = body;
       try {
         const counted = await client.messages.countTokens(
           {
@@ -77,7 +78,8 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
             ...(thinking ? { thinking } : {}),
             ...(output_config ? { output_config } : {}),
             ...(cache_control ? { cache_control } : {}),
-          },
+            ...(context_management ? { context_management } : {}),
+          } as Anthropic.Messages.MessageCountTokensParams,
           { signal, ...(headers ? { headers } : {}) },
         );
         return counted.input_tokens;

@@ -28,10 +28,17 @@ export function mapAnthropicResponse(message: Anthropic.Messages.Message): ChatR
     ...(message.stop_details ? { refusalDetails: refusalDetailsOf(message.stop_details) } : {}),
     usage: convertAnthropicUsage(message.usage),
     ...(message.usage.inference_geo ? { inferenceGeo: message.usage.inference_geo } : {}),
+    ...contextManagementOf(message),
   };
 }
 
 /** Claude's stop_details as tollgate keeps them (it has only refusals' so far). */
 export function refusalDetailsOf(details: Anthropic.Messages.RefusalStopDetails): RefusalDetails {
   return { category: details.category ?? null, explanation: details.explanation ?? null };
+}
+
+/** What context editing did (a beta's field, on the message or on message_delta), where Anthropic said. */
+export function contextManagementOf(carrier: object): { contextManagement?: Record<string, unknown> } {
+  const said = (carrier as { context_management?: unknown }).context_management;
+  return typeof said === "object" && said !== null ? { contextManagement: said as Record<string, unknown> } : {};
 }

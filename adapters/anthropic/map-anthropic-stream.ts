@@ -1,6 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { StreamPart } from "../../src/model/stream-part.ts";
-import { refusalDetailsOf } from "./map-anthropic-response.ts";
+import { contextManagementOf, refusalDetailsOf } from "./map-anthropic-response.ts";
 import { fromAnthropicStopReason } from "../../src/dialects/finish-reasons.ts";
 import { convertAnthropicUsage } from "./convert-anthropic-usage.ts";
 
@@ -74,6 +74,7 @@ export async function* mapAnthropicStream(events: AsyncIterable<Anthropic.Messag
             reason: fromAnthropicStopReason(event.delta.stop_reason),
             ...(event.delta.stop_sequence ? { stopSequence: event.delta.stop_sequence } : {}),
             ...(event.delta.stop_details ? { refusalDetails: refusalDetailsOf(event.delta.stop_details) } : {}),
+            ...contextManagementOf(event),
           };
         }
         break;

@@ -37,8 +37,22 @@ export const samplingOptionsSchema = z.strictObject({
 
 export type SamplingOptions = z.output<typeof samplingOptionsSchema>;
 
-type Parameter = "temperature" | "topP" | "topK" | "minP" | "frequencyPenalty" | "presencePenalty" | "logitBias" | "thinking" | "effort" | "reasoningEffort" | "verbosity" | "prediction";
+type Parameter =
+  | "temperature"
+  | "topP"
+  | "topK"
+  | "minP"
+  | "frequencyPenalty"
+  | "presencePenalty"
+  | "logitBias"
+  | "thinking"
+  | "effort"
+  | "reasoningEffort"
+  | "verbosity"
+  | "prediction"
+  | "contextManagement";
 const WIRE_NAMES: Record<Parameter, string> = {
+  contextManagement: "context_management",
   prediction: "prediction",
   verbosity: "verbosity",
   thinking: "thinking",
@@ -111,6 +125,8 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
         else drop("thinking", " (Anthropic's extended thinking)");
       }
       if (next.effort !== undefined && target.providerType !== "anthropic") drop("effort", " (Anthropic's effort)");
+      // Context editing trims the conversation at Anthropic; another provider reads it whole.
+      if (next.contextManagement !== undefined && target.providerType !== "anthropic") drop("contextManagement", " (Anthropic's context editing)");
       // Claude Opus 4.1 and 4.5+ take temperature or top_p, not both. top_p is the one that goes:
       // temperature is what a client usually means to set (many SDK wrappers send top_p 1 as a
       // default), and a route's temperature default is the route's explicit wish.

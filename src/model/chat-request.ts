@@ -45,6 +45,11 @@ export type ChatRequest = {
    */
   anthropicBetas?: string[];
   /**
+   * Anthropic's `context_management` (context editing, a beta), as the client sent it: Anthropic
+   * trims the conversation before Claude reads it. Anthropic targets only; others read it whole.
+   */
+  contextManagement?: Record<string, unknown>;
+  /**
    * Anthropic's top-level `cache_control` (automatic caching): a breakpoint Anthropic places on
    * the request's last cacheable block. Anthropic targets only; OpenAI caches on its own.
    */

@@ -20,6 +20,8 @@ export type ChatResponse = OpenAIAnswerIdentity & {
   /** The model's thinking before its answer (see the reasoning-delta part). */
   reasoning?: string;
   usage?: Usage;
+  /** What Anthropic's context editing did (`context_management`: the edits applied), as it said. */
+  contextManagement?: Record<string, unknown>;
   /** Where the provider says inference ran (Anthropic's usage.inference_geo), which can change the price. */
   inferenceGeo?: string;
   timings?: DecoderTimings;

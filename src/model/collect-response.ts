@@ -20,6 +20,7 @@ export class ResponseCollector {
   private finishReason: FinishReason = "other";
   private stopSequence: string | undefined;
   private refusalDetails: RefusalDetails | undefined;
+  private contextManagement: Record<string, unknown> | undefined;
   private usage: Usage | undefined;
   private logprobs: TokenLogprob[] | undefined;
   private refusalLogprobs: TokenLogprob[] | undefined;
@@ -73,6 +74,7 @@ export class ResponseCollector {
         this.finishReason = part.reason;
         this.stopSequence = part.stopSequence;
         this.refusalDetails = part.refusalDetails;
+        this.contextManagement = part.contextManagement;
         break;
       case "usage":
         this.usage = mergeUsage(this.usage, part.usage);
@@ -98,6 +100,7 @@ export class ResponseCollector {
       finishReason: this.finishReason,
       ...(this.stopSequence ? { stopSequence: this.stopSequence } : {}),
       ...(this.refusalDetails ? { refusalDetails: this.refusalDetails } : {}),
+      ...(this.contextManagement ? { contextManagement: this.contextManagement } : {}),
       ...(this.refusal ? { refusal: this.refusal } : {}),
       ...(this.reasoning ? { reasoning: this.reasoning } : {}),
       ...(this.logprobs ? { logprobs: this.logprobs } : {}),
@@ -161,6 +164,7 @@ export function* responseToParts(response: ChatResponse): Generator<StreamPart> 
     reason: response.finishReason,
     ...(response.stopSequence ? { stopSequence: response.stopSequence } : {}),
     ...(response.refusalDetails ? { refusalDetails: response.refusalDetails } : {}),
+    ...(response.contextManagement ? { contextManagement: response.contextManagement } : {}),
   };
   // The usage the answer was made with, as the unstreamed answer shows it too.
   if (response.usage) yield { type: "usage", usage: response.usage };

@@ -48,8 +48,11 @@ export type StreamPart =
   | { type: "tool-call-start"; index: number; id: string; name: string }
   | { type: "tool-call-delta"; index: number; argumentsDelta: string }
   | { type: "usage"; usage: Usage }
-  /** `refusalDetails`: why Claude refused (its `stop_details`), where it said. */
-  | { type: "finish"; reason: FinishReason; stopSequence?: string; refusalDetails?: RefusalDetails }
+  /**
+   * `refusalDetails`: why Claude refused (its `stop_details`), where it said. `contextManagement`:
+   * what Anthropic's context editing did, as message_delta said.
+   */
+  | { type: "finish"; reason: FinishReason; stopSequence?: string; refusalDetails?: RefusalDetails; contextManagement?: Record<string, unknown> }
   /** Server-side timings a local decoder reports (llama-server's `timings`). */
   | { type: "decoder-timings"; timings: DecoderTimings }
   | { type: "error"; error: GatewayError };

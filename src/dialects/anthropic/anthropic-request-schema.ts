@@ -113,6 +113,11 @@ export const anthropicMessagesRequestSchema = z.object({
   tools: z.array(tool).optional(),
   tool_choice: toolChoice.optional(),
   metadata: z.object({ user_id: z.string().nullish() }).optional(),
+  // Context editing (its beta): Anthropic clears old tool results or thinking before Claude reads
+  // the conversation. Passed to Claude as sent (the kinds of edit keep growing).
+  context_management: z
+    .looseObject({ edits: z.array(z.looseObject({ type: z.string({ error: 'required: the kind of edit, e.g. "clear_tool_uses_20250919"' }) })).optional() })
+    .nullish(),
   // A compaction request (the SDK tool runner's compactBeforeNextTurn) is answered with a
   // compaction block only, which tollgate has no form for; stripped, it would be billed as an
   // ordinary turn while the app waited for a summary.

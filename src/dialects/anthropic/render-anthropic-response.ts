@@ -30,9 +30,10 @@ export function renderAnthropicResponse(response: ChatResponse) {
     stop_sequence: response.stopSequence ?? null,
     stop_details: renderStopDetails(response.refusalDetails),
     usage: { ...renderAnthropicUsage(response.usage ?? {}), ...usageWhere(response.inferenceGeo) },
-    // Present and null, as the SDK's Message types declare them: tollgate carries no containers.
+    // Present, as the SDK's Message types declare them (null where there is none): tollgate
+    // carries no containers.
     container: null,
-    context_management: null,
+    context_management: response.contextManagement ?? null,
   };
 }
 

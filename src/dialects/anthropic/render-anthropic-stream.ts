@@ -22,6 +22,7 @@ export class AnthropicStreamRenderer {
   private finishReason: FinishReason = "stop";
   private stopSequence: string | null = null;
   private refusalDetails: RefusalDetails | undefined;
+  private contextManagement: Record<string, unknown> | undefined;
   private inferenceGeo: string | undefined;
   private failed = false;
 
@@ -58,6 +59,7 @@ export class AnthropicStreamRenderer {
         this.finishReason = part.reason;
         this.stopSequence = part.stopSequence ?? null;
         this.refusalDetails = part.refusalDetails;
+        this.contextManagement = part.contextManagement;
         return this.ensureStarted() + this.closeBlock();
       // Claude's thinking goes on as Claude sent it: a `thinking` block per signed run of
       // thinking, closed by its signature. A local decoder's thinking is unsigned: an Anthropic
@@ -97,6 +99,8 @@ export class AnthropicStreamRenderer {
         type: "message_delta",
         delta: { stop_reason: toAnthropicStopReasonWith(this.finishReason, this.blockByToolIndex.size > 0), stop_sequence: this.stopSequence, stop_details: renderStopDetails(this.refusalDetails) },
         usage,
+        // Where Anthropic's context editing said what it did (the SDK's stream copies it).
+        ...(this.contextManagement ? { context_management: this.contextManagement } : {}),
       }) +
       event("message_stop", { type: "message_stop" }) +
       // No `event:` line: the Anthropic SDK skips unnamed events, so clients never see this.

@@ -70,6 +70,8 @@ export type AnthropicMockReply =
       stopReason?: "end_turn" | "max_tokens" | "stop_sequence" | "refusal";
       /** With stopReason "refusal": its stop_details (category, explanation). */
       refusal?: { category: string | null; explanation: string | null };
+      /** What context editing did (`{applied_edits: […]}`), as the Message and message_delta report it. */
+      contextManagement?: Record<string, unknown>;
       /** With stopReason "stop_sequence"; default: the request's first `stop_sequences` entry. */
       stopSequence?: string;
       usage?: AnthropicUsageInput;
@@ -343,7 +345,8 @@ function planAnswer(reply: Extract<AnthropicMockReply, { kind: "text" | "tool-us
   const reason = reply.stopReason ?? "end_turn";
   const firstStopSequence = Array.isArray(body.stop_sequences) ? body.stop_sequences[0] : undefined;
   const sequence = reason === "stop_sequence" ? reply.stopSequence ?? firstStopSequence ?? null : null;
-  return { blocks, streamedPieces, stop: { reason, sequence, ...(reason === "refusal" && reply.refusal ? { details: reply.refusal } : {}) }, outputTokens };
+  const reported = reply.kind === "text" && reply.contextManagement ? { contextManagement: reply.contextManagement } : {};
+  return { blocks, streamedPieces, stop: { reason, sequence, ...(reason === "refusal" && reply.refusal ? { details: reply.refusal } : {}), ...reported }, outputTokens };
 }
 
 /** Opening of a one-text-block stream: message_start, content_block_start, ping. */

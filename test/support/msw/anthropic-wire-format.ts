@@ -26,7 +26,13 @@ export interface AnthropicToolUse {
 export type AnthropicStopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" | "refusal";
 
 /** How an answer stopped; `details`: a refusal's `stop_details` (every other stop has null). */
-export type AnthropicStop = { reason: AnthropicStopReason; sequence: string | null; details?: { category: string | null; explanation: string | null } };
+export type AnthropicStop = {
+  reason: AnthropicStopReason;
+  sequence: string | null;
+  details?: { category: string | null; explanation: string | null };
+  /** Context editing's report (its beta): on the Message, and at the top of message_delta. */
+  contextManagement?: Record<string, unknown>;
+};
 
 const stopDetails = (stop: AnthropicStop) => (stop.details ? { type: "refusal", ...stop.details } : null);
 
@@ -86,6 +92,7 @@ export function buildMessage(
     stop_sequence: stop.sequence,
     stop_details: stopDetails(stop),
     usage: buildUsage(usage),
+    ...(stop.contextManagement ? { context_management: stop.contextManagement } : {}),
   };
 }
 
@@ -163,7 +170,12 @@ export function contentBlockStopEvent(index: number) {
 }
 
 export function messageDeltaEvent(stop: AnthropicStop, usage: AnthropicUsageInput) {
-  return { type: "message_delta", delta: { stop_reason: stop.reason, stop_sequence: stop.sequence, stop_details: stopDetails(stop) }, usage: buildDeltaUsage(usage) };
+  return {
+    type: "message_delta",
+    delta: { stop_reason: stop.reason, stop_sequence: stop.sequence, stop_details: stopDetails(stop) },
+    usage: buildDeltaUsage(usage),
+    ...(stop.contextManagement ? { context_management: stop.contextManagement } : {}),
+  };
 }
 
 export const MESSAGE_STOP_EVENT = { type: "message_stop" } as const;
