@@ -63,6 +63,11 @@ describe("inputs tollgate does not carry, named with what to do (was: zod's 'Inv
     );
   });
 
+  it("Anthropic's MCP connector (mcp_servers), whose tools Anthropic would call itself", () => {
+    const body = { model: "claude", max_tokens: 10, messages: [{ role: "user", content: "hi" }], mcp_servers: [{ type: "url", url: "https://mcp.example.com/sse", name: "example" }] };
+    expect(messageOf(() => parseAnthropicRequest(body))).toMatch(/^mcp_servers: tollgate does not carry the MCP connector/);
+  });
+
   it("a document block inside an Anthropic tool_result", () => {
     const result = { type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "document", source: { type: "text", media_type: "text/plain", data: "x" } }] };
     expect(messageOf(() => parseAnthropicRequest({ model: "claude", max_tokens: 10, messages: [{ role: "user", content: [result] }] }))).toMatch(

@@ -118,6 +118,11 @@ export const anthropicMessagesRequestSchema = z.object({
   context_management: z
     .looseObject({ edits: z.array(z.looseObject({ type: z.string({ error: 'required: the kind of edit, e.g. "clear_tool_uses_20250919"' }) })).optional() })
     .nullish(),
+  // The MCP connector (a beta): Anthropic calls the servers' tools itself, as server tools, which
+  // tollgate does not carry; stripped, Claude would answer without the tools the app counted on.
+  mcp_servers: z
+    .null({ error: "tollgate does not carry the MCP connector (Anthropic calls those tools itself, as server tools): remove mcp_servers, and give Claude the servers' tools as tools your app runs" })
+    .optional(),
   // A compaction request (the SDK tool runner's compactBeforeNextTurn) is answered with a
   // compaction block only, which tollgate has no form for; stripped, it would be billed as an
   // ordinary turn while the app waited for a summary.
