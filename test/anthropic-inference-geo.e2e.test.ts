@@ -44,6 +44,14 @@ describe("inference_geo", () => {
     expect(record.cost.totalNano).toBe(4_950_000);
   });
 
+  it("a geography the answer names that tollgate has no price for (a workspace's default) is recorded with a warning", async () => {
+    rig.mocks.anthropic.enqueue({ kind: "text", usage: { ...usage, inference_geo: "eu" } });
+    const record = await recordOf(await ask({}));
+    expect(record.inferenceGeo).toBe("eu");
+    expect(record.cost.totalNano).toBe(4_500_000);
+    expect(record.warnings.join("\n")).toContain('the provider says inference ran in "eu", which may be billed above the global price this cost is computed at');
+  });
+
   it('"global" costs the list price, and the record names no geography', async () => {
     rig.mocks.anthropic.enqueue({ kind: "text", usage });
     const record = await recordOf(await ask({ inference_geo: "global" }));

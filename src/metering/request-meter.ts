@@ -4,7 +4,7 @@ import type { ChatRequest } from "../model/chat-request.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
 import type { FinishReason, StreamPart } from "../model/stream-part.ts";
 import { isPlausibleTokenCount, mergeUsage, type Usage } from "../model/usage.ts";
-import { priceInGeo } from "../pricing/inference-geo.ts";
+import { isPricedGeo, priceInGeo, PRICED_INFERENCE_GEOS } from "../pricing/inference-geo.ts";
 import { computeCost, ZERO_COST } from "../pricing/compute-cost.ts";
 import { ADMIN_NAME, type CostRecord, type RecordStatus } from "./cost-record.ts";
 import { unpricedWarning, type PriceBook } from "./price-book.ts";
@@ -223,6 +223,7 @@ export class RequestMeter {
       const price = this.deps.prices.priceOf(target.providerName, target.model, this.responseModel);
       if (price) cost = computeCost(usage, priceInGeo(price, this.inferenceGeo));
       if (price && this.serviceTier && !STANDARD_TIERS.has(this.serviceTier)) warnings.push(unpricedTierWarning(this.serviceTier));
+      if (price && this.inferenceGeo && !isPricedGeo(this.inferenceGeo)) warnings.push(unpricedGeoWarning(this.inferenceGeo));
       else {
         unpriced = true;
         warnings.push(unpricedWarning(target.providerName, target.model));
@@ -327,6 +328,11 @@ export class RequestMeter {
  * tier, which its settings may make another: the answer says which, and the record says so.
  */
 const STANDARD_TIERS = new Set(["default", "standard"]);
+
+/** A geography the answer says inference ran in (a workspace's default) with no price of tollgate's. */
+function unpricedGeoWarning(geo: string): string {
+  return `the provider says inference ran in "${geo}", which may be billed above the global price this cost is computed at (tollgate knows the prices of ${PRICED_INFERENCE_GEOS.map((known) => `"${known}"`).join(" and ")})`;
+}
 
 function unpricedTierWarning(tier: string): string {
   return `the provider served this call at its "${tier}" tier, billed at other rates than the standard ones this cost is computed at; set the OpenAI project's default service tier to "default" to keep its calls at the prices tollgate has`;

@@ -12,6 +12,10 @@ const GEO_MULTIPLIERS: Readonly<Record<string, readonly [number, number]>> = { u
 /** The geographies tollgate can price; a request naming another is refused. */
 export const PRICED_INFERENCE_GEOS = ["global", "us"] as const;
 
+export function isPricedGeo(geo: string): boolean {
+  return (PRICED_INFERENCE_GEOS as readonly string[]).includes(geo);
+}
+
 /** The price of a call whose inference ran in `geo` (unchanged where that costs nothing more). */
 export function priceInGeo(price: FoundPrice, geo: string | undefined): FoundPrice {
   const multiplier = geo === undefined ? undefined : GEO_MULTIPLIERS[geo];
