@@ -221,10 +221,12 @@ export class RequestMeter {
     let unpriced = false;
     if (target && !hit) {
       const price = this.deps.prices.priceOf(target.providerName, target.model, this.responseModel);
-      if (price) cost = computeCost(usage, priceInGeo(price, this.inferenceGeo));
-      if (price && this.serviceTier && !STANDARD_TIERS.has(this.serviceTier)) warnings.push(unpricedTierWarning(this.serviceTier));
-      if (price && this.inferenceGeo && !isPricedGeo(this.inferenceGeo)) warnings.push(unpricedGeoWarning(this.inferenceGeo));
-      else {
+      if (price) {
+        cost = computeCost(usage, priceInGeo(price, this.inferenceGeo));
+        // Priced at the standard, global rates where the answer says it was served otherwise.
+        if (this.serviceTier && !STANDARD_TIERS.has(this.serviceTier)) warnings.push(unpricedTierWarning(this.serviceTier));
+        if (this.inferenceGeo && !isPricedGeo(this.inferenceGeo)) warnings.push(unpricedGeoWarning(this.inferenceGeo));
+      } else {
         unpriced = true;
         warnings.push(unpricedWarning(target.providerName, target.model));
       }
