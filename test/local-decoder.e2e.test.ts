@@ -144,12 +144,13 @@ describe.skipIf("skipped" in decoder).each(["undici", "fetch"] as const)("local 
     expect(data.input_tokens).toBe(chat.usage.input_tokens + (chat.usage.cache_read_input_tokens ?? 0) + (chat.usage.cache_creation_input_tokens ?? 0));
   });
 
-  // A prompt the decoder's template refuses (two assistant turns at the end) is that request's
-  // failure, told as a chat's would be. It was read as "this decoder cannot count", and every
-  // count for the next 10 minutes was tollgate's estimate.
+  // A request the decoder refuses (a schema with a $ref to nothing, which llama-server cannot turn
+  // into a grammar) is that request's failure, told as a chat's would be. It was read as "this
+  // decoder cannot count", and every count for the next 10 minutes was tollgate's estimate.
   it("passes on the decoder's 400 for one count, and still counts the next one itself", async () => {
+    const schema = { type: "object", properties: { a: { $ref: "#/nowhere" } } };
     const refused = (await gateway.anthropic.messages
-      .countTokens({ model: "local", messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "a" }, { role: "assistant", content: "b" }] })
+      .countTokens({ model: "local", messages: [{ role: "user", content: "hi" }], output_config: { format: { type: "json_schema", schema } } })
       .catch((error: unknown) => error)) as InstanceType<typeof Anthropic.APIError>;
     expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
     const { response } = await gateway.anthropic.messages.countTokens({ model: "local", messages: [{ role: "user", content: "how many tokens is this" }] }).withResponse();
