@@ -44,4 +44,14 @@ describe("context_management", () => {
     expect(rig.mocks.openai.requests.at(-1)!.body).not.toHaveProperty("context_management");
     expect(response.headers.get("x-tollgate-policies")).toContain("context_management=dropped");
   });
+
+  // A compact edit makes Claude answer with a compaction block (the SDK: "to be round-tripped
+  // verbatim"), which tollgate has no form for: dropped, the next turn compacts and bills again.
+  it("with a compact edit is a 400 naming it, before Claude is called", async () => {
+    const { betas: _betas, ...body } = ask;
+    const response = await postJson(rig.gateway, "/v1/messages", { ...body, context_management: { edits: [{ type: "compact_20260112" }] } });
+    expect(response.status).toBe(400);
+    expect((await response.json()).error.message).toMatch(/^context_management\.edits\[0\]\.type: tollgate does not carry compaction/);
+    expect(rig.mocks.anthropic.requests).toHaveLength(0);
+  });
 });

@@ -66,6 +66,7 @@ describe("inputs tollgate does not carry, named with what to do (was: zod's 'Inv
   it("Anthropic's MCP connector (mcp_servers), whose tools Anthropic would call itself", () => {
     const body = { model: "claude", max_tokens: 10, messages: [{ role: "user", content: "hi" }], mcp_servers: [{ type: "url", url: "https://mcp.example.com/sse", name: "example" }] };
     expect(messageOf(() => parseAnthropicRequest(body))).toMatch(/^mcp_servers: tollgate does not carry the MCP connector/);
+    expect(parseAnthropicRequest({ ...body, mcp_servers: [] }).messages).toHaveLength(1); // none: nothing to carry
   });
 
   it("a document block inside an Anthropic tool_result", () => {

@@ -115,14 +115,29 @@ export const anthropicMessagesRequestSchema = z.object({
   metadata: z.object({ user_id: z.string().nullish() }).optional(),
   // Context editing (its beta): Anthropic clears old tool results or thinking before Claude reads
   // the conversation. Passed to Claude as sent (the kinds of edit keep growing).
+  // Except a compact edit: Claude answers with a compaction block, which tollgate has no form for
+  // (see `compaction` below); dropped, the next turn would compact again and bill it again.
   context_management: z
-    .looseObject({ edits: z.array(z.looseObject({ type: z.string({ error: 'required: the kind of edit, e.g. "clear_tool_uses_20250919"' }) })).optional() })
+    .looseObject({
+      edits: z
+        .array(
+          z.looseObject({
+            type: z
+              .string({ error: 'required: the kind of edit, e.g. "clear_tool_uses_20250919"' })
+              .refine((type) => !type.startsWith("compact_"), {
+                error: "tollgate does not carry compaction (Claude answers it with a compaction block, which tollgate has no form for): remove this edit; clearing edits such as clear_tool_uses_20250919 are carried",
+              }),
+          }),
+        )
+        .optional(),
+    })
     .nullish(),
   // The MCP connector (a beta): Anthropic calls the servers' tools itself, as server tools, which
   // tollgate does not carry; stripped, Claude would answer without the tools the app counted on.
   mcp_servers: z
-    .null({ error: "tollgate does not carry the MCP connector (Anthropic calls those tools itself, as server tools): remove mcp_servers, and give Claude the servers' tools as tools your app runs" })
-    .optional(),
+    .array(z.unknown())
+    .max(0, { error: "tollgate does not carry the MCP connector (Anthropic calls those tools itself, as server tools): remove mcp_servers, and give Claude the servers' tools as tools your app runs" })
+    .nullish(),
   // A compaction request (the SDK tool runner's compactBeforeNextTurn) is answered with a
   // compaction block only, which tollgate has no form for; stripped, it would be billed as an
   // ordinary turn while the app waited for a summary.
