@@ -6,7 +6,7 @@ import { postJson, useMockedGateway } from "./support/gateway.ts";
 // inference ran: Anthropic's data-residency docs tell apps to check it) and `server_tool_use`.
 // Was: absent, so an app checking `message.usage.inference_geo === "us"` behind tollgate failed.
 
-const rig = useMockedGateway();
+const rig = useMockedGateway({ cached: { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }], policies: { responseCache: { ttlSeconds: 60 } } } });
 const ask = { model: "claude", max_tokens: 50, messages: [{ role: "user" as const, content: "Hello?" }] };
 
 describe("an Anthropic client's answer from Claude", () => {
@@ -22,6 +22,15 @@ describe("an Anthropic client's answer from Claude", () => {
       expect(message).toMatchObject({ container: null, context_management: null });
       expect(message.usage.server_tool_use).toBeNull();
     }
+  });
+
+  it("says where inference ran from the response cache too, kept streamed or not", async () => {
+    const cachedAsk = { ...ask, model: "cached", temperature: 0, inference_geo: "us" as const };
+    await rig.gateway.anthropic.messages.stream({ ...cachedAsk, max_tokens: 51 }).finalMessage();
+    expect((await rig.gateway.anthropic.messages.create({ ...cachedAsk, max_tokens: 51 })).usage.inference_geo).toBe("us");
+    await rig.gateway.anthropic.messages.create({ ...cachedAsk, max_tokens: 52 });
+    expect((await rig.gateway.anthropic.messages.stream({ ...cachedAsk, max_tokens: 52 }).finalMessage()).usage.inference_geo).toBe("us");
+    expect(rig.mocks.anthropic.requests).toHaveLength(2);
   });
 
   it("says inference_geo null from a target that does not say where it ran", async () => {

@@ -25,6 +25,7 @@ export class ResponseCollector {
   private logprobs: TokenLogprob[] | undefined;
   private refusalLogprobs: TokenLogprob[] | undefined;
   private identity: OpenAIAnswerIdentity = {};
+  private inferenceGeo: string | undefined;
 
   add(part: StreamPart): void {
     switch (part.type) {
@@ -32,6 +33,7 @@ export class ResponseCollector {
         this.id = part.id;
         this.model = part.model;
         this.identity = { ...(part.systemFingerprint ? { systemFingerprint: part.systemFingerprint } : {}), ...(part.serviceTier ? { serviceTier: part.serviceTier } : {}) };
+        this.inferenceGeo = part.inferenceGeo;
         break;
       case "text-delta": {
         if (part.refusal) {
@@ -106,6 +108,7 @@ export class ResponseCollector {
       ...(this.logprobs ? { logprobs: this.logprobs } : {}),
       ...(this.refusalLogprobs ? { refusalLogprobs: this.refusalLogprobs } : {}),
       ...(this.usage ? { usage: this.usage } : {}),
+      ...(this.inferenceGeo ? { inferenceGeo: this.inferenceGeo } : {}),
       ...this.identity,
     };
   }
@@ -119,6 +122,7 @@ export function* responseToParts(response: ChatResponse): Generator<StreamPart> 
     model: response.model,
     ...(response.systemFingerprint ? { systemFingerprint: response.systemFingerprint } : {}),
     ...(response.serviceTier ? { serviceTier: response.serviceTier } : {}),
+    ...(response.inferenceGeo ? { inferenceGeo: response.inferenceGeo } : {}),
   };
   // Claude's thinking is in `content`, signed; `reasoning` alone is a local decoder's.
   const signed = response.content.some((content) => content.type === "thinking" || content.type === "redacted-thinking");
