@@ -63,7 +63,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
       try {
         const response = await call(body, signal, headers);
         let answer = mapOpenAIResponse((await response.json()) as OpenAI.Chat.Completions.ChatCompletion, options.name, request.stop);
-        if (request.continueLastTurn) answer = withoutPrefill(answer, request);
+        answer = withoutRepeatedTurn(answer, request);
         return request.logprobs ? withAlternatives(answer, request.logprobs.top ?? 0) : answer;
       } catch (error) {
         throw mapProviderError(error, errorContext);
@@ -145,13 +145,15 @@ function withAlternatives(answer: ChatResponse, top: number): ChatResponse {
 }
 
 /**
- * llama-server continues a conversation's last assistant turn, and its answer not streamed starts
- * with that turn's text again (streamed, it sends only the continuation): the client, which joins
- * its prefill and the answer itself, would read the prefill twice.
+ * llama-server continues a conversation's last assistant turn, whichever client sent it, and its
+ * answer not streamed starts with that turn's text again (streamed, it sends only the
+ * continuation): an Anthropic client, which joins its prefill and the answer itself, would read
+ * the prefill twice. Only llama-server repeats it, and only llama-server sends `timings`: an
+ * answer from another decoder that starts like the turn is the model's own text.
  */
-function withoutPrefill(answer: ChatResponse, request: ChatRequest): ChatResponse {
+function withoutRepeatedTurn(answer: ChatResponse, request: ChatRequest): ChatResponse {
   const last = request.messages.at(-1);
-  if (last?.role !== "assistant") return answer;
+  if (last?.role !== "assistant" || !answer.timings) return answer;
   const prefill = last.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
   const first = answer.content[0];
   if (!prefill || first?.type !== "text" || !first.text.startsWith(prefill)) return answer;
