@@ -14,7 +14,9 @@ export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
 // SDK 1.x dropped the sampling fields from its types (the newest models accept only defaults);
 // the API still takes them for the models that do, so tollgate keeps sending what was asked.
 type SamplingParams = { temperature?: number; top_p?: number; top_k?: number };
-type Body = Anthropic.Messages.MessageCreateParamsNonStreaming & SamplingParams;
+/** Context editing is a beta field, which the GA request type does not have. */
+type BetaParams = { context_management?: Record<string, unknown> };
+type Body = Anthropic.Messages.MessageCreateParamsNonStreaming & SamplingParams & BetaParams;
 type MessageParam = Anthropic.Messages.MessageParam;
 type ContentBlock = Anthropic.Messages.ContentBlockParam;
 
@@ -97,8 +99,7 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
   if (request.parallelToolCalls === false && body.tools?.length && body.tool_choice?.type !== "none") {
     body.tool_choice = { ...(body.tool_choice ?? { type: "auto" }), disable_parallel_tool_use: true };
   }
-  // A beta field, which the GA request type does not have.
-  if (request.contextManagement) (body as Body & { context_management?: unknown }).context_management = request.contextManagement;
+  if (request.contextManagement) body.context_management = request.contextManagement;
   if (request.cacheLastBlock) body.cache_control = cacheControlOf(request.cacheLastBlock).cache_control!;
   if (request.anthropicServiceTier) body.service_tier = request.anthropicServiceTier as Body["service_tier"];
   if (request.inferenceGeo) body.inference_geo = request.inferenceGeo;

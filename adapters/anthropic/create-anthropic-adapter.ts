@@ -65,8 +65,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
       // count_tokens takes the prompt's fields only: anything about the answer (max_tokens,
       // sampling, stop sequences, metadata) is refused there as an extra input.
       // The structured-output schema and the cache breakpoint are part of the prompt too.
-      const body = convertToAnthropicRequest(request, model) as ReturnType<typeof convertToAnthropicRequest> & { context_management?: unknown };
-      const { messages, system, tools, tool_choice, thinking, output_config, cache_control, context_management } = body;
+      const { messages, system, tools, tool_choice, thinking, output_config, cache_control, context_management } = convertToAnthropicRequest(request, model);
       try {
         const counted = await client.messages.countTokens(
           {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { sha256Hex } from "../../src/auth/key-hash.ts";
 import { hasCacheMarks, type ChatMessage, type ChatRequest } from "../../src/model/chat-request.ts";
+import { documentedToolTokens } from "../../src/model/anthropic-defined-tools.ts";
 import { findModelLimits } from "../../src/pricing/find-model-price.ts";
 import type { Policy, PolicyContext, PolicyLog, PolicyTarget } from "../policy.ts";
 
@@ -69,23 +70,6 @@ type Prefix = {
   previousUserTurn: number;
 };
 
-/**
- * Anthropic's own tools (its text editor, bash, computer use) are sent as a type and a name, and
- * Claude reads them expanded: their pages give the input tokens each adds. Counted here so a
- * prefix that reaches the cache minimum that way is cached (a breakpoint below it costs nothing,
- * one never placed loses the savings). The memory tool gives no figure: it counts for none.
- */
-const EXPANDED_TOOL_TOKENS: Record<string, number> = { text_editor: 700, bash: 245, computer: 735 + 466 };
-
-function expandedToolTokens(request: ChatRequest): number {
-  let tokens = 0;
-  for (const tool of request.tools ?? []) {
-    const kind = tool.anthropicDefined?.type.replace(/_\d{8}$/, "");
-    if (kind) tokens += EXPANDED_TOOL_TOKENS[kind] ?? 0;
-  }
-  return tokens;
-}
-
 function splitPrefix(request: ChatRequest): Prefix {
   const { messages } = request;
   const system = messages.filter((message) => message.role === "system").map((message) => message.content);
@@ -112,7 +96,9 @@ async function placeAnthropicBreakpoints(
 ): Promise<ChatRequest> {
   const minimum = findModelLimits("anthropic", target.model).minCacheTokens ?? DEFAULT_MIN_CACHE_TOKENS;
   const hasSystem = request.messages.some((message) => message.role === "system");
-  const stableTokens = (await context.counter.count(prefix.stable)) + expandedToolTokens(request);
+  // Anthropic's own tools are read expanded: a prefix they carry over the minimum is cached (a
+  // breakpoint below it costs nothing, one never placed loses the savings).
+  const stableTokens = (await context.counter.count(prefix.stable)) + documentedToolTokens(request);
   const conversation = request.messages.slice(0, prefix.latestUserTurn + 1);
   const conversationTokens = stableTokens + (await context.counter.count(textOf(conversation.filter((message) => message.role !== "system"))));
   if (conversationTokens < minimum) {

@@ -1,3 +1,4 @@
+import { ANTHROPIC_DEFINED_TOOL_BOUND } from "../model/anthropic-defined-tools.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import { computeCost } from "../pricing/compute-cost.ts";
 import { utf8Length } from "../runtime/utf8-length.ts";
@@ -77,13 +78,6 @@ const THINKING_BLOCK_FLOOR = 6000;
  * tokens on Claude 4 models (its pricing page), OpenAI formats the definitions into the prompt.
  */
 const TOOL_PROMPT_BOUND = 500;
-
-/**
- * What one of Anthropic's own tools adds to the prompt where Claude expands it (Anthropic's tool
- * pages: the text editor 700 tokens, bash 245, computer use 735 plus a system prompt of up to 499;
- * the memory tool gives no figure): above the largest, with room.
- */
-const ANTHROPIC_DEFINED_TOOL_BOUND = 2000;
 
 /** The words a failed tool's result is prefixed with for OpenAI-shaped targets, with room to spare. */
 const TOOL_ERROR_BOUND = 16;

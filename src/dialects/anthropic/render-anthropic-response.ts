@@ -29,19 +29,19 @@ export function renderAnthropicResponse(response: ChatResponse) {
     stop_reason: toAnthropicStopReasonWith(response.finishReason, response.content.some((part) => part.type === "tool-call")),
     stop_sequence: response.stopSequence ?? null,
     stop_details: renderStopDetails(response.refusalDetails),
-    usage: { ...renderAnthropicUsage(response.usage ?? {}), ...usageWhere(response.inferenceGeo) },
-    // Present, as the SDK's Message types declare them (null where there is none): tollgate
-    // carries no containers.
+    usage: { ...renderAnthropicUsage(response.usage ?? {}), ...usageExtras(response.inferenceGeo) },
+    // Present (null where there is none), as the SDK's Message (`container`) and BetaMessage
+    // (`context_management`) types declare them: tollgate carries no containers.
     container: null,
     context_management: response.contextManagement ?? null,
   };
 }
 
 /**
- * What a Message's usage (and message_start's) says besides its counts: where inference ran
- * (apps with data-residency rules check it), and no server tools, which tollgate does not carry.
+ * A Message's usage fields besides its counts (message_start's too): where inference ran (apps
+ * with data-residency rules check it), and no server tool use, since tollgate carries none.
  */
-export function usageWhere(inferenceGeo: string | undefined) {
+export function usageExtras(inferenceGeo: string | undefined) {
   return { inference_geo: inferenceGeo ?? null, server_tool_use: null };
 }
 

@@ -5,7 +5,7 @@ import { mergeUsage } from "../../model/usage.ts";
 import { toAnthropicStopReasonWith } from "../finish-reasons.ts";
 import { billedUsage, type StreamSummary } from "../stream-summary.ts";
 import { renderAnthropicError } from "./render-anthropic-error.ts";
-import { renderAnthropicUsage, renderStopDetails, usageWhere } from "./render-anthropic-response.ts";
+import { renderAnthropicUsage, renderStopDetails, usageExtras } from "./render-anthropic-response.ts";
 
 // Renders stream parts as Messages events, framed as Anthropic frames them (`event: NAME` then
 // `data: JSON`). message_start is held back until the first content part so that, when the
@@ -134,7 +134,7 @@ export class AnthropicStreamRenderer {
         stop_reason: null,
         stop_sequence: null,
         stop_details: null,
-        usage: { ...usage, output_tokens: usage.output_tokens || 1, ...usageWhere(this.inferenceGeo) },
+        usage: { ...usage, output_tokens: usage.output_tokens || 1, ...usageExtras(this.inferenceGeo) },
         container: null,
         context_management: null,
       },
