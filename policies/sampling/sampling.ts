@@ -9,7 +9,10 @@ import type { Policy, PolicyTarget } from "../policy.ts";
 // Claude Opus 4.1 and 4.5+ refuse temperature and top_p together.
 // A route sets defaults and allowed ranges; a parameter the target does not take is dropped with
 // a warning in the record (or, when the route says so, rejected) instead of becoming a
-// provider 400 that the client cannot read.
+// provider 400 that the client cannot read. The same goes for the provider-specific options that
+// shape how an answer is produced (Claude's thinking, effort and context editing; OpenAI's
+// reasoning effort, verbosity and predictions); log probabilities, which the client reads, are
+// never dropped: a target without them refuses the request.
 
 /** A parameter's default and allowed range, each within what any provider takes for it. */
 const range = (lowest: number, highest: number, example: string) => {
