@@ -70,6 +70,15 @@ describe("a baseUrl with a user and password in it", () => {
   });
 });
 
+describe("serviceTier on a provider other than OpenAI", () => {
+  it("is refused, naming where it belongs", () => {
+    const config = { providers: { claude: { type: "anthropic", apiKey: { env: "K" }, serviceTier: "default" } }, routes: {} };
+    expect(() => resolveConfig(config, { K: "sk-test" })).toThrow(/providers\.claude\.serviceTier: only for openai providers/);
+    const priority = { providers: { openai: { type: "openai", apiKey: { env: "K" }, serviceTier: "priority" } }, routes: {} };
+    expect(() => resolveConfig(priority, { K: "sk-test" })).toThrow(/providers\.openai\.serviceTier: write "default"/);
+  });
+});
+
 describe("imageUrls on a cloud provider", () => {
   it("is refused: only a local decoder fetches image URLs from inside the network", () => {
     const config = { ...local("http://127.0.0.1:8080/v1"), providers: { openai: { type: "openai", apiKey: { env: "K" }, imageUrls: "pass" } }, routes: {} };

@@ -112,10 +112,19 @@ const providerSchema = z
      * network); by default a request with one is refused for this provider (the route may try another).
      */
     imageUrls: z.enum(["refuse", "pass"], { error: 'write "refuse" or "pass"' }).optional(),
+    /**
+     * openai only: "default" asks OpenAI for its default tier on every call, whatever the
+     * project's settings default to (priority, scale) or a client's "auto": the calls are then
+     * billed at the standard rates tollgate prices with, and budgets hold.
+     */
+    serviceTier: z.literal("default", { error: 'write "default", or leave it out for the project\'s own default tier' }).optional(),
   })
   .superRefine((provider, ctx) => {
     if (provider.imageUrls !== undefined && provider.type !== "openai-compatible") {
       ctx.addIssue({ code: "custom", path: ["imageUrls"], message: "only for openai-compatible providers (OpenAI and Anthropic fetch image URLs themselves): remove it" });
+    }
+    if (provider.serviceTier !== undefined && provider.type !== "openai") {
+      ctx.addIssue({ code: "custom", path: ["serviceTier"], message: "only for openai providers (the tier OpenAI serves a call at): remove it" });
     }
     if (provider.type !== "openai-compatible" && !provider.apiKey) {
       ctx.addIssue({

@@ -33,7 +33,7 @@ export function createChatModels(providers: Record<string, ResolvedProvider>, tr
 function createAdapter(provider: ResolvedProvider, common: Parameters<typeof createOpenAIAdapter>[0]): ChatModel {
   switch (provider.type) {
     case "openai":
-      return createOpenAIAdapter(common);
+      return createOpenAIAdapter({ ...common, ...(provider.serviceTier ? { serviceTier: provider.serviceTier } : {}) });
     case "anthropic":
       return createAnthropicAdapter({ ...common, apiKey: provider.apiKeyValue ?? "" });
     case "openai-compatible":
