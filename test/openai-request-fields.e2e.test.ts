@@ -53,6 +53,24 @@ describe("prompt_cache_retention and prediction", () => {
   });
 });
 
+describe("store and metadata", () => {
+  it("reach OpenAI (stored completions, tagged), and not a local decoder or Claude", async () => {
+    const tags = { team: "search", run: "nightly-7" };
+    await rig.gateway.openai.chat.completions.create({ model: "gpt", messages: hi, store: true, metadata: tags });
+    expect(sent()).toMatchObject({ store: true, metadata: tags });
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "claude", messages: hi, store: true, metadata: tags });
+    expect(response.status).toBe(200);
+    expect(sentToClaude()).not.toHaveProperty("store");
+    expect(sentToClaude().metadata).toBeUndefined();
+  });
+
+  it("metadata with a value that is not a string is a 400 naming it", async () => {
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "gpt", messages: hi, metadata: { run: 7 } });
+    expect(response.status).toBe(400);
+    expect((await response.json()).error).toMatchObject({ param: "metadata.run" });
+  });
+});
+
 describe("service_tier", () => {
   it('"default" reaches OpenAI', async () => {
     await rig.gateway.openai.chat.completions.create({ model: "gpt", messages: hi, service_tier: "default" });

@@ -70,6 +70,8 @@ export function convertToOpenAIRequest(request: ChatRequest, model: string, flav
   const cacheKey = request.promptCacheKey ?? request.promptCache?.openAIKey;
   if (flavor === "openai" && cacheKey) body.prompt_cache_key = cacheKey;
   if (flavor === "openai" && request.promptCacheRetention) body.prompt_cache_retention = request.promptCacheRetention as OpenAIRequestBody["prompt_cache_retention"];
+  if (flavor === "openai" && request.store !== undefined) body.store = request.store;
+  if (flavor === "openai" && request.openAIMetadata) body.metadata = request.openAIMetadata;
   if (flavor === "openai" && request.openAIServiceTier) body.service_tier = request.openAIServiceTier as OpenAIRequestBody["service_tier"];
   if (flavor === "openai" && request.verbosity) body.verbosity = request.verbosity as OpenAIRequestBody["verbosity"];
   if (flavor === "openai" && request.prediction !== undefined) body.prediction = { type: "content", content: request.prediction };

@@ -82,6 +82,9 @@ export type ChatRequest = {
    * the request for them.
    */
   logprobs?: { top?: number };
+  /** OpenAI's stored completions (`store`) and their tags (`metadata`): OpenAI targets only. */
+  store?: boolean;
+  openAIMetadata?: Record<string, string>;
   /** OpenAI's `service_tier` ("auto", "default": the ones billed at standard rates): OpenAI targets only. */
   openAIServiceTier?: string;
   /** OpenAI's `verbosity` (gpt-5: "low" answers shorter): OpenAI targets that take it. */

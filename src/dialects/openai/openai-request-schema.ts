@@ -2,7 +2,7 @@ import { z } from "zod";
 import { MAX_TOKENS_BOUND, maxTokensBoundError } from "../max-tokens-bound.ts";
 
 // The subset of the Chat Completions request that tollgate understands. Fields it does not act
-// on (metadata, store, …) are accepted and ignored, as a drop-in proxy must; fields whose
+// on (`stream_options.include_obfuscation`, …) are accepted and ignored, as a drop-in proxy must; fields whose
 // meaning it cannot honour (n > 1, legacy functions) are rejected with a message.
 
 const textPart = z.object({ type: z.literal("text"), text: z.string() });
@@ -143,6 +143,11 @@ export const openAIChatRequestSchema = z.object({
   // does not have: a record priced at standard rates would not match the invoice.
   service_tier: z
     .enum(["auto", "default"], { error: 'tollgate prices answers at OpenAI\'s standard rates, and "flex", "scale" and "priority" are billed at others: remove service_tier, or write "auto" or "default"' })
+    .nullish(),
+  // Stored completions (OpenAI's evals and distillation read them), with the app's tags.
+  store: z.boolean().nullish(),
+  metadata: z
+    .record(z.string(), z.string({ error: "write string values: OpenAI's metadata holds strings only" }))
     .nullish(),
   logprobs: z.boolean().nullish(),
   top_logprobs: z.number().int().min(0).max(20, { error: "at most 20 (OpenAI's limit)" }).nullish(),

@@ -45,6 +45,8 @@ export function parseOpenAIRequest(body: unknown): ChatRequest {
     promptCacheRetention: request.prompt_cache_retention ?? undefined,
     verbosity: request.verbosity ?? undefined,
     openAIServiceTier: request.service_tier ?? undefined,
+    store: request.store ?? undefined,
+    openAIMetadata: request.metadata ?? undefined,
     logprobs: request.logprobs ? (request.top_logprobs != null ? { top: request.top_logprobs } : {}) : undefined,
     prediction: request.prediction ? joinText(request.prediction.content) : undefined,
   });
