@@ -35,3 +35,24 @@ describe("a tool_result of several text blocks", () => {
     expect(tool).toEqual({ role: "tool", tool_call_id: "toolu_1", content: "README.md\npackage.json" });
   });
 });
+
+// A screenshot, then its caption: the order the client wrote them in reaches Claude. Was: the text
+// was moved before the image, so the caption read as coming first.
+describe("a tool_result of an image, then its text", () => {
+  const screenshot = { type: "image" as const, source: { type: "base64" as const, media_type: "image/png" as const, data: "iVBORw0KGgo=" } };
+  const withBlocks = (blocks: unknown[]) => ({
+    ...conversation("claude"),
+    messages: [
+      ...conversation("claude").messages.slice(0, 2),
+      { role: "user" as const, content: [{ type: "tool_result" as const, tool_use_id: "toolu_1", content: blocks }] },
+    ],
+  });
+
+  it("reaches Claude in that order, and text then image stays so too", async () => {
+    const caption = { type: "text" as const, text: "The login page after the fix." };
+    await rig.gateway.anthropic.messages.create(withBlocks([screenshot, caption]) as never);
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.messages.at(-1).content[0].content).toEqual([screenshot, caption]);
+    await rig.gateway.anthropic.messages.create(withBlocks([caption, screenshot]) as never);
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.messages.at(-1).content[0].content).toEqual([caption, screenshot]);
+  });
+});

@@ -1,5 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { CacheMark, ChatMessage, ChatRequest, ImageContent, ToolChoice } from "../../src/model/chat-request.ts";
+import type { CacheMark, ChatMessage, ChatRequest, ImageContent, ToolChoice, ToolResultMessage } from "../../src/model/chat-request.ts";
 import { parseToolArguments } from "../../src/dialects/anthropic/render-anthropic-response.ts";
 import { GatewayError } from "../../src/errors/gateway-error.ts";
 import { claudeDecodedSchema, claudeTakesStructuredOutputs, claudeTools } from "../../src/model/claude-structured-outputs.ts";
@@ -138,9 +138,7 @@ function convertContent(message: Exclude<ChatMessage, { role: "system" }>): Cont
         {
           type: "tool_result",
           tool_use_id: message.toolCallId,
-          content: message.images?.length
-            ? [...(hasText(message.content) ? [{ type: "text" as const, text: message.content }] : []), ...message.images.map(imageBlock)]
-            : message.content,
+          content: message.images?.length ? toolResultBlocks(message, message.images) : message.content,
           ...(message.isError ? { is_error: true } : {}),
           ...cacheControlOf(message.cacheControl),
         },
@@ -152,6 +150,13 @@ function imageBlock(image: ImageContent): Anthropic.Messages.ImageBlockParam {
   return image.source === "url"
     ? { type: "image", source: { type: "url", url: image.url } }
     : { type: "image", source: { type: "base64", media_type: image.mediaType as "image/png", data: image.data } };
+}
+
+/** A tool result's text and images, in the order the client gave them. */
+function toolResultBlocks(message: ToolResultMessage, images: ImageContent[]): (Anthropic.Messages.TextBlockParam | Anthropic.Messages.ImageBlockParam)[] {
+  const text = hasText(message.content) ? [{ type: "text" as const, text: message.content }] : [];
+  const pictures = images.map(imageBlock);
+  return message.imagesFirst ? [...pictures, ...text] : [...text, ...pictures];
 }
 
 /**

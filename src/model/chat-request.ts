@@ -116,8 +116,11 @@ export type CacheMark = { ttl: "5m" | "1h" };
 export type SystemMessage = { role: "system"; content: string; name?: string; cacheControl?: CacheMark };
 export type UserMessage = { role: "user"; content: UserContent[]; name?: string };
 export type AssistantMessage = { role: "assistant"; content: AssistantContent[]; name?: string };
-/** `images`: what a tool returned besides its text (a screenshot), after that text. */
-export type ToolResultMessage = { role: "tool"; toolCallId: string; content: string; images?: ImageContent[]; isError?: boolean; cacheControl?: CacheMark };
+/**
+ * `images`: what a tool returned besides its text (a screenshot), after that text, or before it
+ * where the client put them first (`imagesFirst`: a screenshot, then its caption).
+ */
+export type ToolResultMessage = { role: "tool"; toolCallId: string; content: string; images?: ImageContent[]; imagesFirst?: true; isError?: boolean; cacheControl?: CacheMark };
 
 export type TextContent = { type: "text"; text: string; cacheControl?: CacheMark };
 /** `detail`: OpenAI's image resolution, which sets what an image costs there (Anthropic has none). */

@@ -109,6 +109,7 @@ function convertMessage(message: AnthropicMessage): ChatMessage[] {
         // The neutral model keeps one text per result: its text blocks are lines of it, not one word.
         content: typeof block.content === "string" ? block.content : parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n"),
         ...(images.length > 0 ? { images } : {}),
+        ...(parts[0]?.type === "image" && parts.some((part) => part.type === "text") ? { imagesFirst: true as const } : {}),
         ...(block.is_error ? { isError: true } : {}),
         ...toolResultMark(block, parts),
       });
