@@ -9,9 +9,17 @@ import { postJson, useMockedGateway, waitForRecord } from "./support/gateway.ts"
 // Costs by hand, claude-sonnet-4-6 ($3 / $15 per 1M tokens), 1,000 input + 100 output tokens:
 //   global: 3,000,000 + 1,500,000 = 4,500,000 nano-dollars;  us: 3,300,000 + 1,650,000 = 4,950,000.
 
-const rig = useMockedGateway({
-  capped: { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }], maxCostPerRequestUsd: 0.000001 },
-});
+const rig = useMockedGateway(
+  {
+    capped: { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }], maxCostPerRequestUsd: 0.000001 },
+    // A Claude model the price list does not know (priced in config) is taken to be a later one.
+    "capped-later": { targets: [{ provider: "anthropic", model: "claude-opus-5" }], maxCostPerRequestUsd: 0.000001 },
+    // One the list knows to predate US-only inference (it refuses inference_geo).
+    "capped-older": { targets: [{ provider: "anthropic", model: "claude-haiku-4-5" }], maxCostPerRequestUsd: 0.000001 },
+  },
+  [],
+  { anthropic: { pricing: { models: { "claude-opus-5": { inputPerMillion: 5, outputPerMillion: 25 } } } } },
+);
 const usage = { input_tokens: 1000, output_tokens: 100 };
 const ask = (fields: Record<string, unknown>, model = "claude") =>
   postJson(rig.gateway, "/v1/messages", { model, max_tokens: 200, messages: [{ role: "user", content: "Where do you run?" }], ...fields });
@@ -76,6 +84,15 @@ describe("inference_geo", () => {
       return /could cost up to \$([0-9.]+),/.exec((await response.json()).error.message)![1];
     };
     expect(await worstCase({})).toBe(await worstCase({ inference_geo: "us" }));
+  });
+
+  it("the same on a Claude model the price list does not know, and not on one it knows to predate US-only inference", async () => {
+    const worstCase = async (model: string, fields: Record<string, unknown>) => {
+      const response = await ask(fields, model);
+      return Math.round(Number(/could cost up to \$([0-9.]+),/.exec((await response.json()).error.message)![1]) * 1e9);
+    };
+    expect((await worstCase("capped-later", {})) * 10).toBe((await worstCase("capped-later", { inference_geo: "global" })) * 11);
+    expect(await worstCase("capped-older", {})).toBe(await worstCase("capped-older", { inference_geo: "global" }));
   });
 
   it("a geography tollgate has no price for is a 400 naming the ones it has, before Claude is called", async () => {

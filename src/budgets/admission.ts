@@ -122,8 +122,9 @@ export class Admission {
         const limits = provider ? findModelLimits(provider.type, target.model) : {};
         const listed = this.deps.prices.priceOf(target.provider, target.model);
         // Inference kept in the US bills 1.1×, also where the workspace's default (which tollgate
-        // cannot see) keeps it there: unless the request says "global", a model that can runs there.
-        const geo = request.inferenceGeo ?? (limits.usOnlyInference ? "us" : undefined);
+        // cannot see) keeps it there: unless the request says "global", a model that can (or one
+        // the price list does not know, a later one) is reserved as running there.
+        const geo = request.inferenceGeo ?? (limits.usOnlyInference !== false ? "us" : undefined);
         const price = listed && provider?.type === "anthropic" ? priceInGeo(listed, geo) : listed;
         // Only a priced target's bound weighs in the worst case (an unpriced one reserves nothing).
         if (price && provider?.type !== "anthropic" && limits.maxOutputTokens === undefined) unknownMaximum = true;

@@ -46,7 +46,8 @@ export type ModelLimits = {
    * Anthropic: may run inference in the US only (`inference_geo: "us"`, billed at 1.1×), asked
    * for or as the workspace's default, which tollgate cannot see: admission reserves that price
    * unless the request says "global". Opus 4.6, Sonnet 4.6 and later (Anthropic's data-residency
-   * docs); older models refuse the field.
+   * docs); false on the older models in this list, which refuse the field. A Claude model the
+   * list does not know is taken to be a later one.
    */
   usOnlyInference?: boolean;
   /** OpenAI: refuses `verbosity`, which came with gpt-5; set on the models in this list that predate it. */
@@ -104,7 +105,7 @@ const anthropic = (model: string, input: number, output: number, limits: ModelLi
   price: anthropicPrice(input, output),
   source: ANTHROPIC_SOURCE,
   asOf,
-  limits,
+  limits: { usOnlyInference: false, ...limits },
 });
 
 /**
