@@ -95,6 +95,18 @@ describe("inference_geo", () => {
     expect(await worstCase("capped-older", {})).toBe(await worstCase("capped-older", { inference_geo: "global" }));
   });
 
+  // A data-residency rule cannot be honoured where the field is not taken: only Claude takes it.
+  it('"us" makes a route pass over an OpenAI target to its Claude one, or is a 400 naming inference_geo', async () => {
+    const passed = await ask({ inference_geo: "us" }, "gpt-then-claude");
+    expect(passed.status).toBe(200);
+    expect(passed.headers.get("x-tollgate-provider")).toBe("anthropic");
+    const refused = await ask({ inference_geo: "us" }, "gpt");
+    expect(refused.status).toBe(400);
+    expect((await refused.json()).error.message).toBe("inference_geo: gpt-4o (openai) cannot be asked to keep inference in the US: remove inference_geo, or route this request to a Claude model");
+    expect(rig.mocks.openai.requests).toHaveLength(0);
+    expect((await ask({ inference_geo: "global" }, "gpt")).status).toBe(200);
+  });
+
   it("a geography tollgate has no price for is a 400 naming the ones it has, before Claude is called", async () => {
     const response = await ask({ inference_geo: "eu" });
     expect(response.status).toBe(400);

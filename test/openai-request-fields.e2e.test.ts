@@ -102,10 +102,11 @@ describe("a message's participant name", () => {
     expect(sent().messages).toEqual(chat);
   });
 
-  it("does not reach Claude, whose messages have no name", async () => {
+  it("does not reach Claude, whose messages have no name, and the note says so", async () => {
     const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "claude", messages: chat });
     expect(response.status).toBe(200);
     expect(JSON.stringify(sentToClaude())).not.toContain('"name":"alice"');
+    expect(response.headers.get("x-tollgate-policies")).toContain("name=dropped");
   });
 });
 

@@ -96,6 +96,7 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
     },
     adaptToTarget(request, target, log) {
       refuseLogprobs(request, target);
+      refuseUsOnlyInference(request, target);
       let next = request;
       // Anthropic's temperature range is 0–1, OpenAI's 0–2: the same intent at the top of the scale.
       if (target.providerType === "anthropic" && next.temperature !== undefined && next.temperature > 1) {
@@ -128,6 +129,19 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
         else drop("thinking", " (Anthropic's extended thinking)");
       }
       if (next.effort !== undefined && target.providerType !== "anthropic") drop("effort", " (Anthropic's effort)");
+      // Claude's messages have no participant names: the conversation goes without them.
+      if (target.providerType === "anthropic" && next.messages.some((message) => message.role !== "tool" && message.name)) {
+        const named = next.messages.findIndex((message) => message.role !== "tool" && message.name);
+        if (options?.onUnsupported === "reject") {
+          throw new GatewayError("invalid_request", `messages[${named}].name is not accepted by ${target.model} (${target.providerName}): Claude's messages have no participant names; remove name`, {
+            param: `messages[${named}].name`,
+            code: "unsupported_parameter",
+          });
+        }
+        log.notes.push("name=dropped");
+        log.warnings.push(`the messages' participant names were not sent: ${target.model} takes none`);
+        next = { ...next, messages: next.messages.map((message) => (message.role !== "tool" && message.name ? withoutName(message) : message)) };
+      }
       // Context editing trims the conversation at Anthropic; another provider reads it whole.
       if (next.contextManagement !== undefined && target.providerType !== "anthropic") drop("contextManagement", " (Anthropic's context editing)");
       // Claude Opus 4.1 and 4.5+ take temperature or top_p, not both. top_p is the one that goes:
@@ -151,6 +165,23 @@ function refuseLogprobs(request: ChatRequest, target: PolicyTarget): void {
   const model = target.providerType === "anthropic" ? `${target.model} (Claude)` : findModelLimits(target.providerType, target.model).reasoning === true ? `${target.model} (a reasoning model)` : undefined;
   if (model === undefined) return;
   throw new GatewayError("invalid_request", `logprobs: ${model} gives no log probabilities: remove logprobs, or route this request to a model that gives them`, { param: "logprobs" });
+}
+
+/**
+ * A request that asks for inference kept in the US (Anthropic's `inference_geo: "us"`, a data
+ * residency rule) cannot go where that is not honoured: only Anthropic takes the field, so other
+ * targets refuse it and the route moves on ("global" asks for nothing and goes without).
+ */
+function refuseUsOnlyInference(request: ChatRequest, target: PolicyTarget): void {
+  if (request.inferenceGeo !== "us" || target.providerType === "anthropic") return;
+  throw new GatewayError("invalid_request", `inference_geo: ${target.model} (${target.providerName}) cannot be asked to keep inference in the US: remove inference_geo, or route this request to a Claude model`, {
+    param: "inference_geo",
+  });
+}
+
+function withoutName<T extends { name?: string }>(message: T): T {
+  const { name: _name, ...rest } = message;
+  return rest as T;
 }
 
 /** The parameters set on the request that this target would refuse. */
