@@ -77,8 +77,8 @@ describe("service_tier", () => {
     expect(sent().service_tier).toBe("default");
   });
 
-  it('"flex" and "priority", billed at rates tollgate does not price with, are a 400 saying so', async () => {
-    for (const tier of ["flex", "priority"]) {
+  it('"flex", "scale" and "priority", billed at rates tollgate does not price with, are a 400 saying so', async () => {
+    for (const tier of ["flex", "scale", "priority"]) {
       const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "gpt", messages: hi, service_tier: tier });
       expect(response.status).toBe(400);
       const body = await response.json();
