@@ -29,12 +29,14 @@ describe("context_management", () => {
     expect(message.context_management).toEqual(applied);
   });
 
-  it("reaches count_tokens", async () => {
+  it("reaches count_tokens, and the count before the edits comes back with the count", async () => {
+    rig.mocks.anthropic.enqueueCountTokens({ kind: "count", inputTokens: 18_000, contextManagement: { original_input_tokens: 30_000 } });
     const { max_tokens: _max, ...countAsk } = ask;
-    await rig.gateway.anthropic.beta.messages.countTokens(countAsk as never);
+    const counted = await rig.gateway.anthropic.beta.messages.countTokens(countAsk as never);
     const sent = rig.mocks.anthropic.requests.at(-1)!;
     expect(sent.url).toContain("/v1/messages/count_tokens");
     expect(sent.body.context_management).toEqual(edits);
+    expect(counted).toEqual({ input_tokens: 18_000, context_management: { original_input_tokens: 30_000 } });
   });
 
   it("is dropped with a note for an OpenAI model, which reads the conversation whole", async () => {

@@ -7,7 +7,7 @@ import { mapProviderError, type ProviderErrorContext } from "../shared/map-provi
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
 import { FinishCheck } from "../shared/finish-check.ts";
 import { convertToAnthropicRequest, refuseBlankLastTurn } from "./convert-to-anthropic-request.ts";
-import { mapAnthropicResponse } from "./map-anthropic-response.ts";
+import { contextManagementOf, mapAnthropicResponse } from "./map-anthropic-response.ts";
 import { streamWithPrefill, withPrefill } from "./prefill.ts";
 import { mapAnthropicStream } from "./map-anthropic-stream.ts";
 
@@ -81,7 +81,9 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
           } as Anthropic.Messages.MessageCountTokensParams,
           { signal, ...(headers ? { headers } : {}) },
         );
-        return counted.input_tokens;
+        // With context editing (a beta), the answer also says what the count was before it.
+        const edits = contextManagementOf(counted).contextManagement;
+        return edits ? { inputTokens: counted.input_tokens, contextManagement: edits } : counted.input_tokens;
       } catch (error) {
         throw mapProviderError(error, errorContext);
       }

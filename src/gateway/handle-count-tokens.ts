@@ -6,7 +6,7 @@ import type { ResolvedConfig } from "../config/resolve-config.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import { parseAnthropicCountTokensRequest, withAnthropicBetas } from "../dialects/anthropic/parse-anthropic-request.ts";
 import { countRequestTokens, type TokenCounter } from "../metering/token-counter.ts";
-import type { ChatModel } from "../model/chat-model.ts";
+import type { ChatModel, CountedWithEdits } from "../model/chat-model.ts";
 import type { ChatRequest, ImageContent } from "../model/chat-request.ts";
 import type { CheapestFirst } from "../routing/cheapest-first.ts";
 import type { Target } from "../routing/route-chat.ts";
@@ -46,7 +46,7 @@ export type CountTokensDeps = {
   now?: () => number;
 };
 
-type Count = { inputTokens: number; estimated: boolean };
+type Count = { inputTokens: number; estimated: boolean; contextManagement?: Record<string, unknown> };
 
 /**
  * How long a target whose provider had no count endpoint (a decoder other than llama-server) is
@@ -69,7 +69,7 @@ export function createCountTokensHandler({ config, slots, order, policies, store
      * The provider's own count, under a CLIENT span whose trace context the call carries;
      * undefined where the provider gives none.
      */
-    async function countUpstream(target: Target, adapted: ChatRequest): Promise<number | undefined> {
+    async function countUpstream(target: Target, adapted: ChatRequest): Promise<number | CountedWithEdits | undefined> {
       const { model, modelName } = target;
       if (!model.countTokens || now() < (cannotCount.get(model) ?? 0)) return undefined;
       const span = telemetry.startCountTokensSpan(c.get("requestSpan").span, { providerName: model.providerName, providerType: model.providerType, model: modelName, baseUrl: model.baseUrl });
@@ -85,7 +85,7 @@ export function createCountTokensHandler({ config, slots, order, policies, store
           telemetry.endChatSpan(span, {});
           return undefined;
         }
-        telemetry.endChatSpan(span, { usage: { inputTokens: counted } });
+        telemetry.endChatSpan(span, { usage: { inputTokens: typeof counted === "number" ? counted : counted.inputTokens } });
         return counted;
       } catch (error) {
         const type = signal.aborted ? "cancelled" : error instanceof GatewayError ? (error.code ?? error.kind) : "_OTHER";
@@ -96,9 +96,11 @@ export function createCountTokensHandler({ config, slots, order, policies, store
 
     const { target, answer } = await callOnRoute(request, order.routeFor(request, route), slots, signal, targetAdapter(chain, context), async (adapted, target): Promise<Count> => {
       const counted = await countUpstream(target, adapted);
-      return counted === undefined ? { inputTokens: await estimateInputTokens(counter, adapted), estimated: true } : { inputTokens: counted, estimated: false };
+      if (counted === undefined) return { inputTokens: await estimateInputTokens(counter, adapted), estimated: true };
+      return typeof counted === "number" ? { inputTokens: counted, estimated: false } : { ...counted, estimated: false };
     });
-    return jsonResponse({ input_tokens: answer.inputTokens }, 200, c.get("requestId"), {
+    const body = { input_tokens: answer.inputTokens, ...(answer.contextManagement ? { context_management: answer.contextManagement } : {}) };
+    return jsonResponse(body, 200, c.get("requestId"), {
       "x-tollgate-route": parsed.route,
       "x-tollgate-provider": target.model.providerName,
       "x-tollgate-model": target.modelName,

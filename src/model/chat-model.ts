@@ -27,8 +27,14 @@ export interface ChatModel {
    * count_tokens, which is free; llama-server renders and tokenizes the prompt). Absent, or
    * answering NotCounted, where it cannot: tollgate then counts for itself.
    */
-  countTokens?(request: ChatRequest, model: string, signal: AbortSignal, headers?: UpstreamHeaders): Promise<number | NotCounted>;
+  countTokens?(request: ChatRequest, model: string, signal: AbortSignal, headers?: UpstreamHeaders): Promise<number | CountedWithEdits | NotCounted>;
 }
+
+/**
+ * A count after Anthropic's context editing, with what it said of the editing
+ * (`context_management: {original_input_tokens}`, the count before it), passed on to the client.
+ */
+export type CountedWithEdits = { inputTokens: number; contextManagement: Record<string, unknown> };
 
 /**
  * Why a provider gave no count: it has no count endpoint ("no-endpoint", found by asking), or it

@@ -135,7 +135,8 @@ export type AnthropicMockReply =
 export type AnthropicMockOptions = ProviderMockOptions;
 
 /** One scripted count_tokens answer: a count (default: the request's words, see the handler) or an HTTP error. */
-export type AnthropicCountTokensReply = { kind: "count"; inputTokens?: number } | Extract<AnthropicMockReply, { kind: "http-error" }>;
+/** `contextManagement`: what context editing (its beta) says beside the count, `{original_input_tokens}`. */
+export type AnthropicCountTokensReply = { kind: "count"; inputTokens?: number; contextManagement?: Record<string, unknown> } | Extract<AnthropicMockReply, { kind: "http-error" }>;
 
 export type AnthropicMock = ProviderMock<AnthropicMockReply> & {
   /** Queues count_tokens answers (a queue of their own: a count never takes a Messages reply). */
@@ -216,7 +217,8 @@ export function createAnthropicMock({
     const reply = countReplies.next();
     if (reply.kind === "http-error") return scriptedError(reply, errorResponse);
     const words = countWordsInContent(body.system) + countWordsInContent(body.messages) + (Array.isArray(body.tools) ? body.tools.length : 0);
-    return HttpResponse.json({ input_tokens: reply.inputTokens ?? words }, { headers: { "request-id": requestId } });
+    const edits = reply.contextManagement ? { context_management: reply.contextManagement } : {};
+    return HttpResponse.json({ input_tokens: reply.inputTokens ?? words, ...edits }, { headers: { "request-id": requestId } });
   });
 
   const messages = http.post(`${base}/v1/messages`, async ({ request }) => {
