@@ -234,4 +234,19 @@ describe("strict tools past Anthropic's limits on one request", () => {
     await ask([strictTool("a", 12), strictTool("b", 13)]);
     expect(rig.mocks.anthropic.requests.at(-1)!.body.tools.map((tool: { strict?: boolean }) => tool.strict)).toEqual([undefined, undefined]);
   });
+
+  it("16 union-typed parameters across the strict tools stay strict; 17 are sent without strict", async () => {
+    // A parameter of several types (a type list, or anyOf) is a union; all required, none optional.
+    const unionTool = (name: string, unions: number) => {
+      const tool = strictTool(name);
+      const properties: Record<string, unknown> = { q: { type: "string" } };
+      for (let i = 0; i < unions; i++) properties[`u${i}`] = i % 2 === 0 ? { type: ["string", "null"] } : { anyOf: [{ type: "string" }, { type: "integer" }] };
+      tool.function.parameters = { ...tool.function.parameters, properties, required: Object.keys(properties) };
+      return tool;
+    };
+    await ask([unionTool("a", 8), unionTool("b", 8)]);
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.tools.map((tool: { strict?: boolean }) => tool.strict)).toEqual([true, true]);
+    await ask([unionTool("a", 8), unionTool("b", 9)]);
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.tools.map((tool: { strict?: boolean }) => tool.strict)).toEqual([undefined, undefined]);
+  });
 });
