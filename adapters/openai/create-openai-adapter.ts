@@ -20,7 +20,7 @@ export type OpenAIAdapterOptions = TransportOptions & {
   /** `compatible` for vLLM, SGLang, llama-server and Ollama: max_tokens, top_k, min_p. */
   flavor?: OpenAIFlavor;
   /** The service tier every call asks for, in place of the client's "auto" or none (config's `serviceTier`). */
-  serviceTier?: "default";
+  serviceTier?: "default" | "priority";
 };
 
 export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {

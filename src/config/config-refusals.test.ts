@@ -74,8 +74,21 @@ describe("serviceTier on a provider other than OpenAI", () => {
   it("is refused, naming where it belongs", () => {
     const config = { providers: { claude: { type: "anthropic", apiKey: { env: "K" }, serviceTier: "default" } }, routes: {} };
     expect(() => resolveConfig(config, { K: "sk-test" })).toThrow(/providers\.claude\.serviceTier: only for openai providers/);
-    const priority = { providers: { openai: { type: "openai", apiKey: { env: "K" }, serviceTier: "priority" } }, routes: {} };
-    expect(() => resolveConfig(priority, { K: "sk-test" })).toThrow(/providers\.openai\.serviceTier: write "default"/);
+    const scale = { providers: { openai: { type: "openai", apiKey: { env: "K" }, serviceTier: "scale" } }, routes: {} };
+    expect(() => resolveConfig(scale, { K: "sk-test" })).toThrow(/providers\.openai\.serviceTier: write "default" or "priority"/);
+  });
+});
+
+describe('serviceTier "priority" on a provider whose routed model tollgate has no priority price for', () => {
+  it("starts with a warning naming the model and the fix; a listed model gives none", () => {
+    const config = {
+      providers: { openai: { type: "openai", apiKey: { env: "K" }, serviceTier: "priority", pricing: { models: { "gpt-4.1": { inputPerMillion: 1.5, outputPerMillion: 6 } } } } },
+      routes: { negotiated: { targets: [{ provider: "openai", model: "gpt-4.1" }] }, listed: { targets: [{ provider: "openai", model: "gpt-4o" }] } },
+    };
+    const { warnings } = resolveConfig(config, { K: "sk-test" });
+    expect(warnings).toEqual([
+      'providers.openai.serviceTier is "priority", but tollgate has no priority price for gpt-4.1 (it is priced in config): its calls are recorded and reserved at the standard price, below what OpenAI bills; price gpt-4.1 in config at the priority rates, or write "serviceTier": "default"',
+    ]);
   });
 });
 

@@ -113,11 +113,12 @@ const providerSchema = z
      */
     imageUrls: z.enum(["refuse", "pass"], { error: 'write "refuse" or "pass"' }).optional(),
     /**
-     * openai only: "default" asks OpenAI for its default tier on every call, whatever the
-     * project's settings default to (priority, scale) or a client's "auto": the calls are then
-     * billed at the standard rates tollgate prices with, and budgets hold.
+     * openai only: the tier every call asks for, in place of a client's "auto" or none. "default":
+     * the standard rates, whatever the project's settings default to (priority, scale). "priority":
+     * OpenAI's faster tier, recorded and reserved by budgets at its own prices. Left out, a call runs
+     * at the project's default tier; its answer says which, and the record is priced at it.
      */
-    serviceTier: z.literal("default", { error: 'write "default", or leave it out for the project\'s own default tier' }).optional(),
+    serviceTier: z.enum(["default", "priority"], { error: 'write "default" or "priority", or leave it out for the project\'s own default tier' }).optional(),
   })
   .superRefine((provider, ctx) => {
     if (provider.imageUrls !== undefined && provider.type !== "openai-compatible") {

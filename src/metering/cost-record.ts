@@ -55,6 +55,11 @@ export type CostRecord = {
    * token price, and the cost here includes it.
    */
   inferenceGeo?: string;
+  /**
+   * OpenAI's service tier that served the call, when not a standard one: "priority" is billed at
+   * its own prices, and the cost here is at them where the bundled list has them.
+   */
+  serviceTier?: string;
   dialect: "openai" | "anthropic";
   stream: boolean;
   status: RecordStatus;

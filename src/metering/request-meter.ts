@@ -6,6 +6,7 @@ import type { FinishReason, StreamPart } from "../model/stream-part.ts";
 import { isPlausibleTokenCount, mergeUsage, type Usage } from "../model/usage.ts";
 import { isPricedGeo, priceInGeo, PRICED_INFERENCE_GEOS } from "../pricing/inference-geo.ts";
 import { computeCost, ZERO_COST } from "../pricing/compute-cost.ts";
+import { isStandardTier, priceAtTier, unpricedTierWarning } from "../pricing/service-tier.ts";
 import { ADMIN_NAME, type CostRecord, type RecordStatus } from "./cost-record.ts";
 import { unpricedWarning, type PriceBook } from "./price-book.ts";
 import { countRequestTokens, type TokenCounter } from "./token-counter.ts";
@@ -222,9 +223,11 @@ export class RequestMeter {
     if (target && !hit) {
       const price = this.deps.prices.priceOf(target.providerName, target.model, this.responseModel);
       if (price) {
-        cost = computeCost(usage, priceInGeo(price, this.inferenceGeo));
-        // Priced at the standard, global rates where the answer says it was served otherwise.
-        if (this.serviceTier && !STANDARD_TIERS.has(this.serviceTier)) warnings.push(unpricedTierWarning(this.serviceTier));
+        const atTier = priceAtTier(price, this.serviceTier);
+        cost = computeCost(usage, priceInGeo(atTier ?? price, this.inferenceGeo));
+        // Priced at the standard, global rates where the answer says it was served at a tier or in
+        // a place tollgate has no price for.
+        if (!atTier && this.serviceTier) warnings.push(unpricedTierWarning(this.serviceTier));
         if (this.inferenceGeo && !isPricedGeo(this.inferenceGeo)) warnings.push(unpricedGeoWarning(this.inferenceGeo));
       } else {
         unpriced = true;
@@ -259,6 +262,7 @@ export class RequestMeter {
     if (caller.kind === "admin") record.admin = true;
     if (this.responseModel) record.responseModel = this.responseModel;
     if (this.inferenceGeo && this.inferenceGeo !== "global" && !hit) record.inferenceGeo = this.inferenceGeo;
+    if (!isStandardTier(this.serviceTier) && !hit) record.serviceTier = this.serviceTier;
     if (outcome.errorType) record.errorType = outcome.errorType;
     if (this.finishReason) record.finishReason = this.finishReason;
     if (this.softBudgets.length > 0) record.softBudgetsExceeded = this.softBudgets;
@@ -324,20 +328,9 @@ export class RequestMeter {
   }
 }
 
-/**
- * The tiers OpenAI bills at the rates tollgate prices with. A request tollgate sends names none
- * (the client's "flex" and "priority" are refused), so OpenAI serves it at the project's default
- * tier, which its settings may make another: the answer says which, and the record says so.
- */
-const STANDARD_TIERS = new Set(["default", "standard"]);
-
 /** A geography the answer says inference ran in (a workspace's default) with no price of tollgate's. */
 function unpricedGeoWarning(geo: string): string {
   return `the provider says inference ran in "${geo}", which may be billed above the global price this cost is computed at (tollgate knows the prices of ${PRICED_INFERENCE_GEOS.map((known) => `"${known}"`).join(" and ")})`;
-}
-
-function unpricedTierWarning(tier: string): string {
-  return `the provider served this call at its "${tier}" tier, billed at other rates than the standard ones this cost is computed at; set the OpenAI project's default service tier to "default" to keep its calls at the prices tollgate has`;
 }
 
 const NO_USAGE: Required<Usage> = { inputTokens: 0, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0, reasoningTokens: 0 };

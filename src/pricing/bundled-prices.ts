@@ -16,6 +16,8 @@ export type BundledPrice = {
   price: Required<UsdPerMillion>;
   /** Prices that apply instead when the whole input (cache included) is above the threshold. */
   longContext?: { aboveInputTokens: number; price: Required<UsdPerMillion> };
+  /** OpenAI: the prices of a call its answer says was served at the "priority" tier. */
+  priority?: { price: Required<UsdPerMillion>; source: string; asOf: string };
   source: string;
   /** When the figures were read at the source. */
   asOf: string;
@@ -76,12 +78,22 @@ export type ModelLimits = {
 };
 
 const OPENAI_SOURCE = "https://openai.com/api/pricing/ (via the LiteLLM price map)";
+// Priority processing (`service_tier: "priority"`, or a project whose default tier is priority):
+// a premium on every token, cached input still discounted. Requests above 128k prompt tokens are
+// not served at that tier; their answers say "default" and are priced as such.
+const OPENAI_PRIORITY_SOURCE = "https://openai.com/api-priority-processing/";
 const ANTHROPIC_SOURCE = "https://platform.claude.com/docs/en/about-claude/pricing";
 
-const openai = (model: string, input: number, cachedInput: number, output: number, limits: ModelLimits): BundledPrice => ({
+const openAIPrice = ([input, cachedInput, output]: Triple): Required<UsdPerMillion> => ({ input, cachedInput, cacheWrite5m: input, cacheWrite1h: input, output });
+
+/** USD per 1M tokens: input, cached input, output. */
+type Triple = readonly [number, number, number];
+
+const openai = (model: string, standard: Triple, priority: Triple, limits: ModelLimits): BundledPrice => ({
   provider: "openai",
   model,
-  price: { input, cachedInput, cacheWrite5m: input, cacheWrite1h: input, output },
+  price: openAIPrice(standard),
+  priority: { price: openAIPrice(priority), source: OPENAI_PRIORITY_SOURCE, asOf: "2026-11" },
   source: OPENAI_SOURCE,
   asOf: "2026-07",
   limits: { maxStopSequences: 4, reasoning: false, noVerbosity: true, ...limits },
@@ -137,16 +149,17 @@ const DEPRECATIONS_PAGE = "https://platform.claude.com/docs/en/about-claude/mode
 const retiresOn = (on: string) => ({ retirement: { on, source: DEPRECATIONS_PAGE } });
 
 export const BUNDLED_PRICES: readonly BundledPrice[] = [
-  openai("gpt-4o", 2.5, 1.25, 10, { maxOutputTokens: 16_384 }),
+  //     model                 standard               priority
+  openai("gpt-4o",            [2.5, 1.25, 10],        [4.25, 2.125, 17], { maxOutputTokens: 16_384 }),
   // The first gpt-4o snapshot kept its launch price and has no cached-input discount; listed on
   // its own, or the dated-snapshot rule would price it as gpt-4o.
-  openai("gpt-4o-2024-05-13", 5, 5, 15, { maxOutputTokens: 4_096 }),
-  openai("gpt-4o-mini", 0.15, 0.075, 0.6, { maxOutputTokens: 16_384, maxImageTokens: 2_833 + 8 * 5_667 }),
-  openai("gpt-4.1", 2, 0.5, 8, { maxOutputTokens: 32_768 }),
-  openai("gpt-4.1-mini", 0.4, 0.1, 1.6, { maxOutputTokens: 32_768 }),
-  openai("gpt-4.1-nano", 0.1, 0.025, 0.4, { maxOutputTokens: 32_768 }),
-  openai("o3", 2, 0.5, 8, REASONING),
-  openai("o4-mini", 1.1, 0.275, 4.4, REASONING),
+  openai("gpt-4o-2024-05-13", [5, 5, 15],             [8.75, 8.75, 26.25], { maxOutputTokens: 4_096 }),
+  openai("gpt-4o-mini",       [0.15, 0.075, 0.6],     [0.25, 0.125, 1], { maxOutputTokens: 16_384, maxImageTokens: 2_833 + 8 * 5_667 }),
+  openai("gpt-4.1",           [2, 0.5, 8],            [3.5, 0.875, 14], { maxOutputTokens: 32_768 }),
+  openai("gpt-4.1-mini",      [0.4, 0.1, 1.6],        [0.7, 0.175, 2.8], { maxOutputTokens: 32_768 }),
+  openai("gpt-4.1-nano",      [0.1, 0.025, 0.4],      [0.2, 0.05, 0.8], { maxOutputTokens: 32_768 }),
+  openai("o3",                [2, 0.5, 8],            [3.5, 0.875, 14], REASONING),
+  openai("o4-mini",           [1.1, 0.275, 4.4],      [2, 0.5, 8], REASONING),
 
   { ...anthropic("claude-sonnet-4", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024 }), longContext: sonnetLongContext, aliases: ["claude-sonnet-4-0"], ...retiresOn("2026-06-15") },
   { ...anthropic("claude-sonnet-4-5", 3, 15, { maxOutputTokens: 64_000, minCacheTokens: 1024, ...ONE_SAMPLER, ...STRUCTURED }), longContext: sonnetLongContext, ...retiresOn("2026-11-30") },

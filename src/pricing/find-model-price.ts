@@ -41,7 +41,11 @@ export type ProviderPricing = { default?: ConfiguredPrice; models?: Record<strin
 
 export type PricedProvider = { type: "openai" | "anthropic" | "openai-compatible"; pricing?: ProviderPricing };
 
-export type FoundPrice = ModelPrice & { source: string };
+export type FoundPrice = ModelPrice & {
+  source: string;
+  /** OpenAI: the price of a call served at its "priority" tier, where the bundled list has it. */
+  priority?: ModelPrice & { source: string };
+};
 
 export function toModelPrice(price: ConfiguredPrice): ModelPrice {
   if (price.gpuHourUsd !== undefined) {
@@ -85,6 +89,9 @@ function fromBundled(entry: BundledPrice): FoundPrice {
       ? { longContext: { aboveInputTokens: entry.longContext.aboveInputTokens, rates: ratesFromUsdPerMillion(entry.longContext.price) } }
       : {}),
     source: `${entry.source} (${entry.asOf})`,
+    ...(entry.priority
+      ? { priority: { rates: ratesFromUsdPerMillion(entry.priority.price), source: `${entry.priority.source} (${entry.priority.asOf})` } }
+      : {}),
   };
 }
 

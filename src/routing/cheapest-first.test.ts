@@ -7,11 +7,11 @@ import { LATENCY_WINDOW_MS, TargetLatency } from "./target-latency.ts";
 
 const ENV = { OPENAI_API_KEY: "sk-test", ANTHROPIC_API_KEY: "sk-ant-test" };
 
-function gatewayParts(routes: Record<string, unknown>) {
+function gatewayParts(routes: Record<string, unknown>, openai: Record<string, unknown> = {}) {
   const config = resolveConfig(
     {
       providers: {
-        openai: { type: "openai", apiKey: { env: "OPENAI_API_KEY" } },
+        openai: { type: "openai", apiKey: { env: "OPENAI_API_KEY" }, ...openai },
         anthropic: { type: "anthropic", apiKey: { env: "ANTHROPIC_API_KEY" } },
         // $2 per GPU hour at 5,000 prompt and 100 generated tokens per second.
         local: { type: "openai-compatible", baseUrl: "http://127.0.0.1:1/v1", pricing: { default: { gpuHourUsd: 2, inputTokensPerSecond: 5000, outputTokensPerSecond: 100 } } },
@@ -71,6 +71,18 @@ describe("CheapestFirst", () => {
     const asked = request(400, 1000);
     expect(config.routes.r!.targets.map((target) => order.expectedCostNano(target, asked))).toEqual([15_300_000, 10_250_000, 615_000]);
     expect(names(order.routeFor(asked, config.routes.r!))).toEqual(["openai/gpt-4o-mini", "openai/gpt-4o", "anthropic/claude-sonnet-4-6"]);
+  });
+
+  it('weighs an OpenAI provider pinned to "priority" at its priority prices', () => {
+    const { config, order } = gatewayParts(
+      { r: { strategy: "cheapest", targets: [{ provider: "openai", model: "gpt-4o" }, { provider: "anthropic", model: "claude-sonnet-4-6" }] } },
+      { serviceTier: "priority" },
+    );
+    // gpt-4o at priority ($4.25 / $17 per 1M): 100 × 4,250 + 1000 × 17,000 = 17,425,000, above
+    // claude-sonnet-4-6's 15,300,000 (at the standard $2.50 / $10 it was the cheaper, 10,250,000).
+    const asked = request(400, 1000);
+    expect(config.routes.r!.targets.map((target) => order.expectedCostNano(target, asked))).toEqual([17_425_000, 15_300_000]);
+    expect(names(order.routeFor(asked, config.routes.r!))).toEqual(["anthropic/claude-sonnet-4-6", "openai/gpt-4o"]);
   });
 
   it("the order follows the request: a long prompt favours the cheaper input, a long answer the cheaper output", () => {

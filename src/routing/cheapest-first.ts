@@ -6,6 +6,7 @@ import type { ChatRequest } from "../model/chat-request.ts";
 import { DEFAULT_OUTPUT_BOUND, promptBytes } from "../budgets/worst-case-cost.ts";
 import { computeCost } from "../pricing/compute-cost.ts";
 import { findModelLimits } from "../pricing/find-model-price.ts";
+import { pinnedTierPrice } from "../pricing/service-tier.ts";
 import type { RouteObserver } from "./route-chat.ts";
 import { TargetLatency } from "./target-latency.ts";
 
@@ -99,9 +100,10 @@ export class CheapestFirst {
 
   /** What `request` is expected to cost on `target` (see the top of this file); undefined: unpriced. */
   expectedCostNano(target: Target, request: ChatRequest, inputTokens = Math.ceil(promptBytes(request) / BYTES_PER_TOKEN)): number | undefined {
-    const price = this.prices.priceOf(target.provider, target.model);
+    const provider = this.config.providers[target.provider];
+    const price = pinnedTierPrice(provider, this.prices.priceOf(target.provider, target.model));
     if (!price) return undefined;
-    const type = this.config.providers[target.provider]?.type;
+    const type = provider?.type;
     const limits = type ? findModelLimits(type, target.model) : {};
     const outputTokens = Math.min(request.maxTokens ?? DEFAULT_OUTPUT_BOUND, limits.maxOutputTokens ?? Infinity);
     return computeCost({ inputTokens, outputTokens }, price).totalNano;
