@@ -49,6 +49,8 @@ export class FileLedgerStore implements LedgerStore {
 
   /** Appends run one at a time, so the file's order is the order they are counted in. */
   private appending: Promise<unknown> = Promise.resolve();
+  /** Bytes of the append running now (0: none), which may be on disk, wholly or in part, before they are counted. */
+  private inFlightBytes = 0;
 
   /**
    * Opens (or creates) the file. The records a checkpoint covers (see ledger-checkpoint.ts) are
@@ -107,6 +109,7 @@ export class FileLedgerStore implements LedgerStore {
     }
     if (fresh.length === 0) return;
     const text = (this.needsNewline ? "\n" : "") + fresh.map((record) => JSON.stringify(record) + "\n").join("");
+    this.inFlightBytes = Buffer.byteLength(text);
     try {
       await appendFile(this.path, text);
     } catch (error) {
@@ -114,6 +117,8 @@ export class FileLedgerStore implements LedgerStore {
       this.needsNewline = true;
       this.counted = undefined; // how much landed is unknown until the next append that succeeds
       throw error;
+    } finally {
+      this.inFlightBytes = 0;
     }
     if (this.counted !== undefined) this.counted += Buffer.byteLength(text);
     this.needsNewline = false;
@@ -141,6 +146,7 @@ export class FileLedgerStore implements LedgerStore {
     // Taken at once, before any await: the bytes counted and what they add up to, together. A
     // write still in flight lands after `size`, and the next start reads it.
     const size = this.counted;
+    const inFlight = this.inFlightBytes;
     if (size === undefined) {
       this.log("[tollgate] ledger: no checkpoint written (the last append failed part-way, so where the counted records end is unknown); the next start reads the records after the last one");
       return;
@@ -156,6 +162,18 @@ export class FileLedgerStore implements LedgerStore {
     try {
       const file = await open(this.path, "r");
       try {
+        // Another process appending to the same file (two gateways on one store.path, or a new
+        // one started while the old one drains) puts bytes among this one's that it never
+        // counted: a checkpoint of its count would end mid-line, and the next start would skip
+        // the other's records for good. Without one, the next start reads them all.
+        const onDisk = (await file.stat()).size;
+        if (onDisk < size || onDisk > size + inFlight) {
+          this.log(
+            `[tollgate] ledger: no checkpoint written: ${this.path} has ${onDisk < size ? "shrunk" : `${onDisk - size - inFlight} bytes this process did not write`} since it opened it. ` +
+              "Another process writes to it: give each gateway its own store.path, or use Redis (budgets here did not see that process's records); the next start reads every record after the last checkpoint",
+          );
+          return;
+        }
         await writeCheckpoint(this.path, { version: CHECKPOINT_VERSION, size, tail: await tailHash(file, size), ...state });
       } finally {
         await file.close();
