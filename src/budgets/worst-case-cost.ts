@@ -107,6 +107,8 @@ function promptSize(request: ChatRequest): { bytes: number; images: number } {
     if (message.role === "system" || message.role === "tool") {
       add(message.content);
       if (message.role === "tool") {
+        // The id is the client's to choose, of any length, and goes up with the result.
+        add(message.toolCallId);
         images += message.images?.length ?? 0;
         // OpenAI-shaped targets are told a tool failed in its result's text (TOOL_ERROR_PREFIX in
         // adapters/openai/convert-to-openai-request.ts, 7 bytes): room for it.
@@ -116,7 +118,7 @@ function promptSize(request: ChatRequest): { bytes: number; images: number } {
     else {
       for (const part of message.content) {
         if (part.type === "text") add(part.text);
-        else if (part.type === "tool-call") add(part.name + part.arguments);
+        else if (part.type === "tool-call") add(part.id + part.name + part.arguments);
         // Claude's thinking sent back in a tool-use turn is billed as input. Claude 4 models
         // answer with a summary of their thinking, so the summary's bytes may fall short of
         // what is billed; the opaque signature, which grows with the thinking, counts too, and
