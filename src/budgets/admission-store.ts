@@ -116,3 +116,21 @@ function estimateAt(previous: number, current: number, now: number, at: number):
   if (minutes === 1) return slidingEstimate(current, 0, at);
   return 0;
 }
+
+/** A rate check that refuses a request, with its scope's counts for the minute before and this one. */
+export type RateRefusal = { rate: RateCheck; kind: "rpm" | "tpm"; previous: number; current: number };
+
+/**
+ * The answer to a request that rate checks refuse: the check that lets one through last, with its
+ * wait. Every check is weighed, not only the first that refuses: told the route's wait of a
+ * second while its key's minute is full, a client's retry meets another 429.
+ */
+export function longestRateWait(refusals: readonly RateRefusal[], now: number): Extract<AdmitResult, { reason: "rate" }> {
+  let longest: Extract<AdmitResult, { reason: "rate" }> | undefined;
+  for (const { rate, kind, previous, current } of refusals) {
+    const retryAfterSeconds = kind === "rpm" ? secondsUntilRoom(previous, current, now, rate.rpm! - 1, false) : secondsUntilRoom(previous, current, now, rate.tpm!, true);
+    if (!longest || retryAfterSeconds > longest.retryAfterSeconds) longest = { admitted: false, reason: "rate", rate, kind, retryAfterSeconds };
+  }
+  if (!longest) throw new Error("longestRateWait needs at least one refusal");
+  return longest;
+}

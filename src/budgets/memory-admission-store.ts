@@ -1,10 +1,11 @@
 import {
   MINUTE_MS,
-  secondsUntilRoom,
+  longestRateWait,
   slidingEstimate,
   type AdmissionStore,
   type AdmitPlan,
   type AdmitResult,
+  type RateRefusal,
   type ScopeLevel,
   type SettlePlan,
 } from "./admission-store.ts";
@@ -81,16 +82,18 @@ export class MemoryAdmissionStore implements AdmissionStore {
       return { admitted: true, levels: plan.scopes.map((scope) => ({ ...this.level(scope.key) })), softExceeded: [] };
     }
     const bucket = Math.floor(plan.now / MINUTE_MS);
+    const refusals: RateRefusal[] = [];
     for (const rate of plan.rates) {
       const [requestsBefore, requestsNow] = [this.count(`${rate.scope}|rpm|${bucket - 1}`), this.count(`${rate.scope}|rpm|${bucket}`)];
       if (rate.rpm !== undefined && slidingEstimate(requestsBefore, requestsNow, plan.now) + 1 > rate.rpm) {
-        return { admitted: false, reason: "rate", rate, kind: "rpm", retryAfterSeconds: secondsUntilRoom(requestsBefore, requestsNow, plan.now, rate.rpm - 1, false) };
+        refusals.push({ rate, kind: "rpm", previous: requestsBefore, current: requestsNow });
       }
       const [tokensBefore, tokensNow] = [this.count(`${rate.scope}|tpm|${bucket - 1}`), this.count(`${rate.scope}|tpm|${bucket}`)];
       if (rate.tpm !== undefined && slidingEstimate(tokensBefore, tokensNow, plan.now) >= rate.tpm) {
-        return { admitted: false, reason: "rate", rate, kind: "tpm", retryAfterSeconds: secondsUntilRoom(tokensBefore, tokensNow, plan.now, rate.tpm, true) };
+        refusals.push({ rate, kind: "tpm", previous: tokensBefore, current: tokensNow });
       }
     }
+    if (refusals.length > 0) return longestRateWait(refusals, plan.now);
     const levels = plan.scopes.map((scope) => ({ ...this.level(scope.key) }));
     const softExceeded: string[] = [];
     for (const [index, scope] of plan.scopes.entries()) {

@@ -70,3 +70,30 @@ describe.each(stores)("tpm retry-after on the $name store", ({ make }) => {
     expect(await store.admit(plan(now, { tpm: 1000 }))).toMatchObject({ admitted: true });
   });
 });
+
+// A request is checked against its route's rate and its key's, and both stores answered with the
+// first that refused. Where a later one refuses for longer, the client was told to come back too
+// early and met another 429 (found by review: route full in the last minute, about 1 s to wait;
+// key full in this one, 61 s; the answer said 1).
+describe.each(stores)("retry-after with more than one refusing rate, on the $name store", ({ make }) => {
+  const route = { scope: "route:limited", rpm: 10 };
+  const key = { scope: "key:app", rpm: 10 };
+  const checked = (now: number, rates: AdmitPlan["rates"]): AdmitPlan => ({ ...plan(now, {}), rates });
+
+  it("is the longest wait among them, and a retry then is admitted", async () => {
+    const store = make();
+    // The route filled in 12:00 (its weight falls off during 12:01); the key fills at 12:01:05.
+    for (let i = 0; i < 10; i++) await store.admit(checked(Date.parse("2026-11-22T12:00:05Z"), [route]));
+    const now = Date.parse("2026-11-22T12:01:05Z");
+    for (let i = 0; i < 10; i++) await store.admit(checked(now, [key]));
+    const routeAlone = await store.admit(checked(now, [route]));
+    const keyAlone = await store.admit(checked(now, [key]));
+    expect(routeAlone).toMatchObject({ admitted: false, kind: "rpm", retryAfterSeconds: 1 });
+    expect(keyAlone).toMatchObject({ admitted: false, kind: "rpm", retryAfterSeconds: 61 });
+
+    const both = await store.admit(checked(now, [route, key]));
+    expect(both).toMatchObject({ admitted: false, reason: "rate", rate: key, retryAfterSeconds: 61 });
+    expect(await store.admit(checked(now + 60_000, [route, key]))).toMatchObject({ admitted: false, rate: key });
+    expect(await store.admit(checked(now + 61_000, [route, key]))).toMatchObject({ admitted: true });
+  });
+});

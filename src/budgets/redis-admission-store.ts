@@ -1,10 +1,11 @@
 import type { RedisClient } from "../store/redis-connection.ts";
 import {
   MINUTE_MS,
-  secondsUntilRoom,
+  longestRateWait,
   type AdmissionStore,
   type AdmitPlan,
   type AdmitResult,
+  type RateRefusal,
   type ScopeLevel,
   type SettlePlan,
 } from "./admission-store.ts";
@@ -63,18 +64,25 @@ sweep(now)
 -- lost): it holds its reservation already, and reserving twice would leave one amount held.
 -- Its levels are answered as they are, with no check and nothing counted again.
 local again = redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1
+-- Every refusing check, each as (rate, kind, both minutes' counts), from which the caller works
+-- out the longest retry-after: the first alone may be shorter than another scope's.
+local refused = {}
 for j = 1, again and 0 or m do
   local base = 2 + n + (j - 1) * 4
   local rpm, tpm = tonumber(ARGV[6 + n * 3 + (j - 1) * 2 + 1]), tonumber(ARGV[6 + n * 3 + (j - 1) * 2 + 2])
   local function counts(current, previous)
     return tonumber(redis.call('GET', KEYS[previous]) or '0'), tonumber(redis.call('GET', KEYS[current]) or '0')
   end
-  -- A refusal returns both minutes' counts, from which the caller works out retry-after.
   local before, now_count = counts(base + 1, base + 2)
-  if rpm > 0 and before * (1 - elapsed) + now_count + 1 > rpm then return {'rate', j, 'rpm', before, now_count} end
+  if rpm > 0 and before * (1 - elapsed) + now_count + 1 > rpm then
+    for _, value in ipairs({j, 'rpm', before, now_count}) do table.insert(refused, value) end
+  end
   before, now_count = counts(base + 3, base + 4)
-  if tpm > 0 and before * (1 - elapsed) + now_count >= tpm then return {'rate', j, 'tpm', before, now_count} end
+  if tpm > 0 and before * (1 - elapsed) + now_count >= tpm then
+    for _, value in ipairs({j, 'tpm', before, now_count}) do table.insert(refused, value) end
+  end
 end
+if #refused > 0 then return {'rate', refused} end
 local levels = {}
 local soft = {}
 for i = 1, n do
@@ -238,11 +246,12 @@ export class RedisAdmissionStore implements AdmissionStore {
     ];
     const [outcome, ...rest] = await this.redis.tollgateAdmit(keys.length, ...keys, ...args);
     if (outcome === "rate") {
-      const rate = plan.rates[Number(rest[0]) - 1]!;
-      const kind = rest[1] as "rpm" | "tpm";
-      const [before, current] = [Number(rest[2]), Number(rest[3])];
-      const retryAfterSeconds = kind === "rpm" ? secondsUntilRoom(before, current, plan.now, rate.rpm! - 1, false) : secondsUntilRoom(before, current, plan.now, rate.tpm!, true);
-      return { admitted: false, reason: "rate", rate, kind, retryAfterSeconds };
+      const flat = rest[0] as (number | string)[];
+      const refusals: RateRefusal[] = [];
+      for (let at = 0; at < flat.length; at += 4) {
+        refusals.push({ rate: plan.rates[Number(flat[at]) - 1]!, kind: flat[at + 1] as "rpm" | "tpm", previous: Number(flat[at + 2]), current: Number(flat[at + 3]) });
+      }
+      return longestRateWait(refusals, plan.now);
     }
     if (outcome === "budget") {
       const scope = plan.scopes[Number(rest[0]) - 1]!;
