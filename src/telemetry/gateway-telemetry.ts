@@ -170,7 +170,9 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
         }
         if (outcome.error) {
           span.setAttribute("error.type", outcome.error.type);
-          span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error.message });
+          // A provider's error text may quote the request (vLLM's validation errors repeat the
+          // input, OpenAI's "Invalid value: '…'" the value sent): only with content capture on.
+          span.setStatus({ code: SpanStatusCode.ERROR, message: captureContent ? clip(outcome.error.message) : `the call failed: ${outcome.error.type}` });
         }
       }
       span.end();
@@ -262,4 +264,11 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
       });
     },
   };
+}
+
+/** The most of a provider's error text a span's status keeps (one error can quote a 100 MB body). */
+const STATUS_MESSAGE_LIMIT = 1_000;
+
+function clip(message: string): string {
+  return message.length <= STATUS_MESSAGE_LIMIT ? message : `${message.slice(0, STATUS_MESSAGE_LIMIT)}…`;
 }
