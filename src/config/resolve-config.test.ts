@@ -32,6 +32,14 @@ describe("resolveConfig", () => {
     ]);
   });
 
+  // A key of spaces (a stray `export OPENAI_API_KEY=" "`) passed start-up, and every call then
+  // failed at the provider.
+  it("stops start-up when a required key variable is blank, as when it is missing", () => {
+    expect(problemsOf(base(), { OPENAI_API_KEY: " \t" })).toEqual([
+      'providers.openai.apiKey: environment variable OPENAI_API_KEY is blank; set it, or mark the provider "optional": true',
+    ]);
+  });
+
   it("starts with an optional provider's key missing and reports it", () => {
     const raw = base();
     (raw.providers.openai as Record<string, unknown>).optional = true;

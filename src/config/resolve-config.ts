@@ -46,12 +46,13 @@ export function resolveConfig(raw: unknown, env: Environment, { now = Date.now()
     const resolved: ResolvedProvider = { ...provider, name };
     if (provider.apiKey) {
       const value = env[provider.apiKey.env];
-      if (value) resolved.apiKeyValue = value;
+      // Blank counts as unset: a key of spaces passed start-up, and then every call failed upstream.
+      if (value?.trim()) resolved.apiKeyValue = value;
       else if (provider.optional) {
         resolved.unavailableReason = `provider "${name}" has no API key: set ${provider.apiKey.env} and restart tollgate`;
         warnings.push(resolved.unavailableReason);
       } else {
-        problems.push(`providers.${name}.apiKey: environment variable ${provider.apiKey.env} is not set; set it, or mark the provider "optional": true`);
+        problems.push(`providers.${name}.apiKey: environment variable ${provider.apiKey.env} is ${value === undefined || value === "" ? "not set" : "blank"}; set it, or mark the provider "optional": true`);
       }
     }
     providers[name] = resolved;

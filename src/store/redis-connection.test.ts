@@ -23,11 +23,11 @@ describe("clusterSeeds", () => {
     [" , ", /the variable is empty/],
     ["tcp://10.0.0.1:6379", /"tcp:\/\/10\.0\.0\.1:6379" is not a redis:\/\/ or rediss:\/\/ URL/],
     ["10.0.0.1:port", /"10\.0\.0\.1:port" is not a URL; write each seed node as redis:\/\/host:port/],
-    ["redis://10.0.0.1:6379/2", /names database 2; a Redis Cluster has only database 0, so drop the path/],
+    ["redis://10.0.0.1:6379/2", /"redis:\/\/10\.0\.0\.1:6379\/2" has a path; a Redis Cluster has only database 0, so drop it/],
     ["https://admin:hunter2@10.0.0.1", /"https:\/\/\*\*\*@10\.0\.0\.1" is not a redis:\/\/ or rediss:\/\/ URL/],
     // A password with "/" (unencoded base64) makes the URL unparsable; one with "@" splits oddly.
     ["redis://default:hunter2/x+y@10.0.0.1:6379", /"redis:\/\/\*\*\*@10\.0\.0\.1:6379" is not a URL/],
-    ["redis://default:hun@ter2@10.0.0.1:6379/3", /"redis:\/\/\*\*\*@10\.0\.0\.1:6379\/3" names database 3/],
+    ["redis://default:hun@ter2@10.0.0.1:6379/3", /"redis:\/\/\*\*\*@10\.0\.0\.1:6379\/3" has a path/],
   ])("refuses %j, saying what to write", (list, message) => {
     expect(() => clusterSeeds(list)).toThrow(RedisUrlError);
     expect(() => clusterSeeds(list)).toThrow(message);
@@ -46,7 +46,7 @@ describe("singleServerUrl", () => {
   it.each([
     ["redis://10.0.0.1:7000,redis://10.0.0.2:7001", /lists several nodes \(a comma\): for a Redis Cluster add "cluster": true to "store"/],
     ["http://cache:6380", /"http:\/\/cache:6380" is not a redis:\/\/ or rediss:\/\/ URL/],
-    ["redis://cache:6379/first", /names the database "first"; write its number/],
+    ["redis://cache:6379/first", /has a path that is not a database number; write redis:\/\/host:port, with \/N for database N/],
     ["redis://default:hunter2/x+y@10.0.0.1:6379", /"redis:\/\/\*\*\*@10\.0\.0\.1:6379" is not a URL/],
   ])("refuses %j, saying what to write", (url, message) => {
     expect(() => singleServerUrl(url)).toThrow(RedisUrlError);
@@ -61,5 +61,24 @@ describe("singleServerUrl, for what ioredis took besides URLs", () => {
     expect(singleServerUrl("/tmp/redis.sock?db=2")).toBe("/tmp/redis.sock?db=2");
     expect(singleServerUrl("6379")).toBe("6379");
     expect(singleServerUrl("redis://:pa,ss@cache:6379")).toBe("redis://:pa,ss@cache:6379");
+  });
+});
+
+// A mistyped scheme (`redis//`, `redis:/`) made the URL parser read host "redis" and the rest as a
+// path, password included, which the error then quoted (found by review); and a bare "%" in a
+// password met ioredis's own "URI malformed", which named neither the setting nor the fix.
+describe("a Redis URL mistyped around its password", () => {
+  it.each(["redis//:hunter2@cache:6379", "redis:/:hunter2@cache:6379", "rediss//app:hunter2@cache:6380"])("%j: the scheme is named as the fault, the password never printed", (url) => {
+    for (const read of [singleServerUrl, clusterSeeds]) {
+      expect(() => read(url)).toThrow(/misspells the scheme; write redis:\/\/host:port/);
+      expect(() => read(url)).not.toThrow(/hunter2/);
+    }
+  });
+
+  it("a bare % in the password: says to percent-encode it, without printing it", () => {
+    for (const read of [singleServerUrl, clusterSeeds]) {
+      expect(() => read("redis://:hunter2%zz@127.0.0.1:6379")).toThrow(/a "%" that is not percent-encoding; write "%" as %25/);
+      expect(() => read("redis://:hunter2%zz@127.0.0.1:6379")).not.toThrow(/hunter2/);
+    }
   });
 });

@@ -49,6 +49,7 @@ export function singleServerUrl(text: string): string {
   const trimmed = text.trim();
   // What ioredis takes besides a URL, as it takes it: a Unix socket's path, or a port alone.
   if (/^\/(?!\/)/.test(trimmed) || /^\d+$/.test(trimmed)) return trimmed;
+  refuseMisspeltScheme(trimmed);
   const written = trimmed.includes("://") ? trimmed : `redis://${trimmed}`;
   let url: URL;
   try {
@@ -61,7 +62,9 @@ export function singleServerUrl(text: string): string {
     throw new RedisUrlError(`"${redact(trimmed)}" is not a URL; write redis://host:port (rediss:// for TLS), with /N for a database other than 0`);
   }
   if (url.protocol !== "redis:" && url.protocol !== "rediss:") throw new RedisUrlError(`"${redact(trimmed)}" is not a redis:// or rediss:// URL; write redis://host:port`);
-  if (!/^\/?\d*$/.test(url.pathname)) throw new RedisUrlError(`"${redact(trimmed)}" names the database "${url.pathname.slice(1)}"; write its number, as in redis://host:port/2`);
+  // The path is not printed: in a mistyped URL it may hold the password.
+  if (!/^\/?\d*$/.test(url.pathname)) throw new RedisUrlError(`"${redact(trimmed)}" has a path that is not a database number; write redis://host:port, with /N for database N`);
+  decodedCredentials(url);
   return written;
 }
 
@@ -72,6 +75,7 @@ export function clusterSeeds(list: string): { nodes: { host: string; port: numbe
     .map((part) => part.trim())
     .filter((part) => part.length > 0)
     .map((part) => {
+      refuseMisspeltScheme(part);
       let url: URL;
       try {
         // A bare host:port, as cluster nodes are often listed, is a plain redis:// node.
@@ -84,17 +88,35 @@ export function clusterSeeds(list: string): { nodes: { host: string; port: numbe
       }
       // A cluster has only database 0: a URL naming another would silently mean something else.
       if (url.pathname !== "" && url.pathname !== "/" && url.pathname !== "/0") {
-        throw new RedisUrlError(`"${redact(part)}" names database ${url.pathname.slice(1)}; a Redis Cluster has only database 0, so drop the path`);
+        throw new RedisUrlError(`"${redact(part)}" has a path; a Redis Cluster has only database 0, so drop it`);
       }
       return url;
     });
   if (urls.length === 0) throw new RedisUrlError("the variable is empty; write one or more seed nodes as redis://host:port, separated by commas");
   const first = urls[0]!;
   const credentials: Pick<RedisOptions, "username" | "password" | "tls"> = {};
-  if (first.username) credentials.username = decodeURIComponent(first.username);
-  if (first.password) credentials.password = decodeURIComponent(first.password);
+  const { username, password } = decodedCredentials(first);
+  if (username) credentials.username = username;
+  if (password) credentials.password = password;
   if (first.protocol === "rediss:") credentials.tls = {};
   return { nodes: urls.map((url) => ({ host: url.hostname.replace(/^\[(.*)\]$/, "$1"), port: url.port ? Number(url.port) : 6379 })), credentials };
+}
+
+/**
+ * `redis//host` and `redis:/host` (a ":" or "/" missing) would parse as host "redis" with the rest,
+ * password included, as a path: refused before, naming the fix.
+ */
+function refuseMisspeltScheme(text: string): void {
+  if (/^rediss?:?\/+/i.test(text) && !text.includes("://")) throw new RedisUrlError(`"${redact(text)}" misspells the scheme; write redis://host:port (rediss:// for TLS)`);
+}
+
+/** The URL's user and password, percent-decoded: a bare "%" in them is refused with the fix. */
+function decodedCredentials(url: URL): { username: string; password: string } {
+  try {
+    return { username: decodeURIComponent(url.username), password: decodeURIComponent(url.password) };
+  } catch {
+    throw new RedisUrlError('has a user or password with a "%" that is not percent-encoding; write "%" as %25 (and "@", ":", "/" as %40, %3A, %2F)');
+  }
 }
 
 /**
