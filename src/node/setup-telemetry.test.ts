@@ -178,7 +178,7 @@ describe("setupTelemetry", () => {
     const failedClient = spans.find((span) => span.parentSpanId === failedServer.spanId)!;
     expect(failedServer.status?.code).toBe(OTLP_STATUS_ERROR);
     expect(decodeAttributes(failedServer.attributes)).toMatchObject({ "http.response.status_code": 504, "error.type": "504", "tollgate.cost_usd": 0 });
-    expect(failedClient.status).toMatchObject({ code: OTLP_STATUS_ERROR, message: "no answer in 30 s" });
+    expect(failedClient.status).toMatchObject({ code: OTLP_STATUS_ERROR, message: "the call failed: upstream_timeout" });
     expect(decodeAttributes(failedClient.attributes)["error.type"]).toBe("upstream_timeout");
 
     // Metrics
