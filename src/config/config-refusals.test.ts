@@ -127,3 +127,40 @@ describe("a store.redisUrl variable that is not set", () => {
     expect(resolveConfig(withRedis({}), { REDIS_URL: "redis://127.0.0.1:6379" }).redisUrl).toBe("redis://127.0.0.1:6379");
   });
 });
+
+// A team budget under a misspelt team name was accepted and never applied: the team it was meant
+// for spent without a limit (found by review).
+describe("a teams entry that no key belongs to", () => {
+  it("is refused, naming the keys' teams", () => {
+    const config = {
+      providers: { openai: { type: "openai", apiKey: { env: "K" } } },
+      routes: { gpt: { targets: [{ provider: "openai", model: "gpt-4o" }] } },
+      keys: [{ id: "app", team: "search", hash: `sha256:${"a".repeat(64)}` }],
+      teams: { serach: { budget: { usd: 5, window: "day", mode: "hard" } } },
+    };
+    expect(() => resolveConfig(config, { K: "sk-test" })).toThrow(
+      /teams\.serach: no key belongs to team "serach", so nothing it sets applies; the keys' teams are "search": fix the name, or remove the entry/,
+    );
+    expect(() => resolveConfig({ ...config, teams: { search: config.teams.serach } }, { K: "sk-test" })).not.toThrow();
+  });
+});
+
+// A negotiated price under a misspelt model name left the routed model at the bundled price,
+// with nothing said (found by review).
+describe("a config price for a model no route sends to the provider", () => {
+  it("starts with a warning naming the entry and the routed models; a dated snapshot of a routed model gives none", () => {
+    const config = {
+      providers: {
+        openai: {
+          type: "openai",
+          apiKey: { env: "K" },
+          pricing: { models: { gpt4o: { inputPerMillion: 2, outputPerMillion: 8 }, "gpt-4.1-2025-04-14": { inputPerMillion: 1.5, outputPerMillion: 6 } } },
+        },
+      },
+      routes: { gpt: { targets: [{ provider: "openai", model: "gpt-4o" }] }, four: { targets: [{ provider: "openai", model: "gpt-4.1" }] } },
+    };
+    expect(resolveConfig(config, { K: "sk-test" }).warnings).toEqual([
+      'providers.openai.pricing.models["gpt4o"] prices a model no route sends to openai (its routes send "gpt-4o", "gpt-4.1"): check the name, or remove the entry',
+    ]);
+  });
+});

@@ -300,6 +300,18 @@ export const configSchema = z
         }
       });
     });
+    // A team is a key's `team`; an entry no key names (a misspelt team) would hold a budget that
+    // never applies, so its team would spend without the limit it was meant to have.
+    const keyTeams = [...new Set(config.keys.map((key) => key.team))];
+    for (const team of Object.keys(config.teams ?? {})) {
+      if (!keyTeams.includes(team)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["teams", team],
+          message: `no key belongs to team "${team}", so nothing it sets applies; ${keyTeams.length > 0 ? `the keys' teams are ${keyTeams.map((name) => `"${name}"`).join(", ")}` : "no key is configured"}: fix the name, or remove the entry`,
+        });
+      }
+    }
     // The admin hash is checked first when a key is presented, so a virtual key with the same hash
     // would silently be the admin key: every route, no budget, every tenant's scopes.
     const sameAsAdmin = config.keys.find((key) => key.hash === config.admin?.keyHash);

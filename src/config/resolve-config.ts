@@ -1,6 +1,6 @@
 import { configSchema, type Config, type ProviderConfig } from "./config-schema.ts";
 import { formatConfigIssues } from "./format-config-issues.ts";
-import { missingLongContextWarnings } from "../pricing/find-model-price.ts";
+import { missingLongContextWarnings, unroutedPriceWarnings } from "../pricing/find-model-price.ts";
 import { unpricedPriorityWarnings } from "../pricing/service-tier.ts";
 import { retirementWarnings } from "./retirement-warnings.ts";
 
@@ -57,7 +57,11 @@ export function resolveConfig(raw: unknown, env: Environment, { now = Date.now()
     }
     providers[name] = resolved;
     const routedModels = Object.values(config.routes).flatMap((route) => route.targets.filter((target) => target.provider === name).map((target) => target.model));
-    warnings.push(...missingLongContextWarnings(name, provider, routedModels), ...unpricedPriorityWarnings(name, provider, routedModels));
+    warnings.push(
+      ...missingLongContextWarnings(name, provider, routedModels),
+      ...unpricedPriorityWarnings(name, provider, routedModels),
+      ...unroutedPriceWarnings(name, provider, routedModels),
+    );
   }
 
   warnings.push(...retirementWarnings(config.routes, config.providers, now));

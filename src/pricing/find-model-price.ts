@@ -162,3 +162,20 @@ export function missingLongContextWarnings(providerName: string, provider: Price
     ];
   });
 }
+
+/**
+ * Config prices for models no route sends to the provider: a misspelt name (`gpt4o`) leaves the
+ * model it meant at the bundled price, or unpriced, with nothing said. A price for a dated
+ * snapshot of a routed model (or the other way round) is used, when the provider answers with it.
+ */
+export function unroutedPriceWarnings(providerName: string, provider: PricedProvider, routedModels: readonly string[]): string[] {
+  const base = (model: string) => model.replace(DATED_SNAPSHOT, "");
+  const routed = [...new Set(routedModels)];
+  return Object.keys(provider.pricing?.models ?? {})
+    .filter((priced) => !routed.some((model) => base(model) === base(priced)))
+    .map(
+      (priced) =>
+        `providers.${providerName}.pricing.models["${priced}"] prices a model no route sends to ${providerName}` +
+        `${routed.length > 0 ? ` (its routes send ${routed.map((model) => `"${model}"`).join(", ")})` : ""}: check the name, or remove the entry`,
+    );
+}
