@@ -125,13 +125,22 @@ export function findModelLimits(providerType: PricedProvider["type"], named: str
   if (listed) return listed;
   // OpenAI's reasoning models are named o1, o3-mini, o3-pro, o4-mini…: one the list does not
   // price still refuses what every o-series model refuses (temperature, top_p, stop).
-  return providerType === "openai" && O_SERIES.test(model) ? UNLISTED_O_SERIES : {};
+  if (providerType !== "openai") return {};
+  if (O_SERIES.test(model)) return UNLISTED_O_SERIES;
+  // The gpt-5 family reasons too, and refuses the same ("Unsupported parameter: 'stop' is not
+  // supported with this model" from gpt-5, -mini, -nano, 5.1 and 5.2, as reported against the API:
+  // huggingface/smolagents#1662, #1868, #1893; BerriAI/litellm#15244), but takes `verbosity`,
+  // which came with it. Its chat variants (gpt-5-chat-latest) do not reason.
+  if (GPT_5.test(model) && !model.includes("-chat")) return UNLISTED_GPT_5;
+  return {};
 }
 
 const O_SERIES = /^o\d+(-|$)/;
+const GPT_5 = /^gpt-5(\.\d+)?(-|$)/;
 const FINE_TUNED = /^ft:([^:]+):/;
 // Their output limits differ (o1-mini 65,536, o3 100,000): the provider's own check stands.
 const { maxOutputTokens: _differs, ...UNLISTED_O_SERIES } = REASONING;
+const { noVerbosity: _takesVerbosity, ...UNLISTED_GPT_5 } = UNLISTED_O_SERIES;
 
 /** When the provider retires a model, where the bundled list knows it (dated snapshots included). */
 export function findModelRetirement(providerType: PricedProvider["type"], model: string): ModelRetirement | undefined {
