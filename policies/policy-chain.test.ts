@@ -90,6 +90,33 @@ describe("PolicyChain", () => {
     expect([chatVariant.temperature, chatVariant.stop]).toEqual([0.2, ["END"]]);
   });
 
+  // o3 and o4-mini refuse parallel_tool_calls, false too; an Anthropic client's
+  // disable_parallel_tool_use arrives as false, and a gpt-4o → o3 fallback carried an OpenAI
+  // client's (found by review).
+  it("parallel_tool_calls is dropped with a note for the o-series, and kept for gpt-4o and gpt-5", async () => {
+    const serial: ChatRequest = { ...request, parallelToolCalls: false, tools: [{ name: "f", parameters: { type: "object" } }] };
+    for (const model of ["o3", "o4-mini-2025-04-16", "o3-mini"]) {
+      const { request: sent, log } = await chain({}).adaptToTarget(serial, { ...gpt4o, model }, context);
+      expect([sent.parallelToolCalls, log.notes], model).toEqual([undefined, ["parallel_tool_calls=dropped"]]);
+    }
+    for (const model of ["gpt-4o", "gpt-5"]) {
+      const { request: sent } = await chain({}).adaptToTarget(serial, { ...gpt4o, model }, context);
+      expect(sent.parallelToolCalls, model).toBe(false);
+    }
+  });
+
+  // Claude has no seed: the adapter never sent one, yet a route's default was reported applied.
+  it("seed is dropped with a note for Claude, a route's default too", async () => {
+    const { request: sent, log } = await chain({}).adaptToTarget({ ...request, seed: 7 }, sonnet, context);
+    expect([sent.seed, log.notes]).toEqual([undefined, ["seed=dropped"]]);
+    const seeded = chain({ sampling: { seed: { default: 7 } } });
+    const { request: shaped, log: routeLog } = await seeded.apply(request, context);
+    const { request: forClaude, log: targetLog } = await seeded.adaptToTarget(shaped, sonnet, context);
+    expect([routeLog.notes, forClaude.seed, targetLog.notes]).toEqual([["seed=default:7"], undefined, ["seed=dropped"]]);
+    const { request: forGpt } = await seeded.adaptToTarget(shaped, gpt4o, context);
+    expect(forGpt.seed).toBe(7);
+  });
+
   it("reasoning_effort goes to OpenAI's reasoning models as sent, and is dropped with a note for its chat models and for Claude (as Anthropic's own OpenAI layer ignores it)", async () => {
     const effortful: ChatRequest = { ...request, reasoningEffort: "xhigh" };
     const { request: forO3, log: o3Log } = await chain({}).adaptToTarget(effortful, { ...gpt4o, model: "o3" }, context);

@@ -53,10 +53,14 @@ type Parameter =
   | "reasoningEffort"
   | "verbosity"
   | "prediction"
+  | "parallelToolCalls"
+  | "seed"
   | "contextManagement";
 const WIRE_NAMES: Record<Parameter, string> = {
   contextManagement: "context_management",
   prediction: "prediction",
+  parallelToolCalls: "parallel_tool_calls",
+  seed: "seed",
   verbosity: "verbosity",
   thinking: "thinking",
   effort: "output_config.effort",
@@ -202,6 +206,9 @@ function unsupported(request: ChatRequest, target: PolicyTarget): Parameter[] {
   // Predicted Outputs: OpenAI's chat models only (the reasoning models refuse it). It only speeds
   // the answer up, so it can go.
   if (request.prediction !== undefined && limits.reasoning === true) found.push("prediction");
+  // The o-series refuses parallel_tool_calls, false too ("Unsupported parameter"); an Anthropic
+  // client's disable_parallel_tool_use arrives as false.
+  if (request.parallelToolCalls !== undefined && limits.noParallelToolCalls === true) found.push("parallelToolCalls");
   // gpt-5's verbosity: the models before it refuse the field, and no other provider has one.
   if (request.verbosity !== undefined && (target.providerType !== "openai" || limits.noVerbosity === true)) found.push("verbosity");
   if (request.topK !== undefined && (target.providerType === "openai" || fixed)) found.push("topK");
@@ -211,6 +218,8 @@ function unsupported(request: ChatRequest, target: PolicyTarget): Parameter[] {
   // that should think is asked with `thinking` (an Anthropic client's), which has a budget.
   if (target.providerType === "anthropic") {
     for (const parameter of ["frequencyPenalty", "presencePenalty", "logitBias", "reasoningEffort"] as const) if (request[parameter] !== undefined) found.push(parameter);
+    // Nor a seed: the adapter never sent it, and the record said nothing of it.
+    if (request.seed !== undefined) found.push("seed");
   }
   return found;
 }

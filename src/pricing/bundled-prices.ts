@@ -52,6 +52,11 @@ export type ModelLimits = {
    * list does not know is taken to be a later one.
    */
   usOnlyInference?: boolean;
+  /**
+   * OpenAI: refuses `parallel_tool_calls`, false too (o1, o3-mini, o3, o4-mini: "Unsupported
+   * parameter", as reported against the API in langchain-ai/langchain#29704, evalstate/fast-agent#279).
+   */
+  noParallelToolCalls?: boolean;
   /** OpenAI: refuses `verbosity`, which came with gpt-5; set on the models in this list that predate it. */
   noVerbosity?: boolean;
   /**
@@ -100,7 +105,7 @@ const openai = (model: string, standard: Triple, priority: Triple, limits: Model
 });
 
 /** o-series reasoning models: no stop sequences, only the default temperature. */
-export const REASONING: ModelLimits = { maxOutputTokens: 100_000, maxStopSequences: 0, fixedSampling: true, reasoning: true, noVerbosity: true };
+export const REASONING: ModelLimits = { maxOutputTokens: 100_000, maxStopSequences: 0, fixedSampling: true, reasoning: true, noVerbosity: true, noParallelToolCalls: true };
 
 /** Anthropic's cache prices are fixed multiples of input: writes 1.25x (5 min) and 2x (1 h), reads 0.1x. */
 const anthropicPrice = (input: number, output: number): Required<UsdPerMillion> => ({

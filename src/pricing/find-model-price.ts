@@ -140,7 +140,7 @@ const GPT_5 = /^gpt-5(\.\d+)?(-|$)/;
 const FINE_TUNED = /^ft:([^:]+):/;
 // Their output limits differ (o1-mini 65,536, o3 100,000): the provider's own check stands.
 const { maxOutputTokens: _differs, ...UNLISTED_O_SERIES } = REASONING;
-const { noVerbosity: _takesVerbosity, ...UNLISTED_GPT_5 } = UNLISTED_O_SERIES;
+const { noVerbosity: _takesVerbosity, noParallelToolCalls: _takesParallelCalls, ...UNLISTED_GPT_5 } = UNLISTED_O_SERIES;
 
 /** When the provider retires a model, where the bundled list knows it (dated snapshots included). */
 export function findModelRetirement(providerType: PricedProvider["type"], model: string): ModelRetirement | undefined {
