@@ -35,3 +35,17 @@ describe("a client's JSON schema on a route with its own format instruction", ()
     expect(sent.messages[0]).toEqual({ role: "system", content: `Respond with a single JSON object that conforms to the JSON Schema "pick", and nothing else.\n${INSTRUCTION}` });
   });
 });
+
+describe("a client's JSON schema with a description, on a route with its own format instruction", () => {
+  it("Anthropic reads the description with the schema it is written out with", async () => {
+    const described = await postJson(rig.gateway, "/v1/chat/completions", {
+      model: "json-claude",
+      messages: [{ role: "user", content: "Pick a colour" }],
+      response_format: { type: "json_schema", json_schema: { name: "pick", description: "for a paint shop's form", schema } },
+    });
+    expect(described.status).toBe(200);
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.system).toEqual([
+      { type: "text", text: `Respond with a single JSON object that conforms to this JSON Schema (for a paint shop's form), and nothing else: ${JSON.stringify(schema)}\n${INSTRUCTION}` },
+    ]);
+  });
+});

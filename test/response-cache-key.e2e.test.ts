@@ -48,6 +48,25 @@ describe("response cache keys", () => {
     expect(rig.mocks.openai.requests).toHaveLength(2);
   });
 
+  // json_schema.description says what the answer is for, and OpenAI reads it: it was dropped by
+  // the parser, so it reached neither OpenAI nor the key, and a request with another description
+  // was answered from the cache (found by review).
+  it("a structured-output description reaches OpenAI, and two requests that differ only in it never share an answer", async () => {
+    const messages = [{ role: "user", content: "Describe Oslo" }];
+    const format = (description: string) => ({
+      type: "json_schema",
+      json_schema: { name: "place", description, schema: { type: "object", properties: { summary: { type: "string" } } } },
+    });
+    rig.mocks.openai.enqueue({ kind: "text", text: '{"summary":"a city"}' });
+    expect((await chat({ model: "answers", temperature: 0, messages, response_format: format("for a tourist brochure") })).status).toBe(200);
+    expect(rig.mocks.openai.requests.at(-1)!.body).toMatchObject({ response_format: { json_schema: { description: "for a tourist brochure" } } });
+
+    rig.mocks.openai.enqueue({ kind: "text", text: '{"summary":"a capital"}' });
+    const other = await chat({ model: "answers", temperature: 0, messages, response_format: format("for a tax form") });
+    expect(other.headers.get("x-tollgate-cache")).toBe("miss");
+    expect(rig.mocks.openai.requests.at(-1)!.body).toMatchObject({ response_format: { json_schema: { description: "for a tax form" } } });
+  });
+
   it("by default a team shares its answers, and another team never sees them", async () => {
     expect(await cacheSightings("answers", [APP_KEY, TEAMMATE_KEY, OUTSIDER_KEY, OUTSIDER_KEY])).toEqual(["miss", "hit", "miss", "hit"]);
     expect(rig.mocks.openai.requests).toHaveLength(2);

@@ -157,6 +157,11 @@ function convertResponseFormat(format: ResponseFormat): NonNullable<OpenAIReques
   if (format.type === "json") return { type: "json_object" };
   return {
     type: "json_schema",
-    json_schema: { name: format.name, schema: format.schema, ...(format.strict !== undefined ? { strict: format.strict } : {}) },
+    json_schema: {
+      name: format.name,
+      ...(format.description ? { description: format.description } : {}),
+      schema: format.schema,
+      ...(format.strict !== undefined ? { strict: format.strict } : {}),
+    },
   };
 }

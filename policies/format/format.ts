@@ -35,7 +35,9 @@ export function formatInstruction(format: ResponseFormat): string | undefined {
 }
 
 function schemaInstruction(format: Extract<ResponseFormat, { type: "json-schema" }>): string {
-  return `Respond with a single JSON object that conforms to this JSON Schema, and nothing else: ${JSON.stringify(format.schema)}`;
+  // The client's description says what the answer is for: the model reads it with the schema.
+  const purpose = format.description ? ` (${format.description})` : "";
+  return `Respond with a single JSON object that conforms to this JSON Schema${purpose}, and nothing else: ${JSON.stringify(format.schema)}`;
 }
 
 /** The request with `line` as the first line of its system prompt. */

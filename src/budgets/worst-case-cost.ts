@@ -142,7 +142,7 @@ function promptSize(request: ChatRequest): { bytes: number; images: number } {
   // policy writes it, with an instruction line, into the system prompt (after admission).
   if (request.responseFormat && request.responseFormat.type !== "text") {
     bytes += FORMAT_INSTRUCTION_BOUND;
-    if (request.responseFormat.type === "json-schema") add(request.responseFormat.name + JSON.stringify(request.responseFormat.schema));
+    if (request.responseFormat.type === "json-schema") add(request.responseFormat.name + (request.responseFormat.description ?? "") + JSON.stringify(request.responseFormat.schema));
   }
   // Chat framing adds a few tokens per message; a byte-per-token bound leaves room, this is margin.
   return { bytes: bytes + 8 * request.messages.length + 8, images };

@@ -173,7 +173,8 @@ export type ToolChoice =
 export type ResponseFormat =
   | { type: "text" }
   | { type: "json" }
-  | { type: "json-schema"; name: string; schema: Record<string, unknown>; strict?: boolean };
+  /** `description`: what the answer is for, which OpenAI reads to fill the schema. */
+  | { type: "json-schema"; name: string; schema: Record<string, unknown>; strict?: boolean; description?: string };
 
 /** A message's participant name, where it has one (spread into a message object). */
 export function participantName(message: { name?: string | undefined }): { name?: string } {

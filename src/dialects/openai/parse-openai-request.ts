@@ -122,5 +122,6 @@ function convertResponseFormat(format: OpenAIChatRequest["response_format"]): Re
     name: format.json_schema.name,
     schema: format.json_schema.schema ?? {},
     ...(format.json_schema.strict != null ? { strict: format.json_schema.strict } : {}),
+    ...(format.json_schema.description ? { description: format.json_schema.description } : {}),
   };
 }
