@@ -1,7 +1,7 @@
 import type { AssistantContent, ThinkingContent } from "./chat-request.ts";
 import type { ChatResponse } from "./chat-response.ts";
 import type { FinishReason, OpenAIAnswerIdentity, RefusalDetails, StreamPart, TokenLogprob } from "./stream-part.ts";
-import { mergeUsage, type Usage } from "./usage.ts";
+import { INPUT_FIELDS, mergeUsage, type Usage } from "./usage.ts";
 
 /**
  * Rebuilds the whole answer from a stream's parts (to keep a streamed answer in the response
@@ -124,6 +124,10 @@ export function* responseToParts(response: ChatResponse): Generator<StreamPart> 
     ...(response.serviceTier ? { serviceTier: response.serviceTier } : {}),
     ...(response.inferenceGeo ? { inferenceGeo: response.inferenceGeo } : {}),
   };
+  // The input side first, as a live stream has it from its start (Anthropic's message_start,
+  // which tools read input_tokens from); the whole usage comes again at the end.
+  const input = response.usage && inputSide(response.usage);
+  if (input) yield { type: "usage", usage: input };
   // Claude's thinking is in `content`, signed; `reasoning` alone is a local decoder's.
   const signed = response.content.some((content) => content.type === "thinking" || content.type === "redacted-thinking");
   if (response.reasoning && !signed) yield { type: "reasoning-delta", text: response.reasoning };
@@ -172,4 +176,13 @@ export function* responseToParts(response: ChatResponse): Generator<StreamPart> 
   };
   // The usage the answer was made with, as the unstreamed answer shows it too.
   if (response.usage) yield { type: "usage", usage: response.usage };
+}
+
+/** The input-side counts of a usage, or undefined where it has none. */
+function inputSide(usage: Usage): Usage | undefined {
+  const input: Usage = {};
+  for (const key of INPUT_FIELDS) {
+    if (usage[key] !== undefined) input[key] = usage[key];
+  }
+  return Object.keys(input).length > 0 ? input : undefined;
 }

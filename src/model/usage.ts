@@ -63,5 +63,5 @@ export function mergeUsage(seen: Usage | undefined, next: Usage): Usage {
   return merged;
 }
 
-const INPUT_FIELDS = ["inputTokens", "cacheReadTokens", "cacheWrite5mTokens", "cacheWrite1hTokens"] as const;
+export const INPUT_FIELDS = ["inputTokens", "cacheReadTokens", "cacheWrite5mTokens", "cacheWrite1hTokens"] as const;
 const OUTPUT_FIELDS = ["outputTokens", "reasoningTokens"] as const;
