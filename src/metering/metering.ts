@@ -146,7 +146,8 @@ export class MeteredCall implements RouteObserver {
       errorType,
     );
     if (!this.chatSpan) return;
-    this.deps.telemetry.endChatSpan(this.chatSpan, { error: { type: errorType, message: error.message } });
+    // A call the provider bills though it failed (a stream cut after it began) shows what it was billed for.
+    this.deps.telemetry.endChatSpan(this.chatSpan, { error: { type: errorType, message: error.message }, ...(error.billed?.usage ? { usage: error.billed.usage } : {}) });
     this.chatSpan = undefined;
   }
 

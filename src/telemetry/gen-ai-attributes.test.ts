@@ -200,3 +200,17 @@ describe("opt-in content capture", () => {
     ]);
   });
 });
+
+// The Anthropic adapter sends max_tokens 4096 where the request names none (Anthropic requires
+// one); the span said nothing of it, though its gen_ai.request.* are what was sent (found by review).
+describe("a request that names no max_tokens", () => {
+  const target = (providerType: "openai" | "anthropic") => ({ providerName: providerType, providerType, model: "m", baseUrl: "https://example.test/v1" });
+
+  it("to Claude, says the 4,096 its adapter sends", () => {
+    expect(chatRequestAttributes(request({}), target("anthropic"))["gen_ai.request.max_tokens"]).toBe(4096);
+  });
+
+  it("to OpenAI, says none, as none is sent", () => {
+    expect(chatRequestAttributes(request({}), target("openai"))).not.toHaveProperty("gen_ai.request.max_tokens");
+  });
+});

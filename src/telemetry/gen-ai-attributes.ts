@@ -1,3 +1,4 @@
+import { DEFAULT_ANTHROPIC_MAX_TOKENS } from "../../adapters/anthropic/convert-to-anthropic-request.ts";
 import type { Attributes } from "@opentelemetry/api";
 import { toOpenAIFinishReason } from "../dialects/finish-reasons.ts";
 import type { AssistantContent, ChatMessage, ChatRequest } from "../model/chat-request.ts";
@@ -54,7 +55,10 @@ export function countTokensRequestAttributes(target: ChatTarget): Attributes {
 
 export function chatRequestAttributes(request: ChatRequest, target: ChatTarget): Attributes {
   const attributes = targetAttributes("chat", target);
-  if (request.maxTokens !== undefined) attributes["gen_ai.request.max_tokens"] = request.maxTokens;
+  // Anthropic needs a max_tokens: its adapter sends one where the request has none, and the span
+  // tells what was sent.
+  const maxTokens = request.maxTokens ?? (target.providerType === "anthropic" ? DEFAULT_ANTHROPIC_MAX_TOKENS : undefined);
+  if (maxTokens !== undefined) attributes["gen_ai.request.max_tokens"] = maxTokens;
   if (request.temperature !== undefined) attributes["gen_ai.request.temperature"] = request.temperature;
   if (request.topP !== undefined) attributes["gen_ai.request.top_p"] = request.topP;
   if (request.topK !== undefined) attributes["gen_ai.request.top_k"] = request.topK;
