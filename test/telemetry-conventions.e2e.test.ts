@@ -77,6 +77,24 @@ describe("the SERVER span", () => {
     expect(attributes(server)).toMatchObject({ "http.request.method": "POST", "url.scheme": "http", "http.route": "/v1/chat/completions" });
   });
 
+  // GET /v1/models/{model} and the dashboard were named "GET", without http.route (found by review).
+  it("names one model's route and the dashboard by their templates, never by the model asked for", async () => {
+    const { gateway } = await rig.start();
+    for (const path of ["/v1/models/gpt", "/admin"]) {
+      const response = await fetch(`${gateway.url}${path}`, { headers: { authorization: `Bearer ${APP_KEY}` } });
+      expect(response.status, path).toBe(200);
+      await response.text();
+    }
+    // No chat, so no metrics: traces only.
+    await rig.close();
+    await receiver.waitFor(() => spansOfKind(SERVER).length === 2, "two SERVER spans");
+    const servers = spansOfKind(SERVER).map((span) => [span.name, attributes(span)["http.route"], attributes(span)["url.path"]]);
+    expect(servers).toEqual([
+      ["GET /v1/models/{model}", "/v1/models/{model}", "/v1/models/gpt"],
+      ["GET /admin", "/admin", "/admin"],
+    ]);
+  });
+
   it("records a method outside HTTP's own as _OTHER, keeping the original apart", async () => {
     const { gateway } = await rig.start();
     const url = new URL(gateway.url);

@@ -74,7 +74,14 @@ const ENDPOINT_METHODS = new Map([
 ]);
 
 /** Endpoints named in span names; anything else is named by its method only (bounded cardinality). */
-const SPAN_PATHS = new Set(["/v1/chat/completions", "/v1/messages", "/v1/messages/count_tokens", "/v1/models", "/v1/budgets", "/v1/admin/costs", "/healthz"]);
+const SPAN_PATHS = new Set(["/v1/chat/completions", "/v1/messages", "/v1/messages/count_tokens", "/v1/models", "/v1/budgets", "/v1/admin/costs", "/healthz", ...DASHBOARD_PATHS]);
+
+/** The path's template (`http.route`) where the gateway serves it, else undefined. */
+function spanRoute(path: string): string | undefined {
+  if (SPAN_PATHS.has(path)) return path;
+  // One route's model: the template, never the id, names the span.
+  return path.startsWith("/v1/models/") && path.length > "/v1/models/".length ? "/v1/models/{model}" : undefined;
+}
 
 /** The gateway as a Hono app: Web-standard Request in, Response out, on any runtime. */
 export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {
@@ -124,7 +131,7 @@ export function buildGateway({
     c.set("receivedAt", performance.now());
     const path = c.req.path;
     c.set("dialect", dialectOf(path, c.req.raw.headers));
-    const server = httpServerSpan(c.req.method, path, SPAN_PATHS.has(path) ? path : undefined, c.req.url);
+    const server = httpServerSpan(c.req.method, path, spanRoute(path), c.req.url);
     server.attributes["tollgate.request_id"] = requestId;
     // A client's W3C traceparent makes this span a child of the client's own.
     const span = telemetry.startRequestSpan(server.name, server.attributes, c.req.raw.headers);
