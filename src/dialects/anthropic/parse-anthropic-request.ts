@@ -1,6 +1,7 @@
-import type { AssistantContent, CacheMark, ChatMessage, ChatRequest, ImageContent, ToolChoice, ToolDefinition, UserContent } from "../../model/chat-request.ts";
+import type { AssistantContent, CacheMark, ChatMessage, ChatRequest, ImageContent, ResponseFormat, ToolChoice, ToolDefinition, UserContent } from "../../model/chat-request.ts";
 import { GatewayError } from "../../errors/gateway-error.ts";
 import { dropUndefined } from "../../model/drop-undefined.ts";
+import { meetsOpenAIStrictRules } from "../../model/json-schema-nodes.ts";
 import { zodIssueToError } from "../zod-issue-to-error.ts";
 import { readAnthropicBetas } from "./anthropic-beta.ts";
 import { anthropicMessagesRequestSchema, type AnthropicMessagesRequest } from "./anthropic-request-schema.ts";
@@ -51,7 +52,7 @@ export function parseAnthropicRequest(body: unknown): ChatRequest {
     effort: request.output_config?.effort ?? undefined,
     // OpenAI-shaped targets get it as response_format; Claude models with structured outputs as
     // output_config.format, others as the format policy's schema line.
-    responseFormat: request.output_config?.format ? { type: "json-schema", name: "output", schema: request.output_config.format.schema } : undefined,
+    responseFormat: request.output_config?.format ? outputFormat(request.output_config.format.schema) : undefined,
   });
 }
 
@@ -165,4 +166,13 @@ function convertToolChoice(choice: AnthropicMessagesRequest["tool_choice"]): Too
   if (choice.type === "any") return { type: "required" };
   if (choice.type === "tool") return { type: "tool", name: choice.name };
   return { type: choice.type };
+}
+
+/**
+ * Claude decodes its answer to the schema (constrained decoding): on OpenAI that guarantee is
+ * strict mode, asked for where the schema meets its rules (else OpenAI refuses it; it is then
+ * followed as best it can). Without it, OpenAI took the schema as a hint.
+ */
+function outputFormat(schema: Record<string, unknown>): ResponseFormat {
+  return { type: "json-schema", name: "output", schema, ...(meetsOpenAIStrictRules(schema) ? { strict: true } : {}) };
 }
