@@ -84,7 +84,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
         const response = await call({ ...body, stream: true }, signal, headers);
         const check = new FinishCheck(options.name);
         const top = request.logprobs?.top ?? 0;
-        for await (const part of mapOpenAIStream(parseChunks(readSseData(response.body)), request.stop)) {
+        for await (const part of mapOpenAIStream(parseChunks(readSseData(response.body), options.name), request.stop)) {
           check.see(part);
           yield part.type === "text-delta" && part.logprobs ? { ...part, logprobs: keepAlternatives(part.logprobs, top) } : part;
         }
@@ -100,14 +100,24 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
   };
 }
 
-/** Each event's JSON; an `{"error": …}` event (vLLM, llama-server mid-stream) is thrown as the SDKs would. */
-async function* parseChunks(data: AsyncGenerator<string>): AsyncGenerator<Chunk> {
+/**
+ * Each event's JSON; an `{"error": …}` event (vLLM, llama-server mid-stream) is thrown as the SDKs
+ * would. An event that is not JSON may only be a cut stream's torn last one (the missing finish
+ * is reported instead): one with more after it lost part of the answer, which is then an error.
+ * Was: skipped, and the client got the rest as a whole answer, billed and cached as complete.
+ */
+async function* parseChunks(data: AsyncGenerator<string>, providerName: string): AsyncGenerator<Chunk> {
+  let torn = false;
   for await (const text of data) {
+    if (torn) {
+      throw new GatewayError("upstream", `provider "${providerName}" sent a stream event that is not JSON in the middle of its answer, so part of the answer is lost`, { retryable: true });
+    }
     let chunk: Chunk & { error?: unknown };
     try {
       chunk = JSON.parse(text) as Chunk & { error?: unknown };
     } catch {
-      continue; // a torn last event of a cut stream; the missing finish is reported instead
+      torn = true;
+      continue;
     }
     if (chunk.error) throw Object.assign(new Error("error event in stream"), { error: chunk });
     yield chunk;
