@@ -79,15 +79,27 @@ describe("PolicyChain", () => {
 
   // gpt-5 is not in the price list, and was taken for a chat model: a route's stop sequences or
   // temperature default reached it, and it answered every request with a 400 (found by review).
-  it("the gpt-5 family, not listed, is held to what reasoning models take, verbosity aside; its chat variant is not", async () => {
+  it("gpt-5, -mini and -nano, not listed, are held to what reasoning models take, verbosity aside", async () => {
     const tuned: ChatRequest = { ...request, temperature: 0.2, topP: 0.9, stop: ["END"], verbosity: "low" };
-    for (const model of ["gpt-5", "gpt-5-mini", "gpt-5-nano-2025-08-07", "gpt-5.1", "gpt-5.2-pro"]) {
+    for (const model of ["gpt-5", "gpt-5-mini", "gpt-5-nano-2025-08-07"]) {
       const { request: sent, log } = await chain({}).adaptToTarget(tuned, { ...gpt4o, model }, context);
       expect([sent.temperature, sent.topP, sent.stop, sent.verbosity], model).toEqual([undefined, undefined, undefined, "low"]);
       expect(log.notes, model).toEqual(expect.arrayContaining(["temperature=dropped", "top_p=dropped"]));
     }
-    const { request: chatVariant } = await chain({}).adaptToTarget(tuned, { ...gpt4o, model: "gpt-5-chat-latest" }, context);
-    expect([chatVariant.temperature, chatVariant.stop]).toEqual([0.2, ["END"]]);
+  });
+
+  // gpt-5.1 and later reason at "none" by default and then take temperature and top_p, but no
+  // stop sequences; the chat variants take everything a chat model does.
+  it("gpt-5.1 and later get no stop sequences, and keep their sampling; gpt-5-chat keeps both", async () => {
+    const tuned: ChatRequest = { ...request, temperature: 0.2, topP: 0.9, stop: ["END"], reasoningEffort: "none" };
+    for (const model of ["gpt-5.1", "gpt-5.2-2025-12-11", "gpt-5.4-mini"]) {
+      const { request: sent } = await chain({}).adaptToTarget(tuned, { ...gpt4o, model }, context);
+      expect([sent.temperature, sent.topP, sent.stop, sent.reasoningEffort], model).toEqual([0.2, 0.9, undefined, "none"]);
+    }
+    for (const model of ["gpt-5-chat-latest", "gpt-5.1-chat-latest"]) {
+      const { request: sent } = await chain({}).adaptToTarget(tuned, { ...gpt4o, model }, context);
+      expect([sent.temperature, sent.stop], model).toEqual([0.2, ["END"]]);
+    }
   });
 
   // o3 and o4-mini refuse parallel_tool_calls, false too; an Anthropic client's

@@ -127,16 +127,21 @@ export function findModelLimits(providerType: PricedProvider["type"], named: str
   // price still refuses what every o-series model refuses (temperature, top_p, stop).
   if (providerType !== "openai") return {};
   if (O_SERIES.test(model)) return UNLISTED_O_SERIES;
-  // The gpt-5 family reasons too, and refuses the same ("Unsupported parameter: 'stop' is not
-  // supported with this model" from gpt-5, -mini, -nano, 5.1 and 5.2, as reported against the API:
-  // huggingface/smolagents#1662, #1868, #1893; BerriAI/litellm#15244), but takes `verbosity`,
-  // which came with it. Its chat variants (gpt-5-chat-latest) do not reason.
-  if (GPT_5.test(model) && !model.includes("-chat")) return UNLISTED_GPT_5;
+  // gpt-5, -mini and -nano reason too, and refuse the same ("Unsupported parameter: 'stop' is not
+  // supported with this model", as reported against the API: huggingface/smolagents#1662,
+  // BerriAI/litellm#15244), but take `verbosity`, which came with them. gpt-5.1 and later reason
+  // at "none" by default, where they take temperature, top_p and logprobs (vercel/ai#10940), yet
+  // still refuse stop (smolagents#1868, #1893). The chat variants (gpt-5-chat-latest) do not reason.
+  if (model.includes("-chat")) return {};
+  if (GPT_5.test(model)) return UNLISTED_GPT_5;
+  if (GPT_5_POINT.test(model)) return NO_STOP;
   return {};
 }
 
 const O_SERIES = /^o\d+(-|$)/;
-const GPT_5 = /^gpt-5(\.\d+)?(-|$)/;
+const GPT_5 = /^gpt-5(-mini|-nano)?(-\d{4}-\d{2}-\d{2})?$/;
+const GPT_5_POINT = /^gpt-5\.\d+(-|$)/;
+const NO_STOP: ModelLimits = { maxStopSequences: 0 };
 const FINE_TUNED = /^ft:([^:]+):/;
 // Their output limits differ (o1-mini 65,536, o3 100,000): the provider's own check stands.
 const { maxOutputTokens: _differs, ...UNLISTED_O_SERIES } = REASONING;
