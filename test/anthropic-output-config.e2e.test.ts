@@ -33,6 +33,12 @@ describe("an Anthropic client's output_config.format", () => {
     const optional = { type: "object", properties: { city: { type: "string" }, country: { type: "string" } }, required: ["city"], additionalProperties: false };
     expect((await ask("gpt", optional)).status).toBe(200);
     expect(rig.mocks.openai.requests.at(-1)!.body.response_format).toEqual({ type: "json_schema", json_schema: { name: "output", schema: optional } });
+    // A keyword strict mode refuses ("'default' is not permitted", allOf): a hint too, not a 400.
+    for (const city of [{ type: "string", default: "Oslo" }, { allOf: [{ type: "string" }, { enum: ["Oslo", "Rome"] }] }]) {
+      const closed = { type: "object", properties: { city }, required: ["city"], additionalProperties: false };
+      expect((await ask("gpt", closed)).status).toBe(200);
+      expect(rig.mocks.openai.requests.at(-1)!.body.response_format).toEqual({ type: "json_schema", json_schema: { name: "output", schema: closed } });
+    }
   });
 
   it("reaches a Claude model with structured outputs as output_config.format, the schema named in the first line", async () => {

@@ -46,6 +46,26 @@ export function meetsOpenAIStrictRules(schema: Record<string, unknown>): boolean
   return true;
 }
 
+/**
+ * The keywords every model's strict mode takes (OpenAI's structured outputs, "supported schemas"):
+ * a schema using any other (`default`, `allOf`, `not`, `if`, `pattern` on some models…) is refused
+ * in strict mode with a 400 for the whole request.
+ */
+const OPENAI_STRICT_KEYWORDS = new Set(["type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "description", "$ref", "$defs"]);
+
+/**
+ * A schema tollgate may send in OpenAI's strict mode on the client's behalf (an Anthropic client's
+ * output_config.format, which Claude decodes to): an object at the root, meeting the strict rules,
+ * with only the keywords strict mode takes. Any other goes as a hint, never as a 400.
+ */
+export function fitsOpenAIStrictMode(schema: Record<string, unknown>): boolean {
+  if (schema.type !== "object" || !meetsOpenAIStrictRules(schema)) return false;
+  for (const node of schemaNodes(schema)) {
+    if (Object.keys(node).some((keyword) => !OPENAI_STRICT_KEYWORDS.has(keyword))) return false;
+  }
+  return true;
+}
+
 /** Keywords whose structure the Anthropic SDK's transformJSONSchema would turn into description text. */
 const UNCARRIED_STRUCTURE = ["definitions", "patternProperties", "prefixItems", "if", "then", "else", "not", "dependentSchemas", "unevaluatedProperties"];
 

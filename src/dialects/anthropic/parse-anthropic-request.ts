@@ -1,7 +1,7 @@
 import type { AssistantContent, CacheMark, ChatMessage, ChatRequest, ImageContent, ResponseFormat, ToolChoice, ToolDefinition, UserContent } from "../../model/chat-request.ts";
 import { GatewayError } from "../../errors/gateway-error.ts";
 import { dropUndefined } from "../../model/drop-undefined.ts";
-import { meetsOpenAIStrictRules } from "../../model/json-schema-nodes.ts";
+import { fitsOpenAIStrictMode } from "../../model/json-schema-nodes.ts";
 import { zodIssueToError } from "../zod-issue-to-error.ts";
 import { readAnthropicBetas } from "./anthropic-beta.ts";
 import { anthropicMessagesRequestSchema, type AnthropicMessagesRequest } from "./anthropic-request-schema.ts";
@@ -170,9 +170,9 @@ function convertToolChoice(choice: AnthropicMessagesRequest["tool_choice"]): Too
 
 /**
  * Claude decodes its answer to the schema (constrained decoding): on OpenAI that guarantee is
- * strict mode, asked for where the schema meets its rules (else OpenAI refuses it; it is then
- * followed as best it can). Without it, OpenAI took the schema as a hint.
+ * strict mode, asked for where the schema fits it (else OpenAI refuses the request; the schema is
+ * then a hint, followed as best the model can). Without it, OpenAI took every schema as a hint.
  */
 function outputFormat(schema: Record<string, unknown>): ResponseFormat {
-  return { type: "json-schema", name: "output", schema, ...(meetsOpenAIStrictRules(schema) ? { strict: true } : {}) };
+  return { type: "json-schema", name: "output", schema, ...(fitsOpenAIStrictMode(schema) ? { strict: true } : {}) };
 }
