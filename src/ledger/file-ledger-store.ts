@@ -1,4 +1,4 @@
-import { appendFile, mkdir, open, stat } from "node:fs/promises";
+import { appendFile, mkdir, open } from "node:fs/promises";
 import { dirname } from "node:path";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
@@ -42,7 +42,8 @@ export class FileLedgerStore implements LedgerStore {
     /**
      * Bytes of the file whose records are counted in memory: what a checkpoint may cover. Kept
      * here, not read from the disk at close, where a write in flight may have put records not
-     * counted yet. Unknown (undefined) from an append that failed part-way to the next that succeeds.
+     * counted yet. Unknown (undefined) for good after an append that failed part-way: the file's
+     * size then would also count any other process's lines, which this one never counted.
      */
     private counted: number | undefined,
   ) {}
@@ -128,9 +129,6 @@ export class FileLedgerStore implements LedgerStore {
       this.follower?.add(record);
     }
     this.records += fresh.length;
-    // After a torn append, the first whole one tells where the counted records end again: the
-    // torn bytes before it hold no record that is not also in the retry (or a torn line).
-    if (this.counted === undefined) this.counted = (await stat(this.path)).size;
   }
 
   async totals(day: string): Promise<AggregateEntry[]> {
@@ -146,9 +144,14 @@ export class FileLedgerStore implements LedgerStore {
     // Taken at once, before any await: the bytes counted and what they add up to, together. A
     // write still in flight lands after `size`, and the next start reads it.
     const size = this.counted;
-    const inFlight = this.inFlightBytes;
     if (size === undefined) {
-      this.log("[tollgate] ledger: no checkpoint written (the last append failed part-way, so where the counted records end is unknown); the next start reads the records after the last one");
+      this.log("[tollgate] ledger: no checkpoint written (an append failed part-way, so where the counted records end is unknown); the next start reads the records after the last one");
+      return;
+    }
+    // Its bytes may be on disk, wholly or in part, with another process's after them: where the
+    // counted ones end is unknown. The ledger closes the store after its last write, so this is rare.
+    if (this.inFlightBytes > 0) {
+      this.log("[tollgate] ledger: no checkpoint written (an append was still running); the next start reads the records after the last one");
       return;
     }
     if (size === 0) return; // nothing was ever written
@@ -167,9 +170,9 @@ export class FileLedgerStore implements LedgerStore {
         // counted: a checkpoint of its count would end mid-line, and the next start would skip
         // the other's records for good. Without one, the next start reads them all.
         const onDisk = (await file.stat()).size;
-        if (onDisk < size || onDisk > size + inFlight) {
+        if (onDisk !== size) {
           this.log(
-            `[tollgate] ledger: no checkpoint written: ${this.path} has ${onDisk < size ? "shrunk" : `${onDisk - size - inFlight} bytes this process did not write`} since it opened it. ` +
+            `[tollgate] ledger: no checkpoint written: ${this.path} has ${onDisk < size ? "shrunk" : `${onDisk - size} bytes this process did not write`} since it opened it. ` +
               "Another process writes to it: give each gateway its own store.path, or use Redis (budgets here did not see that process's records); the next start reads every record after the last checkpoint",
           );
           return;
