@@ -82,3 +82,18 @@ describe("a Redis URL mistyped around its password", () => {
     }
   });
 });
+
+describe("Redis URLs found by review of the redaction", () => {
+  // `redis/2` is host "redis" (a compose service's name) and database 2, as ioredis reads it.
+  it("a bare host named redis with a database is not taken for a misspelt scheme", () => {
+    expect(singleServerUrl("redis/2")).toBe("redis://redis/2");
+    expect(singleServerUrl("redis:6379/2")).toBe("redis://redis:6379/2");
+  });
+
+  // The list is split at commas, so a password with one was cut, and the piece before its "@"
+  // ("redis://app:hun") was quoted whole.
+  it("a cluster seed list whose password holds a comma: no piece of it is quoted", () => {
+    expect(() => clusterSeeds("redis://app:hun,ter2@10.0.0.1:7000")).toThrow(RedisUrlError);
+    expect(() => clusterSeeds("redis://app:hun,ter2@10.0.0.1:7000")).not.toThrow(/hun|ter2/);
+  });
+});

@@ -70,25 +70,28 @@ export function singleServerUrl(text: string): string {
 
 /** The seed nodes of a comma-separated list of `redis://` / `rediss://` URLs, and their credentials. */
 export function clusterSeeds(list: string): { nodes: { host: string; port: number }[]; credentials: Pick<RedisOptions, "username" | "password" | "tls"> } {
+  // A password with a comma is cut by the split: a piece without its "@" may be part of it, so
+  // where the list holds credentials, only a piece that has its own "@" is quoted (redacted).
+  const shown = (part: string) => (part.includes("@") || !list.includes("@") ? `"${redact(part)}"` : "a seed node (not shown: the list holds a password, which may contain a comma)");
   const urls = list
     .split(",")
     .map((part) => part.trim())
     .filter((part) => part.length > 0)
     .map((part) => {
-      refuseMisspeltScheme(part);
+      refuseMisspeltScheme(part, shown(part));
       let url: URL;
       try {
         // A bare host:port, as cluster nodes are often listed, is a plain redis:// node.
         url = new URL(part.includes("://") ? part : `redis://${part}`);
       } catch {
-        throw new RedisUrlError(`"${redact(part)}" is not a URL; write each seed node as redis://host:port (rediss:// for TLS), separated by commas`);
+        throw new RedisUrlError(`${shown(part)} is not a URL; write each seed node as redis://host:port (rediss:// for TLS), separated by commas`);
       }
       if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
-        throw new RedisUrlError(`"${redact(part)}" is not a redis:// or rediss:// URL; write each seed node as redis://host:port`);
+        throw new RedisUrlError(`${shown(part)} is not a redis:// or rediss:// URL; write each seed node as redis://host:port`);
       }
       // A cluster has only database 0: a URL naming another would silently mean something else.
       if (url.pathname !== "" && url.pathname !== "/" && url.pathname !== "/0") {
-        throw new RedisUrlError(`"${redact(part)}" has a path; a Redis Cluster has only database 0, so drop it`);
+        throw new RedisUrlError(`${shown(part)} has a path; a Redis Cluster has only database 0, so drop it`);
       }
       return url;
     });
@@ -106,8 +109,9 @@ export function clusterSeeds(list: string): { nodes: { host: string; port: numbe
  * `redis//host` and `redis:/host` (a ":" or "/" missing) would parse as host "redis" with the rest,
  * password included, as a path: refused before, naming the fix.
  */
-function refuseMisspeltScheme(text: string): void {
-  if (/^rediss?:?\/+/i.test(text) && !text.includes("://")) throw new RedisUrlError(`"${redact(text)}" misspells the scheme; write redis://host:port (rediss:// for TLS)`);
+function refuseMisspeltScheme(text: string, shown = `"${redact(text)}"`): void {
+  // Not `redis/2`: a bare host named "redis" (a compose service) with database 2.
+  if (/^rediss?(:\/(?!\/)|\/\/)/i.test(text)) throw new RedisUrlError(`${shown} misspells the scheme; write redis://host:port (rediss:// for TLS)`);
 }
 
 /** The URL's user and password, percent-decoded: a bare "%" in them is refused with the fix. */
