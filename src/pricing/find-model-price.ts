@@ -183,7 +183,10 @@ export function missingLongContextWarnings(providerName: string, provider: Price
  * snapshot of a routed model (or the other way round) is used, when the provider answers with it.
  */
 export function unroutedPriceWarnings(providerName: string, provider: PricedProvider, routedModels: readonly string[]): string[] {
-  const base = (model: string) => model.replace(DATED_SNAPSHOT, "");
+  // A model as the bundled list knows it (an alias, `claude-sonnet-4-0`, is its model's), else
+  // its name without a snapshot date: a price for either form is used for the other.
+  const bundled = provider.type === "openai-compatible" ? undefined : bundledByProvider.get(provider.type);
+  const base = (model: string) => lookup(bundled, model)?.model ?? model.replace(DATED_SNAPSHOT, "");
   const routed = [...new Set(routedModels)];
   return Object.keys(provider.pricing?.models ?? {})
     .filter((priced) => !routed.some((model) => base(model) === base(priced)))
