@@ -87,6 +87,16 @@ describe("a failure no retry can fix", () => {
     expect(mocks.openai.requests).toHaveLength(1);
   });
 
+  // A model the provider does not know (a typo in the route, a model the account has no access
+  // to) is the config's to fix too: the 502 had no x-should-retry, so the SDK asked three times.
+  it("a provider that does not know the configured model: 502 with x-should-retry false, and the SDK asks once", async () => {
+    mocks.openai.enqueue({ kind: "http-error", status: 404, type: "invalid_request_error", code: "model_not_found", message: "The model `gpt-4o` does not exist or you do not have access to it." });
+    const failure = await failureOf<InstanceType<typeof OpenAI.APIError>>(openai().chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "hi" }] }));
+    expect([failure.status, failure.headers?.get("x-should-retry")]).toEqual([502, "false"]);
+    expect(failure.message).toContain('provider "openai" does not know the configured model');
+    expect(mocks.openai.requests).toHaveLength(1);
+  });
+
   it("is not claimed when another target failed in a way that may pass: the SDK may retry", async () => {
     // Claude is overloaded (may pass), then OpenAI refuses the key (the failure the client is told of).
     mocks.anthropic.enqueue({ kind: "http-error", status: 529 });

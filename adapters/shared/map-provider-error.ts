@@ -99,9 +99,15 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
   // A server's own "no such path" (FastAPI's {"detail":"Not Found"} from vLLM and SGLang, Go's
   // "404 page not found" from Ollama) is a baseUrl without its /v1, not an unknown model.
   if (status === 404 && isNoSuchPath(sdkError)) {
-    return new GatewayError("upstream", `${where} has no Chat Completions endpoint at its baseUrl (HTTP 404: ${upstreamMessage}); check providers.${context.provider}.baseUrl: OpenAI-compatible servers serve it under /v1`, { retryable: true, cause: error });
+    return new GatewayError("upstream", `${where} has no Chat Completions endpoint at its baseUrl (HTTP 404: ${upstreamMessage}); check providers.${context.provider}.baseUrl: OpenAI-compatible servers serve it under /v1`, {
+      retryable: true,
+      permanent: true,
+      cause: error,
+    });
   }
-  if (status === 404) return new GatewayError("upstream", `${where} does not know the configured model: ${upstreamMessage}`, { retryable: true, cause: error });
+  // Both are the config's to fix, as a refused key is: the next target may answer, but a client's
+  // retry would only fail again (the SDKs retried the 502 twice: three calls per request).
+  if (status === 404) return new GatewayError("upstream", `${where} does not know the configured model: ${upstreamMessage}`, { retryable: true, permanent: true, cause: error });
   // Other 4xx: the request itself is wrong for this provider (context too long, bad schema, …).
   // The provider's code and param pass on: clients branch on them (an agent trims its history on
   // OpenAI's `context_length_exceeded`), so a local decoder's own words for that become it too.
