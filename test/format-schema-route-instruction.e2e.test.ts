@@ -49,3 +49,22 @@ describe("a client's JSON schema with a description, on a route with its own for
     ]);
   });
 });
+
+// Claude with structured outputs decodes to the schema itself (output_config.format), which has no
+// place for a description, and the first line only named the schema: the description reached
+// Claude nowhere (found by review). The named line now carries it.
+describe("a client's JSON schema with a description, to Claude with structured outputs", () => {
+  it("reaches Claude in the line that names the schema", async () => {
+    const closed = { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false };
+    const response = await postJson(rig.gateway, "/v1/chat/completions", {
+      model: "claude",
+      messages: [{ role: "user", content: "Which city?" }],
+      response_format: { type: "json_schema", json_schema: { name: "answer", description: "the capital of France, in French", schema: closed, strict: true } },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-tollgate-policies")).toContain("format=native");
+    const sent = rig.mocks.anthropic.requests.at(-1)!.body;
+    expect(sent.system).toEqual([{ type: "text", text: 'Respond with a single JSON object that conforms to the JSON Schema "answer" (the capital of France, in French), and nothing else.' }]);
+    expect(sent.output_config).toMatchObject({ format: { type: "json_schema" } });
+  });
+});

@@ -31,13 +31,19 @@ export const JSON_INSTRUCTION = "Respond with a single JSON object and nothing e
 export function formatInstruction(format: ResponseFormat): string | undefined {
   if (format.type === "text") return undefined;
   if (format.type === "json") return JSON_INSTRUCTION;
-  return `Respond with a single JSON object that conforms to the JSON Schema "${format.name}", and nothing else.`;
+  return `Respond with a single JSON object that conforms to the JSON Schema "${format.name}"${purpose(format)}, and nothing else.`;
 }
 
 function schemaInstruction(format: Extract<ResponseFormat, { type: "json-schema" }>): string {
-  // The client's description says what the answer is for: the model reads it with the schema.
-  const purpose = format.description ? ` (${format.description})` : "";
-  return `Respond with a single JSON object that conforms to this JSON Schema${purpose}, and nothing else: ${JSON.stringify(format.schema)}`;
+  return `Respond with a single JSON object that conforms to this JSON Schema${purpose(format)}, and nothing else: ${JSON.stringify(format.schema)}`;
+}
+
+/**
+ * The client's description of what the answer is for, which the model reads with the schema:
+ * OpenAI takes it in response_format, Claude's output_config.format has no place for it.
+ */
+function purpose(format: Extract<ResponseFormat, { type: "json-schema" }>): string {
+  return format.description ? ` (${format.description})` : "";
 }
 
 /** The request with `line` as the first line of its system prompt. */
