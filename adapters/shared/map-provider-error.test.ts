@@ -69,3 +69,18 @@ describe("a provider quoting tollgate's own key", () => {
     }
   });
 });
+
+// Azure OpenAI says when to retry only in `retry-after-ms`, which both SDKs read first; it was
+// dropped, so the client fell back to its own backoff (found by review).
+describe("a 429's retry-after", () => {
+  const limited = (headers: Record<string, string>) => APIError.generate(429, { error: { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" } }, undefined, new Headers(headers));
+
+  it("is read from retry-after-ms, rounded up to whole seconds", () => {
+    expect(mapProviderError(limited({ "retry-after-ms": "1500" }), context).retryAfterSeconds).toBe(2);
+  });
+
+  it("is read from retry-after where that is all there is, in seconds or as a date", () => {
+    expect(mapProviderError(limited({ "retry-after": "7" }), context).retryAfterSeconds).toBe(7);
+    expect(mapProviderError(limited({ "retry-after": new Date(Date.now() + 30_500).toUTCString() }), context).retryAfterSeconds).toBeGreaterThanOrEqual(30);
+  });
+});

@@ -207,7 +207,11 @@ function providerMessage(error: SdkError): string {
 }
 
 function retryAfter(headers: SdkError["headers"]): number | undefined {
-  const value = headers instanceof Headers ? headers.get("retry-after") : headers?.["retry-after"];
+  const header = (name: string) => (headers instanceof Headers ? headers.get(name) : headers?.[name]);
+  // Milliseconds, where a server says so (Azure OpenAI sends only this one; the SDKs read it first).
+  const milliseconds = Number(header("retry-after-ms") || NaN);
+  if (Number.isFinite(milliseconds) && milliseconds >= 0) return Math.ceil(milliseconds / 1000);
+  const value = header("retry-after");
   if (!value) return undefined;
   const seconds = Number(value);
   if (Number.isFinite(seconds)) return Math.max(0, Math.ceil(seconds));
