@@ -68,7 +68,14 @@ export type GatewayErrorOptions = {
  * provider read the prompt, so the call is billed: `usage` where the provider reported it,
  * else tollgate's count of the prompt. A refusal (429, 5xx, an error event) is not billed.
  */
-export type BilledCall = { usage?: Usage };
+export type BilledCall = {
+  usage?: Usage;
+  /**
+   * What the stream's opening said of the call, which its price follows: the model that answered,
+   * where inference ran (Anthropic's "us" is 1.1×), the tier that served it (OpenAI's priority).
+   */
+  answeredAs?: { model?: string; inferenceGeo?: string; serviceTier?: string };
+};
 
 export class GatewayError extends Error {
   readonly kind: ErrorKind;

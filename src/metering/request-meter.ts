@@ -92,6 +92,12 @@ export class RequestMeter {
   attemptFailed(billed?: BilledCall): void {
     this.lastAttempt = billed ? "billed" : "refused";
     if (billed?.usage) this.usage = billed.usage;
+    const answeredAs = billed?.answeredAs;
+    if (answeredAs) {
+      this.responseModel = answeredAs.model;
+      this.inferenceGeo = answeredAs.inferenceGeo;
+      this.serviceTier = answeredAs.serviceTier;
+    }
   }
 
   /** A call failed and the route moved on to another target: the record says so. */
@@ -118,6 +124,8 @@ export class RequestMeter {
     attempt.lastAttempt = this.lastAttempt;
     attempt.usage = this.usage;
     attempt.inferenceGeo = this.inferenceGeo;
+    attempt.serviceTier = this.serviceTier;
+    attempt.responseModel = this.responseModel;
     attempt.routeNotes = this.routeNotes;
     attempt.targetNotes = this.targetNotes;
     attempt.targetWarnings = this.targetWarnings;

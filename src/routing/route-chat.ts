@@ -1,5 +1,5 @@
 import type { RouteConfig } from "../config/config-schema.ts";
-import { GatewayError, toGatewayError } from "../errors/gateway-error.ts";
+import { GatewayError, toGatewayError, type BilledCall } from "../errors/gateway-error.ts";
 import type { ChatModel, UpstreamHeaders } from "../model/chat-model.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
@@ -140,13 +140,22 @@ export async function callOnRoute<T>(
 
 /**
  * A billed call is billed with the usage its preamble reported (Anthropic's message_start, with
- * its cache reads), not with tollgate's count of the prompt.
+ * its cache reads), not with tollgate's count of the prompt, and at the price of what its opening
+ * said: where inference ran and the tier that served it. Was: the global, standard price.
  */
 function withPreambleUsage(failure: GatewayError, preamble: readonly StreamPart[]): GatewayError {
-  if (failure.billed?.usage) return failure;
   let usage: Usage | undefined;
-  for (const part of preamble) if (part.type === "usage") usage = mergeUsage(usage, part.usage);
-  if (usage) failure.billed = { usage };
+  let answeredAs: BilledCall["answeredAs"];
+  for (const part of preamble) {
+    if (part.type === "usage") usage = mergeUsage(usage, part.usage);
+    else if (part.type === "start") answeredAs = { model: part.model, inferenceGeo: part.inferenceGeo, serviceTier: part.serviceTier };
+  }
+  // Billed where the adapter says so or the preamble reported usage (as before); the opening then says at what price.
+  if (!failure.billed && !usage) return failure;
+  const billed: BilledCall = { ...failure.billed };
+  if (!billed.usage && usage) billed.usage = usage;
+  if (!billed.answeredAs && answeredAs) billed.answeredAs = answeredAs;
+  failure.billed = billed;
   return failure;
 }
 
