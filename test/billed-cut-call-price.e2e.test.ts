@@ -13,7 +13,7 @@ const rig = useMockedGateway({
 });
 afterEach(() => rig.mocks.server.resetHandlers());
 
-function eventStream(frames: string[]): HttpResponse {
+function eventStream(frames: string[]): Response {
   return new HttpResponse(frames.join(""), { headers: { "content-type": "text/event-stream" } });
 }
 
