@@ -67,11 +67,18 @@ export function toModelPrice(price: ConfiguredPrice): ModelPrice {
 /** `gpt-4o-2024-08-06` and `claude-sonnet-4-5-20250929` are priced as `gpt-4o` and `claude-sonnet-4-5`. */
 const DATED_SNAPSHOT = /-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$/;
 
-function lookup<T>(table: Record<string, T> | ReadonlyMap<string, T> | undefined, model: string): T | undefined {
+type PriceTable<T> = Record<string, T> | ReadonlyMap<string, T> | undefined;
+
+/** The entry under exactly this name. */
+function lookupExact<T>(table: PriceTable<T>, name: string): T | undefined {
   if (!table) return undefined;
   // Own keys only: a model called "constructor" must not find Object.prototype's (a $0 price).
-  const get = (name: string) => (table instanceof Map ? table.get(name) : Object.hasOwn(table, name) ? (table as Record<string, T>)[name] : undefined);
-  return get(model) ?? (DATED_SNAPSHOT.test(model) ? get(model.replace(DATED_SNAPSHOT, "")) : undefined);
+  return table instanceof Map ? table.get(name) : Object.hasOwn(table, name) ? (table as Record<string, T>)[name] : undefined;
+}
+
+/** The entry under this name, else under its name without a snapshot date. */
+function lookup<T>(table: PriceTable<T>, model: string): T | undefined {
+  return lookupExact(table, model) ?? (DATED_SNAPSHOT.test(model) ? lookupExact(table, model.replace(DATED_SNAPSHOT, "")) : undefined);
 }
 
 const bundledByProvider = new Map<string, Map<string, BundledPrice>>();
@@ -100,19 +107,19 @@ function fromBundled(entry: BundledPrice): FoundPrice {
  * @param responseModel the model the provider says answered, when known (a dated snapshot)
  */
 export function findModelPrice(provider: PricedProvider, model: string, responseModel?: string): FoundPrice | undefined {
-  const names = responseModel && responseModel !== model ? [model, responseModel] : [model];
-  for (const name of names) {
-    const configured = lookup(provider.pricing?.models, name);
-    if (configured) return { ...toModelPrice(configured), source: "config" };
-  }
+  // The most specific name first: the snapshot that answered, then the model asked for.
+  const names = responseModel && responseModel !== model ? [responseModel, model] : [model];
+  const configured = provider.pricing?.models;
+  const bundled = provider.type === "openai-compatible" ? undefined : bundledByProvider.get(provider.type);
+  // A price under the exact name, then one under the name without its date; but not the base
+  // model's price for a snapshot the list prices on its own (gpt-4o-2024-05-13 is not gpt-4o).
+  const inConfig =
+    names.map((name) => lookupExact(configured, name)).find(Boolean) ??
+    names.filter((name) => !lookupExact(bundled, name)).map((name) => lookup(configured, name)).find(Boolean);
+  if (inConfig) return { ...toModelPrice(inConfig), source: "config" };
   if (provider.pricing?.default) return { ...toModelPrice(provider.pricing.default), source: "config" };
-  if (provider.type === "openai-compatible") return undefined;
-  const bundled = bundledByProvider.get(provider.type);
-  for (const name of names.reverse()) {
-    const entry = lookup(bundled, name);
-    if (entry) return fromBundled(entry);
-  }
-  return undefined;
+  const entry = names.map((name) => lookup(bundled, name)).find(Boolean);
+  return entry ? fromBundled(entry) : undefined;
 }
 
 /** What the bundled list knows of a model's limits; empty for local decoders and unknown models. */
