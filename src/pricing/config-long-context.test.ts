@@ -34,9 +34,9 @@ describe("a configured long-context tier", () => {
     expect(computeCost({ inputTokens: 200_000, outputTokens: 1_000 }, price).totalNano).toBe(492_000_000);
   });
 
-  it("counts cache reads toward the threshold and bills them at the tier's cached rate (the input price here)", () => {
-    // 1,000 + 210,000 cached = 211,000 > 200,000: 1,000 × 4,800 + 210,000 × 4,800 = 1,012,800,000 nano.
-    expect(computeCost({ inputTokens: 1_000, cacheReadTokens: 210_000, outputTokens: 0 }, price).totalNano).toBe(1_012_800_000);
+  it("counts cache reads toward the threshold and bills them at the tier's cached rate (Anthropic's 0.1× of its input here)", () => {
+    // 1,000 + 210,000 cached = 211,000 > 200,000: 1,000 × 4,800 + 210,000 × 480 = 105,600,000 nano.
+    expect(computeCost({ inputTokens: 1_000, cacheReadTokens: 210_000, outputTokens: 0 }, price).totalNano).toBe(105_600_000);
   });
 });
 

@@ -30,3 +30,23 @@ describe("config prices and dated snapshots", () => {
     expect(billed(own, "gpt-4o-2024-05-13")).toBe(16_000_000_000);
   });
 });
+
+// Anthropic bills cache reads at 0.1× input, 5-minute writes at 1.25×, 1-hour writes at 2×. An
+// override giving only input and output priced them all at 1× (found by review: 1M cache reads
+// recorded at $3 for a $0.30 invoice).
+describe("an Anthropic override with only input and output prices", () => {
+  const contract: PricedProvider = { type: "anthropic", pricing: { models: { "claude-sonnet-4-6": { inputPerMillion: 2.4, outputPerMillion: 12 } } } };
+  const cacheCost = (provider: PricedProvider) =>
+    computeCost({ cacheReadTokens: MILLION, cacheWrite5mTokens: MILLION, cacheWrite1hTokens: MILLION }, findModelPrice(provider, "claude-sonnet-4-6")!);
+
+  it("prices cache traffic at Anthropic's multiples of its input price", () => {
+    expect(cacheCost(contract)).toMatchObject({ cacheReadNano: 240_000_000, cacheWriteNano: 3_000_000_000 + 4_800_000_000 });
+  });
+
+  it("keeps cache prices the override gives, and OpenAI's missing cache prices at its input price", () => {
+    const explicit: PricedProvider = { type: "anthropic", pricing: { default: { inputPerMillion: 2.4, outputPerMillion: 12, cachedInputPerMillion: 0.2 } } };
+    expect(cacheCost(explicit)).toMatchObject({ cacheReadNano: 200_000_000, cacheWriteNano: 3_000_000_000 + 4_800_000_000 });
+    const openai: PricedProvider = { type: "openai", pricing: { models: { "gpt-4.1": { inputPerMillion: 2, outputPerMillion: 8 } } } };
+    expect(computeCost({ cacheReadTokens: MILLION }, findModelPrice(openai, "gpt-4.1")!).cacheReadNano).toBe(2_000_000_000);
+  });
+});

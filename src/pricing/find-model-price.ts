@@ -1,6 +1,6 @@
 import type { BundledPrice, ModelLimits, ModelRetirement } from "./bundled-prices.ts";
 import { BUNDLED_PRICES, REASONING } from "./bundled-prices.ts";
-import { ratesFromGpuHour, ratesFromUsdPerMillion, type ModelPrice } from "./rates.ts";
+import { ratesFromGpuHour, ratesFromUsdPerMillion, scaled, type ModelPrice, type Rates } from "./rates.ts";
 
 // Which price applies to a call: the provider's own overrides from config first (per model, then
 // the provider's default), then the bundled list for OpenAI and Anthropic. A model found nowhere
@@ -27,14 +27,23 @@ type PerMillionFields = {
   cacheWrite1hPerMillion?: number;
 };
 
-function perMillionRates(price: PerMillionFields) {
-  return ratesFromUsdPerMillion({
+function perMillionRates(price: PerMillionFields, providerType?: PricedProvider["type"]): Rates {
+  const rates = ratesFromUsdPerMillion({
     input: price.inputPerMillion ?? 0,
     output: price.outputPerMillion ?? 0,
     ...(price.cachedInputPerMillion !== undefined ? { cachedInput: price.cachedInputPerMillion } : {}),
     ...(price.cacheWrite5mPerMillion !== undefined ? { cacheWrite5m: price.cacheWrite5mPerMillion } : {}),
     ...(price.cacheWrite1hPerMillion !== undefined ? { cacheWrite1h: price.cacheWrite1hPerMillion } : {}),
   });
+  if (providerType !== "anthropic") return rates;
+  // Anthropic's cache prices are fixed multiples of input (reads 0.1×, 5-minute writes 1.25×,
+  // 1-hour writes 2×): an override that gives only input and output means those, not 1×.
+  return {
+    ...rates,
+    ...(price.cachedInputPerMillion === undefined ? { cacheRead: scaled(rates.input, [1, 10]) } : {}),
+    ...(price.cacheWrite5mPerMillion === undefined ? { cacheWrite5m: scaled(rates.input, [5, 4]) } : {}),
+    ...(price.cacheWrite1hPerMillion === undefined ? { cacheWrite1h: scaled(rates.input, [2, 1]) } : {}),
+  };
 }
 
 export type ProviderPricing = { default?: ConfiguredPrice; models?: Record<string, ConfiguredPrice> };
@@ -47,7 +56,7 @@ export type FoundPrice = ModelPrice & {
   priority?: ModelPrice & { source: string };
 };
 
-export function toModelPrice(price: ConfiguredPrice): ModelPrice {
+export function toModelPrice(price: ConfiguredPrice, providerType?: PricedProvider["type"]): ModelPrice {
   if (price.gpuHourUsd !== undefined) {
     return {
       rates: ratesFromGpuHour({
@@ -59,8 +68,8 @@ export function toModelPrice(price: ConfiguredPrice): ModelPrice {
   }
   const long = price.longContext;
   return {
-    rates: perMillionRates(price),
-    ...(long ? { longContext: { aboveInputTokens: long.aboveInputTokens, rates: perMillionRates(long) } } : {}),
+    rates: perMillionRates(price, providerType),
+    ...(long ? { longContext: { aboveInputTokens: long.aboveInputTokens, rates: perMillionRates(long, providerType) } } : {}),
   };
 }
 
@@ -116,8 +125,8 @@ export function findModelPrice(provider: PricedProvider, model: string, response
   const inConfig =
     names.map((name) => lookupExact(configured, name)).find(Boolean) ??
     names.filter((name) => !lookupExact(bundled, name)).map((name) => lookup(configured, name)).find(Boolean);
-  if (inConfig) return { ...toModelPrice(inConfig), source: "config" };
-  if (provider.pricing?.default) return { ...toModelPrice(provider.pricing.default), source: "config" };
+  if (inConfig) return { ...toModelPrice(inConfig, provider.type), source: "config" };
+  if (provider.pricing?.default) return { ...toModelPrice(provider.pricing.default, provider.type), source: "config" };
   const entry = names.map((name) => lookup(bundled, name)).find(Boolean);
   return entry ? fromBundled(entry) : undefined;
 }

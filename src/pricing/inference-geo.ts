@@ -1,4 +1,4 @@
-import type { Rate, Rates } from "./rates.ts";
+import { scaled, type Rates } from "./rates.ts";
 import type { FoundPrice } from "./find-model-price.ts";
 
 // Anthropic bills inference it keeps in the US (`inference_geo: "us"`, on the request or as the
@@ -33,13 +33,4 @@ export function priceInGeo(price: FoundPrice, geo: string | undefined): FoundPri
     ...(price.longContext ? { longContext: { ...price.longContext, rates: scale(price.longContext.rates) } } : {}),
     source: `${price.source}, ×${multiplier[0] / multiplier[1]} for inference in "${geo}"`,
   };
-}
-
-/** A rate times numerator / denominator, kept exact: a whole number of pico-dollars where it divides. */
-function scaled(rate: Rate, [numerator, denominator]: readonly [number, number]): Rate {
-  if (typeof rate === "number") {
-    const product = rate * numerator;
-    return product % denominator === 0 ? product / denominator : { pico: product, perTokens: denominator };
-  }
-  return { pico: rate.pico * numerator, perTokens: rate.perTokens * denominator };
 }

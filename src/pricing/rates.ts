@@ -91,3 +91,12 @@ export function ratesFromGpuHour(price: GpuHourPrice): Rates {
     output: { pico, perTokens: Math.round(price.outputTokensPerSecond * 3600) },
   };
 }
+
+/** A rate times numerator / denominator, kept exact: a whole number of pico-dollars where it divides. */
+export function scaled(rate: Rate, [numerator, denominator]: readonly [number, number]): Rate {
+  if (typeof rate === "number") {
+    const product = rate * numerator;
+    return product % denominator === 0 ? product / denominator : { pico: product, perTokens: denominator };
+  }
+  return { pico: rate.pico * numerator, perTokens: rate.perTokens * denominator };
+}
