@@ -8,6 +8,7 @@ import { mapOpenAIStream } from "../../adapters/openai/map-openai-stream.ts";
 import { mergeUsage, type Usage } from "../model/usage.ts";
 import { computeCost } from "./compute-cost.ts";
 import { findModelPrice, type PricedProvider } from "./find-model-price.ts";
+import { ratesFromUsdPerMillion } from "./rates.ts";
 import { formatUsd } from "./format-usd.ts";
 
 // Every expected figure below is worked out by hand in the comment beside it, from the published
@@ -186,5 +187,18 @@ describe("formatUsd", () => {
     expect(formatUsd(8_999_999_999_999_999)).toBe("8999999.999999999");
     expect(formatUsd(Number.MAX_SAFE_INTEGER)).toBe("9007199.254740991");
     expect(formatUsd(-1_500_000_000)).toBe("-1.5");
+  });
+});
+
+// "Each cost line is rounded once": the cache-write line's 5-minute and 1-hour parts were each
+// rounded, then added (found by review). At $0.0005 per 1M (half a nano-dollar per token), one
+// token of each is exactly 1 nano-dollar, not 1 + 1.
+describe("the cache-write line", () => {
+  it("is summed exactly and rounded once", () => {
+    const halfNano = ratesFromUsdPerMillion({ input: 1, output: 1, cacheWrite5m: 0.0005, cacheWrite1h: 0.0005 });
+    expect(computeCost({ cacheWrite5mTokens: 1, cacheWrite1hTokens: 1 }, { rates: halfNano }).cacheWriteNano).toBe(1);
+    // Rates with different divisors: 1/3 and 2/3 of a nano-dollar per token sum to exactly 1.
+    const thirds = { ...halfNano, cacheWrite5m: { pico: 1000, perTokens: 3 }, cacheWrite1h: { pico: 2000, perTokens: 3 } };
+    expect(computeCost({ cacheWrite5mTokens: 1, cacheWrite1hTokens: 1 }, { rates: thirds }).cacheWriteNano).toBe(1);
   });
 });
