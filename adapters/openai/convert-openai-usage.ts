@@ -9,9 +9,17 @@ type OpenAIUsage = {
 
 /** prompt_tokens INCLUDES cached_tokens; the neutral inputTokens is the uncached remainder. */
 export function convertOpenAIUsage(usage: OpenAIUsage): Usage {
-  const prompt = usage.prompt_tokens ?? 0;
+  // A count the server left out is unknown, not 0: the meter then counts it and flags the record
+  // estimated (a usage object without prompt_tokens had billed the prompt at nothing).
+  if (usage.prompt_tokens == null || usage.completion_tokens == null) {
+    const known: Usage = {};
+    if (usage.prompt_tokens != null) known.inputTokens = usage.prompt_tokens;
+    if (usage.completion_tokens != null) known.outputTokens = usage.completion_tokens;
+    return known;
+  }
+  const prompt = usage.prompt_tokens;
   const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
-  const outputTokens = usage.completion_tokens ?? 0;
+  const outputTokens = usage.completion_tokens;
   // A figure no server could mean (a negative count, an unsigned −1) goes on as it came, for the
   // meter to set aside and count instead: clamped below, it would look like a real report. With
   // the cached part unknown, the whole prompt is input; with the prompt unknown, nothing is.

@@ -202,3 +202,13 @@ describe("the cache-write line", () => {
     expect(computeCost({ cacheWrite5mTokens: 1, cacheWrite1hTokens: 1 }, { rates: thirds }).cacheWriteNano).toBe(1);
   });
 });
+
+// A usage object without prompt_tokens (a proxy's, or a server's that counts only what it
+// generated) was read as 0 input tokens: the prompt billed at nothing, and not flagged estimated.
+describe("OpenAI-shaped usage with a count left out", () => {
+  it("leaves that count unknown, for the meter to count and flag", () => {
+    expect(convertOpenAIUsage({ completion_tokens: 12 })).toEqual({ outputTokens: 12 });
+    expect(convertOpenAIUsage({ prompt_tokens: 30, completion_tokens: null })).toEqual({ inputTokens: 30 });
+    expect(convertOpenAIUsage({ prompt_tokens: 30, completion_tokens: 12, prompt_tokens_details: { cached_tokens: 10 } })).toEqual({ inputTokens: 20, cacheReadTokens: 10, outputTokens: 12 });
+  });
+});
