@@ -222,10 +222,17 @@ export const configSchema = z
          * this plus 15.
          */
         drainAnswersSeconds: z.number().min(0).max(MAX_TIMER_MS / 1000 - 13, { error: "at most 2147470 s, the longest timer Node keeps less the 13 s kept for writing records" }).default(15),
+        /**
+         * Node: how long a client may take to send its whole request, body included (408 after).
+         * Node's own 300 let any key holder keep hundreds of connections open, each holding a body
+         * of up to maxBodyBytes, by sending it slowly: budgets and rate limits are checked once the
+         * body is in. 60 covers 4 MiB at 70 KB/s. Answers are not limited: a stream may run longer.
+         */
+        requestTimeoutSeconds: z.number().int().positive().max(3600, { error: "at most 3600 s" }).default(60),
         /** How long a budget reservation outlives its gateway's last renewal of it (default 120): how soon a crashed gateway's holds free themselves. */
         reservationTtlSeconds: z.number().int().positive().max(MAX_TIMER_MS / 1000, { error: "at most 2147483 s, the longest timer Node keeps" }).optional(),
       })
-      .default({ maxBodyBytes: 4 * 1024 * 1024, streamKeepAliveSeconds: 15, streamSendTimeoutSeconds: 60, drainStreamsSeconds: 8, drainAnswersSeconds: 15 }),
+      .default({ maxBodyBytes: 4 * 1024 * 1024, streamKeepAliveSeconds: 15, streamSendTimeoutSeconds: 60, drainStreamsSeconds: 8, drainAnswersSeconds: 15, requestTimeoutSeconds: 60 }),
     providers: z.record(z.string(), providerSchema, {
       error: 'required: an object of providers by name, e.g. {"openai": {"type": "openai", "apiKey": {"env": "OPENAI_API_KEY"}}}',
     }),
