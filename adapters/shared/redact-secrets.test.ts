@@ -25,3 +25,22 @@ describe("redactSecrets", () => {
     expect(redactSecrets("connect to http://user:pw@10.0.0.5:8000 failed")).toBe("connect to http://[redacted]@10.0.0.5:8000 failed");
   });
 });
+
+// Only sk-, sk-ant-, sk-proj- and tg_ keys were recognised when quoted in part: a Groq, xAI or
+// hex key masked the way OpenAI masks its own reached every tenant's error body (found by review).
+describe("a provider key of another shape, quoted in part", () => {
+  const key = "gsk_9fQ2mVx7Lr3Tn8WkYc1HbAe5";
+  it.each([
+    ["masked", "Incorrect API key provided: gsk_9fQ2************bAe5."],
+    ["masked to its last four", "key ****************bAe5 was revoked"],
+    ["its first 12 characters", "no such key gsk_9fQ2mVx7 on this account"],
+  ])("%s: taken out", (_how, message) => {
+    const redacted = redactSecrets(message, key);
+    expect(redacted).toContain("[redacted]");
+    expect(redacted).not.toMatch(/9fQ2|bAe5/);
+  });
+
+  it("leaves other words alone", () => {
+    expect(redactSecrets("The model `llama-3.1-8b` does not exist", key)).toBe("The model `llama-3.1-8b` does not exist");
+  });
+});

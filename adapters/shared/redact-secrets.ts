@@ -16,6 +16,18 @@ export function redactSecrets(text: string, apiKey?: string): string {
   // Whatever follows a credential header's name is a credential, whoever's it is.
   out = out.replace(/\b(bearer\s+|(?:x-)?api-key:\s*)(?!\[redacted\])[^\s"',;]+/gi, "$1[redacted]");
   out = out.replace(/\b(sk|sk-ant|sk-proj|tg)[-_][A-Za-z0-9_*\-]{4,}/g, "[redacted]");
+  // Keys of other shapes (Groq's gsk_…, xAI's xai-…, a 32-character hex key) quoted in part: a
+  // token that opens with the key's first 8 characters, or a masked one that ends with its last 4.
+  if (apiKey && apiKey.length >= 2 * SHORTEST_REDACTED_KEY) {
+    const head = escapeRegExp(apiKey.slice(0, SHORTEST_REDACTED_KEY));
+    const tail = escapeRegExp(apiKey.slice(-4));
+    out = out.replace(new RegExp(`${head}[^\\s"',;]*`, "g"), "[redacted]");
+    out = out.replace(new RegExp(`[^\\s"',;]*[*…]+[^\\s"',;*…]*${tail}(?![A-Za-z0-9])`, "g"), "[redacted]");
+  }
   // A transport's message may quote a URL with its user and password.
   return out.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, "$1[redacted]@");
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
