@@ -110,7 +110,8 @@ export class FileLedgerStore implements LedgerStore {
     }
     if (fresh.length === 0) return;
     const text = (this.needsNewline ? "\n" : "") + fresh.map((record) => JSON.stringify(record) + "\n").join("");
-    this.inFlightBytes = Buffer.byteLength(text);
+    const bytes = Buffer.byteLength(text);
+    this.inFlightBytes = bytes;
     try {
       await appendFile(this.path, text);
     } catch (error) {
@@ -121,7 +122,7 @@ export class FileLedgerStore implements LedgerStore {
     } finally {
       this.inFlightBytes = 0;
     }
-    if (this.counted !== undefined) this.counted += Buffer.byteLength(text);
+    if (this.counted !== undefined) this.counted += bytes;
     this.needsNewline = false;
     for (const record of fresh) {
       this.written.add(record.requestId);

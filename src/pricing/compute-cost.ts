@@ -8,28 +8,26 @@ import type { ModelPrice, Rate, Rates } from "./rates.ts";
 
 const PICO_PER_NANO = 1000n;
 
-function nano(tokens: number | undefined, rate: Rate): number {
-  return nanoOfLine([[tokens, rate]]);
-}
-
 /**
- * One cost line of several terms (the cache writes: 5-minute and 1-hour), each tokens × rate,
- * summed exactly and rounded half up to nano-dollars once.
+ * tokens × rate, plus moreTokens × moreRate where a line has two terms (the cache writes: 5-minute
+ * and 1-hour), summed exactly and rounded half up to nano-dollars once.
  */
-function nanoOfLine(terms: [tokens: number | undefined, rate: Rate][]): number {
-  // The sum as numerator / denominator pico-dollars, over the product of the rates' divisors.
+function nano(tokens: number | undefined, rate: Rate, moreTokens?: number, moreRate: Rate = 0): number {
+  // The sum as numerator / denominator pico-dollars.
   let numerator = 0n;
   let denominator = 1n;
-  for (const [tokens, rate] of terms) {
+  const add = (count: number | undefined, term: Rate) => {
     // A provider's count is trusted to be a whole, non-negative number only after this.
-    const whole = Math.max(0, Math.trunc(tokens ?? 0));
-    if (!Number.isFinite(whole) || whole === 0) continue;
-    const [pico, perTokens] = typeof rate === "number" ? [rate, 1] : [rate.pico, rate.perTokens];
-    if (perTokens <= 0) continue; // a speed of 0 in config: no price can be derived
+    const whole = Math.max(0, Math.trunc(count ?? 0));
+    if (!Number.isFinite(whole) || whole === 0) return;
+    const [pico, perTokens] = typeof term === "number" ? [term, 1] : [term.pico, term.perTokens];
+    if (perTokens <= 0) return; // a speed of 0 in config: no price can be derived
     const per = BigInt(perTokens);
     numerator = numerator * per + BigInt(whole) * BigInt(pico) * denominator;
     denominator *= per;
-  }
+  };
+  add(tokens, rate);
+  add(moreTokens, moreRate);
   if (numerator === 0n) return 0;
   const divisor = PICO_PER_NANO * denominator;
   return Number((numerator * 2n + divisor) / (2n * divisor));
@@ -44,10 +42,7 @@ export function computeCost(usage: Usage, price: ModelPrice): CostBreakdown {
   const rates = ratesFor(price, usage);
   const inputNano = nano(usage.inputTokens, rates.input);
   const cacheReadNano = nano(usage.cacheReadTokens, rates.cacheRead);
-  const cacheWriteNano = nanoOfLine([
-    [usage.cacheWrite5mTokens, rates.cacheWrite5m],
-    [usage.cacheWrite1hTokens, rates.cacheWrite1h],
-  ]);
+  const cacheWriteNano = nano(usage.cacheWrite5mTokens, rates.cacheWrite5m, usage.cacheWrite1hTokens, rates.cacheWrite1h);
   const outputNano = nano(usage.outputTokens, rates.output);
   return {
     inputNano,
