@@ -45,10 +45,11 @@ describe("top-level cache_control (automatic prompt caching)", () => {
 });
 
 describe("service_tier, inference_geo and speed", () => {
-  it('reach Claude where they cost what tollgate prices: "standard_only", "global", "standard"', async () => {
+  it('reach Claude where they cost what tollgate prices: "standard_only", "global"; speed "standard", the default, is accepted and not sent', async () => {
     const response = await ask("claude", { service_tier: "standard_only", inference_geo: "global", speed: "standard" });
     expect(response.status).toBe(200);
     expect(sentToClaude()).toMatchObject({ service_tier: "standard_only", inference_geo: "global" });
+    expect(sentToClaude()).not.toHaveProperty("speed");
   });
 
   it.each([["speed", "fast", 'fast mode costs more: remove speed, or write "standard"']])("%s %o is a 400 saying why and what to write, before Claude is called", async (field, value, message) => {

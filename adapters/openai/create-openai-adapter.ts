@@ -1,6 +1,5 @@
 import OpenAI from "openai";
 import type { ChatModel, ProviderType, TransportOptions } from "../../src/model/chat-model.ts";
-import type { ChatRequest } from "../../src/model/chat-request.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
 import { refuseAnthropicDefinedTools } from "../shared/refuse-anthropic-tools.ts";
 import { mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
@@ -38,7 +37,7 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
   const errorContext: ProviderErrorContext = { provider: options.name, apiKey: options.apiKey, keyVariable: options.keyVariable, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS };
   const providerType: ProviderType = flavor === "openai" ? "openai" : "openai-compatible";
   // A client may name only "auto" or "default" (the other tiers are refused): the pin replaces both.
-  const pinTier = (request: ChatRequest): ChatRequest => (options.serviceTier ? { ...request, openAIServiceTier: options.serviceTier } : request);
+  const pinnedTier = options.serviceTier ? { openAIServiceTier: options.serviceTier } : {};
 
   return {
     providerName: options.name,
@@ -47,7 +46,7 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
     refuse: (request) => refuseAnthropicDefinedTools(request, options.name),
 
     async generate(request, model, signal, headers) {
-      const body = convertToOpenAIRequest({ ...pinTier(request), stream: false }, model, flavor);
+      const body = convertToOpenAIRequest({ ...request, ...pinnedTier, stream: false }, model, flavor);
       try {
         const completion = await client.chat.completions.create({ ...body, stream: false }, { signal, ...(headers ? { headers } : {}) });
         return mapOpenAIResponse(completion, options.name, request.stop);
@@ -57,7 +56,7 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
     },
 
     async *stream(request, model, signal, headers): AsyncGenerator<StreamPart> {
-      const body = convertToOpenAIRequest({ ...pinTier(request), stream: true }, model, flavor);
+      const body = convertToOpenAIRequest({ ...request, ...pinnedTier, stream: true }, model, flavor);
       try {
         const chunks = await client.chat.completions.create({ ...body, stream: true }, { signal, ...(headers ? { headers } : {}) });
         const check = new FinishCheck(options.name);

@@ -38,3 +38,14 @@ describe("priceInGeo", () => {
     expect(computeCost(long, priceInGeo(sonnet45, "us")).inputNano * 10).toBe(computeCost(long, sonnet45).inputNano * 11);
   });
 });
+
+// Admission prices every Claude target of every request at "us" (the workspace may keep inference
+// there): the scaled price of a price the price book keeps is worked out once, not per request.
+describe("priceInGeo's scaled prices", () => {
+  it("are the same object for the same price and geography, and the price itself where nothing is added", () => {
+    const price = findModelPrice({ type: "anthropic" }, "claude-sonnet-4-6")!;
+    expect(priceInGeo(price, "us")).toBe(priceInGeo(price, "us"));
+    expect(priceInGeo(price, "us")).not.toBe(price);
+    expect(priceInGeo(price, "global")).toBe(price);
+  });
+});

@@ -19,7 +19,21 @@ export function isPricedGeo(geo: string): boolean {
 /** The price of a call whose inference ran in `geo` (unchanged where that costs nothing more). */
 export function priceInGeo(price: FoundPrice, geo: string | undefined): FoundPrice {
   const multiplier = geo === undefined ? undefined : GEO_MULTIPLIERS[geo];
-  if (!multiplier) return price;
+  if (geo === undefined || !multiplier) return price;
+  // Admission asks this of every Claude target of every request (most reserve at "us"): the
+  // price book's prices are kept, so each one's scaled price is worked out once.
+  const known = scaledPrices.get(price)?.get(geo);
+  if (known) return known;
+  const inGeo = scaledPrice(price, geo, multiplier);
+  const byGeo = scaledPrices.get(price) ?? new Map<string, FoundPrice>();
+  byGeo.set(geo, inGeo);
+  scaledPrices.set(price, byGeo);
+  return inGeo;
+}
+
+const scaledPrices = new WeakMap<FoundPrice, Map<string, FoundPrice>>();
+
+function scaledPrice(price: FoundPrice, geo: string, multiplier: readonly [number, number]): FoundPrice {
   const scale = (rates: Rates): Rates => ({
     input: scaled(rates.input, multiplier),
     cacheRead: scaled(rates.cacheRead, multiplier),
