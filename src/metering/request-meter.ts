@@ -4,7 +4,7 @@ import type { ChatRequest } from "../model/chat-request.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
 import type { FinishReason, StreamPart } from "../model/stream-part.ts";
 import { isPlausibleTokenCount, mergeUsage, type Usage } from "../model/usage.ts";
-import { isPricedGeo, priceInGeo, PRICED_INFERENCE_GEOS } from "../pricing/inference-geo.ts";
+import { isPricedGeo, priceInGeo, PRICED_INFERENCE_GEOS_TEXT } from "../pricing/inference-geo.ts";
 import { computeCost, ZERO_COST } from "../pricing/compute-cost.ts";
 import { isStandardTier, priceAtTier, unpricedTierWarning } from "../pricing/service-tier.ts";
 import { ADMIN_NAME, type CostRecord, type RecordStatus } from "./cost-record.ts";
@@ -338,7 +338,7 @@ export class RequestMeter {
 
 /** A geography the answer says inference ran in (a workspace's default) with no price of tollgate's. */
 function unpricedGeoWarning(geo: string): string {
-  return `the provider says inference ran in "${geo}", which may be billed above the global price this cost is computed at (tollgate knows the prices of ${PRICED_INFERENCE_GEOS.map((known) => `"${known}"`).join(" and ")})`;
+  return `the provider says inference ran in "${geo}", which may be billed above the global price this cost is computed at (tollgate knows the prices of ${PRICED_INFERENCE_GEOS_TEXT})`;
 }
 
 const NO_USAGE: Required<Usage> = { inputTokens: 0, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0, reasoningTokens: 0 };

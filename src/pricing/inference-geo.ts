@@ -12,6 +12,9 @@ const GEO_MULTIPLIERS: Readonly<Record<string, readonly [number, number]>> = { u
 /** The geographies tollgate can price; a request naming another is refused. */
 export const PRICED_INFERENCE_GEOS = ["global", "us"] as const;
 
+/** The same, as messages name them: `"global" and "us"`. */
+export const PRICED_INFERENCE_GEOS_TEXT = PRICED_INFERENCE_GEOS.map((geo) => `"${geo}"`).join(" and ");
+
 export function isPricedGeo(geo: string): boolean {
   return (PRICED_INFERENCE_GEOS as readonly string[]).includes(geo);
 }

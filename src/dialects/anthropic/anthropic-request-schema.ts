@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PRICED_INFERENCE_GEOS } from "../../pricing/inference-geo.ts";
+import { PRICED_INFERENCE_GEOS, PRICED_INFERENCE_GEOS_TEXT } from "../../pricing/inference-geo.ts";
 import { MAX_TOKENS_BOUND, maxTokensBoundError } from "../max-tokens-bound.ts";
 
 // The subset of the Messages request that tollgate understands. A client's own `cache_control`
@@ -152,7 +152,7 @@ export const anthropicMessagesRequestSchema = z.object({
   // billed at a premium tollgate has no price for, and a record priced below the invoice is worse
   // than a 400.
   inference_geo: z
-    .enum(PRICED_INFERENCE_GEOS, { error: `tollgate prices inference in ${PRICED_INFERENCE_GEOS.map((geo) => `"${geo}"`).join(" and ")} only: write one of those, or remove inference_geo` })
+    .enum(PRICED_INFERENCE_GEOS, { error: `tollgate prices inference in ${PRICED_INFERENCE_GEOS_TEXT} only: write one of those, or remove inference_geo` })
     .nullish(),
   speed: z
     .literal("standard", { error: 'tollgate prices answers at standard speed, and fast mode costs more: remove speed, or write "standard"' })
