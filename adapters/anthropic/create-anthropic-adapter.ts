@@ -92,9 +92,9 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
     async *stream(request, model, signal, traceHeaders): AsyncGenerator<StreamPart> {
       const body = convertToAnthropicRequest(request, model);
       const headers = callHeaders(request, traceHeaders);
+      const check = new FinishCheck(options.name);
       try {
         const events = await client.post<Stream<Anthropic.RawMessageStreamEvent>>(MESSAGES_PATH, { body: { ...body, stream: true }, stream: true, signal, ...(headers ? { headers } : {}) });
-        const check = new FinishCheck(options.name);
         const parts = request.prefill ? streamWithPrefill(mapAnthropicStream(events), request.prefill) : mapAnthropicStream(events);
         for await (const part of parts) {
           check.see(part);
@@ -106,7 +106,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
         // Stopped on purpose (the client left, or a deadline: call-deadlines.ts says which). Not
         // only an AbortError: workerd rejects an aborted fetch with the abort's own reason.
         if (signal.aborted) return;
-        yield { type: "error", error: mapProviderError(error, errorContext) };
+        yield { type: "error", error: check.failure(error, errorContext) };
       }
     },
   };

@@ -80,9 +80,9 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
 
     async *stream(request, model, signal, headers): AsyncGenerator<StreamPart> {
       const body = convertToOpenAIRequest({ ...request, stream: true }, model, "compatible");
+      const check = new FinishCheck(options.name);
       try {
         const response = await call({ ...body, stream: true }, signal, headers);
-        const check = new FinishCheck(options.name);
         const top = request.logprobs?.top ?? 0;
         for await (const part of mapOpenAIStream(parseChunks(readSseData(response.body), options.name), request.stop)) {
           check.see(part);
@@ -94,7 +94,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
         // Stopped on purpose (the client left, or a deadline: call-deadlines.ts says which). Not
         // only an AbortError: workerd rejects an aborted fetch with the abort's own reason.
         if (signal.aborted) return;
-        yield { type: "error", error: mapProviderError(error, errorContext) };
+        yield { type: "error", error: check.failure(error, errorContext) };
       }
     },
   };

@@ -57,9 +57,9 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
 
     async *stream(request, model, signal, headers): AsyncGenerator<StreamPart> {
       const body = convertToOpenAIRequest({ ...request, ...pinnedTier, stream: true }, model, flavor);
+      const check = new FinishCheck(options.name);
       try {
         const chunks = await client.chat.completions.create({ ...body, stream: true }, { signal, ...(headers ? { headers } : {}) });
-        const check = new FinishCheck(options.name);
         for await (const part of mapOpenAIStream(chunks, request.stop)) {
           check.see(part);
           yield part;
@@ -70,7 +70,7 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
         // Stopped on purpose (the client left, or a deadline: call-deadlines.ts says which). Not
         // only an AbortError: workerd rejects an aborted fetch with the abort's own reason.
         if (signal.aborted) return;
-        yield { type: "error", error: mapProviderError(error, errorContext) };
+        yield { type: "error", error: check.failure(error, errorContext) };
       }
     },
   };

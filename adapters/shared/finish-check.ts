@@ -1,6 +1,8 @@
 import { GatewayError } from "../../src/errors/gateway-error.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
 import type { Usage } from "../../src/model/usage.ts";
+import { isNetworkFailure, mapProviderError, type ProviderErrorContext } from "./map-provider-error.ts";
+import { redactSecrets } from "./redact-secrets.ts";
 
 /**
  * Whether an adapter's stream said why the answer stopped (Chat Completions' `finish_reason`,
@@ -11,12 +13,26 @@ import type { Usage } from "../../src/model/usage.ts";
  * its parts itself (a wrapping generator would cost a layer of awaits per part) and asks at the end.
  */
 export class FinishCheck {
+  private begun = false;
   private ended = false;
 
   constructor(private readonly providerName: string) {}
 
   see(part: StreamPart): void {
+    this.begun = true;
     if (part.type === "finish" || part.type === "error") this.ended = true;
+  }
+
+  /**
+   * What a throw out of the stream's body becomes. A connection lost after the provider began to
+   * answer (a reset, a body cut mid-read) is a call the provider took, billed like the same
+   * stream closed cleanly (`missing`); mapped as "could not reach", it had been billed at $0.
+   */
+  failure(error: unknown, context: ProviderErrorContext): GatewayError {
+    const mapped = mapProviderError(error, context);
+    if (!this.begun || this.ended || mapped.billed || !isNetworkFailure(error)) return mapped;
+    const reason = redactSecrets((error as Error)?.message ?? "connection lost", context.apiKey);
+    return new GatewayError("upstream", `provider "${this.providerName}" lost the connection before the answer was complete (${reason})`, { retryable: true, billed: {}, cause: error });
   }
 
   /** The error part a stream that just stopped ends with; none when it ended, or the client left. */

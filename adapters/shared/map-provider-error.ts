@@ -11,6 +11,16 @@ type SdkError = Error & { status?: number; headers?: Headers | Record<string, st
 
 export type ProviderErrorContext = { provider: string; apiKey?: string; keyVariable?: string; timeoutMs?: number };
 
+/**
+ * Whether a provider's call failed in the network (a refused or reset connection, a body cut
+ * mid-read) rather than with an answer: no HTTP status, no error body, no deadline, no parse error.
+ */
+export function isNetworkFailure(error: unknown): boolean {
+  if (error instanceof GatewayError || error instanceof SyntaxError) return false;
+  const sdkError = error as SdkError;
+  return typeof sdkError?.status !== "number" && !errorType(sdkError) && !isTimeout(sdkError);
+}
+
 export function mapProviderError(error: unknown, context: ProviderErrorContext): GatewayError {
   if (error instanceof GatewayError) return error;
   const sdkError = error as SdkError;
