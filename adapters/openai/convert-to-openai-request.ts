@@ -1,7 +1,7 @@
 import type OpenAI from "openai";
 import { meetsOpenAIStrictRules } from "../../src/model/json-schema-nodes.ts";
 import type { ChatCompletionCreateParamsBase } from "openai/resources/chat/completions/completions";
-import { participantName, type ChatMessage, type ChatRequest, type ImageContent, type ResponseFormat, type ToolChoice } from "../../src/model/chat-request.ts";
+import { participantName, type ChatMessage, type ChatRequest, type DecoderOptions, type ImageContent, type ResponseFormat, type ToolChoice } from "../../src/model/chat-request.ts";
 
 /** What a failed tool's result starts with on Chat Completions, which has no is_error. */
 const TOOL_ERROR_PREFIX = "Error: ";
@@ -12,7 +12,8 @@ const TOOL_ERROR_PREFIX = "Error: ";
 export type OpenAIFlavor = "openai" | "compatible";
 
 /** The body without `stream`, which the adapter sets as a literal so the SDK picks its return type. */
-export type OpenAIRequestBody = Omit<ChatCompletionCreateParamsBase, "stream"> & {
+export type OpenAIRequestBody = Omit<ChatCompletionCreateParamsBase, "stream"> &
+  DecoderOptions & {
   top_k?: number;
   min_p?: number;
   cache_prompt?: boolean;
@@ -32,6 +33,7 @@ export function convertToOpenAIRequest(request: ChatRequest, model: string, flav
   if (flavor === "compatible") {
     if (request.topK !== undefined) body.top_k = request.topK;
     if (request.minP !== undefined) body.min_p = request.minP;
+    if (request.decoderOptions) Object.assign(body, request.decoderOptions);
   }
   if (request.seed !== undefined) body.seed = request.seed;
   if (request.frequencyPenalty !== undefined) body.frequency_penalty = request.frequencyPenalty;

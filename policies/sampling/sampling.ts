@@ -146,6 +146,17 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
         log.warnings.push(`the messages' participant names were not sent: ${target.model} takes none`);
         next = { ...next, messages: next.messages.map((message) => (message.role !== "tool" && message.name ? withoutName(message) : message)) };
       }
+      // vLLM's and SGLang's own options: the clouds have no such thing.
+      if (next.decoderOptions && target.providerType !== "openai-compatible") {
+        for (const [wire, value] of Object.entries(next.decoderOptions)) {
+          if (options?.onUnsupported === "reject") {
+            throw new GatewayError("invalid_request", `${wire} is not accepted by ${target.model} (${target.providerName}) (a local decoder's option): remove ${wire}`, { param: wire, code: "unsupported_parameter" });
+          }
+          log.notes.push(`${wire}=dropped`);
+          log.warnings.push(`${wire} ${JSON.stringify(value)} was not sent: ${target.model} does not accept it (a local decoder's option)`);
+        }
+        next = { ...next, decoderOptions: undefined };
+      }
       // Context editing trims the conversation at Anthropic; another provider reads it whole.
       if (next.contextManagement !== undefined && target.providerType !== "anthropic") drop("contextManagement", " (Anthropic's context editing)");
       // Claude Opus 4.1 and 4.5+ take temperature or top_p, not both. top_p is the one that goes:

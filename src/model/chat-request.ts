@@ -3,6 +3,19 @@
 // metadata) the dialect parsers accept and drop; fields whose meaning tollgate cannot honour (n > 1,
 // legacy functions) they reject with a 400 that names the field.
 
+/**
+ * The sampling options vLLM and SGLang take beyond OpenAI's (an OpenAI SDK's `extra_body`), under
+ * their wire names. Each changes the answer or its length, so none may be ignored in silence.
+ */
+export type DecoderOptions = {
+  repetition_penalty?: number;
+  min_tokens?: number;
+  ignore_eos?: boolean;
+  stop_token_ids?: number[];
+  /** Passed to the model's chat template: `{"enable_thinking": false}` turns Qwen3's thinking off. */
+  chat_template_kwargs?: Record<string, unknown>;
+};
+
 export type ChatRequest = {
   /** The route the client asked for (its `model` field). */
   route: string;
@@ -15,6 +28,8 @@ export type ChatRequest = {
   topP?: number;
   topK?: number;
   minP?: number;
+  /** vLLM's and SGLang's own sampling options, as the client sent them: local decoders only. */
+  decoderOptions?: DecoderOptions;
   seed?: number;
   /** OpenAI-shaped targets only (OpenAI, vLLM, llama-server); Anthropic has no equivalent. */
   frequencyPenalty?: number;

@@ -94,6 +94,12 @@ export const openAIChatRequestSchema = z.object({
   // Local decoders' extensions (vLLM, llama-server); dropped for clouds that lack them.
   top_k: z.number().int().min(0).nullish(),
   min_p: z.number().min(0).max(1).nullish(),
+  // vLLM's and SGLang's own sampling options (src/model/chat-request.ts, DecoderOptions).
+  repetition_penalty: z.number().gt(0, { error: "above 0: 1 leaves the answer as it is, above 1 repeats less" }).nullish(),
+  min_tokens: z.number().int().min(0).nullish(),
+  ignore_eos: z.boolean().nullish(),
+  stop_token_ids: z.array(z.number().int().min(0)).nullish(),
+  chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
   seed: z.number().int().nullish(),
   frequency_penalty: z.number().min(-2).max(2).nullish(),
   presence_penalty: z.number().min(-2).max(2).nullish(),

@@ -1,4 +1,4 @@
-import { participantName, type ChatMessage, type ChatRequest, type ImageDetail, type ResponseFormat, type ToolChoice, type UserContent } from "../../model/chat-request.ts";
+import { participantName, type ChatMessage, type ChatRequest, type DecoderOptions, type ImageDetail, type ResponseFormat, type ToolChoice, type UserContent } from "../../model/chat-request.ts";
 import { dropUndefined } from "../../model/drop-undefined.ts";
 import { GatewayError } from "../../errors/gateway-error.ts";
 import { zodIssueToError } from "../zod-issue-to-error.ts";
@@ -24,6 +24,7 @@ export function parseOpenAIRequest(body: unknown): ChatRequest {
     topP: request.top_p ?? undefined,
     topK: request.top_k ?? undefined,
     minP: request.min_p ?? undefined,
+    decoderOptions: decoderOptions(request),
     seed: request.seed ?? undefined,
     frequencyPenalty: request.frequency_penalty ?? undefined,
     presencePenalty: request.presence_penalty ?? undefined,
@@ -50,6 +51,18 @@ export function parseOpenAIRequest(body: unknown): ChatRequest {
     logprobs: request.logprobs ? (request.top_logprobs != null ? { top: request.top_logprobs } : {}) : undefined,
     prediction: request.prediction ? joinText(request.prediction.content) : undefined,
   });
+}
+
+/** The local decoders' own options the client set; none: undefined. */
+function decoderOptions(request: OpenAIChatRequest): DecoderOptions | undefined {
+  const options = dropUndefined({
+    repetition_penalty: request.repetition_penalty ?? undefined,
+    min_tokens: request.min_tokens ?? undefined,
+    ignore_eos: request.ignore_eos ?? undefined,
+    stop_token_ids: request.stop_token_ids ?? undefined,
+    chat_template_kwargs: request.chat_template_kwargs ?? undefined,
+  });
+  return Object.keys(options).length > 0 ? options : undefined;
 }
 
 type OpenAIMessage = OpenAIChatRequest["messages"][number];
