@@ -167,3 +167,30 @@ describe("thinking where Claude is not the target, or the client is not Anthropi
     expect(body.choices[0]!.message).toMatchObject({ content: "4", reasoning_content: "Two and two make four." });
   });
 });
+
+// How much of output_tokens was thinking: Claude's usage.output_tokens_details (the SDK's
+// OutputTokensDetails), and an OpenAI model's reasoning_tokens, which mean the same. Was: dropped
+// by the Anthropic renderer, so apps that watch their reasoning spend read undefined.
+describe("usage.output_tokens_details", () => {
+  const thought = { input_tokens: 50, output_tokens: 900, output_tokens_details: { thinking_tokens: 750 } };
+
+  it("reaches a Message from Claude, and a streamed one's final usage", async () => {
+    rig.mocks.anthropic.enqueue({ kind: "text", text: "4", thinking: "Two and two make four.", usage: thought });
+    const message = await rig.gateway.anthropic.messages.create({ model: "claude", max_tokens: 4096, thinking: THINKING, messages: question });
+    expect(message.usage).toMatchObject({ output_tokens: 900, output_tokens_details: { thinking_tokens: 750 } });
+
+    rig.mocks.anthropic.enqueue({ kind: "text", text: "4", thinking: "Two and two make four.", usage: thought });
+    const streamed = await rig.gateway.anthropic.messages.stream({ model: "claude", max_tokens: 4096, thinking: THINKING, messages: question }).finalMessage();
+    expect(streamed.usage).toMatchObject({ output_tokens: 900, output_tokens_details: { thinking_tokens: 750 } });
+  });
+
+  it("carries an OpenAI model's reasoning_tokens, and is null for an answer that did not think", async () => {
+    rig.mocks.openai.enqueue({ kind: "text", text: "4", usage: { prompt_tokens: 20, completion_tokens: 300, reasoning_tokens: 256 } });
+    const reasoned = await rig.gateway.anthropic.messages.create({ model: "gpt", max_tokens: 4096, messages: question });
+    expect(reasoned.usage).toMatchObject({ output_tokens: 300, output_tokens_details: { thinking_tokens: 256 } });
+
+    rig.mocks.anthropic.enqueue({ kind: "text", text: "4", usage: { input_tokens: 50, output_tokens: 1 } });
+    const plain = await rig.gateway.anthropic.messages.create({ model: "claude", max_tokens: 4096, messages: question });
+    expect(plain.usage.output_tokens_details).toBeNull();
+  });
+});

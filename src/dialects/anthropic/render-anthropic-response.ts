@@ -55,6 +55,8 @@ export function renderAnthropicUsage(usage: Usage) {
     cache_read_input_tokens: usage.cacheReadTokens ?? 0,
     cache_creation: { ephemeral_5m_input_tokens: write5m, ephemeral_1h_input_tokens: write1h },
     output_tokens: usage.outputTokens ?? 0,
+    // The reasoning inside output_tokens (Claude's thinking, an OpenAI model's reasoning tokens).
+    output_tokens_details: usage.reasoningTokens !== undefined ? { thinking_tokens: usage.reasoningTokens } : null,
   };
 }
 

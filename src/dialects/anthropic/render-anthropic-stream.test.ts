@@ -55,6 +55,7 @@ describe("AnthropicStreamRenderer", () => {
         cache_read_input_tokens: 20,
         cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
         output_tokens: 9,
+        output_tokens_details: null,
       },
     });
     expect(out[12]!.data).toEqual({ type: "tollgate.summary", tollgate: summary });

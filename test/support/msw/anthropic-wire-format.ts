@@ -14,6 +14,8 @@ export interface AnthropicUsageInput {
   cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
   /** Where inference ran, as usage reports it; default "global" (the request's `inference_geo` where it set one). */
   inference_geo?: string;
+  /** How many of output_tokens were thinking; sent only when given (as on answers that thought). */
+  output_tokens_details?: { thinking_tokens: number };
 }
 
 export interface AnthropicToolUse {
@@ -51,6 +53,7 @@ export function buildUsage(input: AnthropicUsageInput) {
     cache_read_input_tokens: input.cache_read_input_tokens ?? 0,
     cache_creation: input.cache_creation ?? { ephemeral_5m_input_tokens: cacheWrites, ephemeral_1h_input_tokens: 0 },
     output_tokens: input.output_tokens,
+    ...(input.output_tokens_details ? { output_tokens_details: input.output_tokens_details } : {}),
     service_tier: "standard",
     inference_geo: input.inference_geo ?? "global",
   };
@@ -66,6 +69,7 @@ export function buildDeltaUsage(input: AnthropicUsageInput) {
     cache_creation_input_tokens: input.cache_creation_input_tokens ?? 0,
     cache_read_input_tokens: input.cache_read_input_tokens ?? 0,
     output_tokens: input.output_tokens,
+    ...(input.output_tokens_details ? { output_tokens_details: input.output_tokens_details } : {}),
   };
 }
 
