@@ -99,6 +99,14 @@ describe("imageUrls on a cloud provider", () => {
   });
 });
 
+describe("maxRetries on a local decoder", () => {
+  it("is refused: only the OpenAI and Anthropic SDKs retry, so it would be ignored (was: accepted, and never retried)", () => {
+    const withRetries = (type: string) => ({ ...local("http://127.0.0.1:8080/v1"), providers: { p: { type, baseUrl: "http://127.0.0.1:8080/v1", apiKey: { env: "K" }, maxRetries: 2 } }, routes: {} });
+    expect(() => resolveConfig(withRetries("openai-compatible"), { K: "x" })).toThrow(/providers\.p\.maxRetries: only for openai and anthropic providers/);
+    expect(() => resolveConfig(withRetries("openai"), { K: "sk-test" })).not.toThrow();
+  });
+});
+
 describe("store.keyPrefix", () => {
   it("with a brace is refused at start-up: Redis Cluster would place keys by it and split tollgate's own tags", () => {
     const withPrefix = (keyPrefix: string) => ({ ...local("http://127.0.0.1:8080/v1"), store: { redisUrl: { env: "REDIS_URL" }, keyPrefix } });

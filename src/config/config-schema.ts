@@ -104,8 +104,8 @@ const providerSchema = z
     timeoutMs: z.number().int().positive().max(MAX_TIMER_MS, { error: `at most ${MAX_TIMER_MS} ms (24.8 days), the longest timer Node keeps` }).default(DEFAULT_TIMEOUT_MS),
     /** The longest silence between two parts of a stream once it has started; default: timeoutMs. */
     streamIdleTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS, { error: `at most ${MAX_TIMER_MS} ms (24.8 days), the longest timer Node keeps` }).optional(),
-    /** The SDKs' own retries; 0 by default because the route's fallback targets are the retry. */
-    maxRetries: z.number().int().min(0).max(10).default(0),
+    /** The SDKs' own retries (openai and anthropic only); 0 by default because the route's fallback targets are the retry. */
+    maxRetries: z.number().int().min(0).max(10).optional(),
     pricing: pricingSchema.optional(),
     /**
      * openai-compatible only: "pass" sends image URLs on for the decoder to fetch (from inside its
@@ -123,6 +123,9 @@ const providerSchema = z
   .superRefine((provider, ctx) => {
     if (provider.imageUrls !== undefined && provider.type !== "openai-compatible") {
       ctx.addIssue({ code: "custom", path: ["imageUrls"], message: "only for openai-compatible providers (OpenAI and Anthropic fetch image URLs themselves): remove it" });
+    }
+    if (provider.maxRetries !== undefined && provider.type === "openai-compatible") {
+      ctx.addIssue({ code: "custom", path: ["maxRetries"], message: "only for openai and anthropic providers (their SDKs retry; a local decoder's call is not retried): remove it, or add a fallback target to the route" });
     }
     if (provider.serviceTier !== undefined && provider.type !== "openai") {
       ctx.addIssue({ code: "custom", path: ["serviceTier"], message: "only for openai providers (the tier OpenAI serves a call at): remove it" });
