@@ -75,6 +75,17 @@ describe("errors in the OpenAI dialect", () => {
     expect(failure.headers.get("retry-after")).toBe("5");
   });
 
+  it("when one target rate-limits and the next fails for good, gives the rate limit and its retry-after", async () => {
+    // Was: the last target's 502 (a model it does not have), with no retry-after, though a retry
+    // after 7 s can be answered by the first target.
+    rig.mocks.openai.enqueue({ kind: "http-error", status: 429, retryAfter: 7 });
+    rig.mocks.anthropic.enqueue({ kind: "http-error", status: 404, type: "not_found_error", message: "model: claude-sonnet-4-6" });
+    const failure = await rig.gateway.openai.chat.completions.create({ model: "gpt-then-claude", messages: [{ role: "user", content: "x" }] }).catch((error) => error);
+    expect(failure).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(failure.headers.get("retry-after")).toBe("7");
+    expect(failure.message).toContain("the route's other targets: claude-sonnet-4-6:");
+  });
+
   it("passes a provider's 429 through with its retry-after", async () => {
     rig.mocks.openai.enqueue({ kind: "http-error", status: 429, retryAfter: 12 });
     const failure = await rig.gateway.openai.chat.completions.create({ model: "gpt", messages: [{ role: "user", content: "x" }] }).catch((error) => error);

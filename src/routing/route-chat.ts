@@ -229,14 +229,17 @@ class Failures {
 
   /**
    * The failure the client is told of: the last, except that of several rate limits it is the
-   * one that lifts first (its retry-after is when some target may answer again).
+   * one that lifts first (its retry-after is when some target may answer again), and that a
+   * passing failure outranks a lasting one (a 429 with its retry-after, not the next target's
+   * 404 for a model it does not have: a retry can meet the first again, never the second).
    */
   failed(failure: GatewayError, model: string): void {
-    if (!failure.permanent) this.transient = true;
     this.tried.push({ failure, model });
     const kept = this.upstream;
     const sooner = kept?.kind === "rate_limit" && failure.kind === "rate_limit" && (kept.retryAfterSeconds ?? Infinity) < (failure.retryAfterSeconds ?? Infinity);
-    if (!sooner) this.upstream = failure;
+    const passingKept = kept !== undefined && !kept.permanent && failure.permanent === true;
+    if (!failure.permanent) this.transient = true;
+    if (!sooner && !passingKept) this.upstream = failure;
   }
   private refusal: GatewayError | undefined;
   /** Some target failed in a way a later retry of the request may not meet again. */

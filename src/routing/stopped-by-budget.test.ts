@@ -30,7 +30,7 @@ const failing = (name: string, error: GatewayError): ChatModel => ({
 });
 
 describe("a route stopped by its budget before the next target", () => {
-  it("tells the last failure with the earlier one beside it, and drops 'do not retry' when that one may pass", async () => {
+  it("tells the failure that may pass with the other beside it, and not 'do not retry'", async () => {
     const overloaded = new GatewayError("unavailable", 'provider "a" is overloaded', { retryable: true });
     const refused = new GatewayError("upstream", 'provider "b" rejected tollgate\'s credentials (HTTP 401)', { retryable: true, permanent: true });
     const slots = new Map<string, ProviderSlot>([
@@ -44,7 +44,8 @@ describe("a route stopped by its budget before the next target", () => {
       () => undefined,
       (error: GatewayError) => error,
     );
-    expect(failure?.message).toBe(`provider "b" rejected tollgate's credentials (HTTP 401) (the route's other targets: gpt-4o: provider "a" is overloaded)`);
+    // The passing failure is told (route-chat.ts, Failures.failed), the lasting one beside it.
+    expect(failure?.message).toBe(`provider "a" is overloaded (the route's other targets: gpt-4o-mini: provider "b" rejected tollgate's credentials (HTTP 401))`);
     expect(failure?.permanent).toBe(false);
   });
 });
