@@ -9,7 +9,6 @@ import { totalInputTokens } from "../model/usage.ts";
 import { findModelLimits } from "../pricing/find-model-price.ts";
 import { formatUsd, usdToNano } from "../pricing/format-usd.ts";
 import { priceInGeo } from "../pricing/inference-geo.ts";
-import { pinnedTierPrice } from "../pricing/service-tier.ts";
 import { DEFAULT_ANTHROPIC_MAX_TOKENS } from "../../adapters/anthropic/convert-to-anthropic-request.ts";
 import type { AdmissionStore, RateCheck, ScopeCharge, ScopeLevel, SettlePlan } from "./admission-store.ts";
 import type { BudgetConfig } from "./budget-config.ts";
@@ -121,7 +120,7 @@ export class Admission {
       route.targets.map((target) => {
         const provider = this.deps.config.providers[target.provider];
         const limits = provider ? findModelLimits(provider.type, target.model) : {};
-        const listed = pinnedTierPrice(provider, this.deps.prices.priceOf(target.provider, target.model));
+        const listed = this.deps.prices.expectedPriceOf(target.provider, target.model);
         // Inference kept in the US bills 1.1×, also where the workspace's default (which tollgate
         // cannot see) keeps it there: unless the request says "global", a model that can (or one
         // the price list does not know, a later one) is reserved as running there.

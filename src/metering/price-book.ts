@@ -1,5 +1,6 @@
 import type { ResolvedProvider } from "../config/resolve-config.ts";
 import { findModelPrice, type FoundPrice } from "../pricing/find-model-price.ts";
+import { pinnedTierPrice } from "../pricing/service-tier.ts";
 
 // The prices of the configured providers, looked up once per (provider, model, answering model)
 // and then kept: a request pays a Map lookup, not a table walk. A model with no price is warned
@@ -9,6 +10,8 @@ export class PriceBook {
   private readonly found = new Map<string, FoundPrice | null>();
   /** Provider and model pairs already warned about (admission and the meter look each up). */
   private readonly warned = new Set<string>();
+  /** OpenAI providers not pinned to a tier whose project was seen serving calls at "priority" on its own. */
+  private readonly servedAtPriority = new Set<string>();
 
   constructor(
     private readonly providers: Record<string, ResolvedProvider>,
@@ -31,6 +34,31 @@ export class PriceBook {
       }
     }
     return price ?? undefined;
+  }
+
+  /**
+   * The price a call to this provider will be billed at, before its answer says (the worst case
+   * budgets reserve, the cost `cheapest` ranks by): the priority price for an OpenAI provider
+   * pinned to that tier, or seen answering at it unasked (its project's default tier), else the
+   * standard one. Was: the standard price until the config pinned the tier, so a project that
+   * defaults to priority had every reservation 41% (gpt-4o) under its call's cost.
+   */
+  expectedPriceOf(providerName: string, model: string): FoundPrice | undefined {
+    const provider = this.providers[providerName];
+    const tier = this.servedAtPriority.has(providerName) ? { type: "openai", serviceTier: "priority" } : provider;
+    return pinnedTierPrice(tier, this.priceOf(providerName, model));
+  }
+
+  /** A call of this provider's was served at `tier`, as its answer said. */
+  heardTier(providerName: string, tier: string | undefined): void {
+    if (tier !== "priority" || this.servedAtPriority.has(providerName)) return;
+    const provider = this.providers[providerName];
+    if (provider?.type !== "openai" || provider.serviceTier !== undefined) return;
+    this.servedAtPriority.add(providerName);
+    this.log(
+      `[tollgate] warning: provider "${providerName}" answered at OpenAI's "priority" tier without being asked (its project's default tier): budgets now reserve its calls at priority prices; ` +
+        `write "serviceTier": "priority" in its config to do so from start-up, or "default" to keep its calls at the standard tier`,
+    );
   }
 }
 

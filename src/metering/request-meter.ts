@@ -232,6 +232,7 @@ export class RequestMeter {
       const price = this.deps.prices.priceOf(target.providerName, target.model, this.responseModel);
       if (price) {
         const atTier = priceAtTier(price, this.serviceTier);
+        this.deps.prices.heardTier(target.providerName, this.serviceTier);
         cost = computeCost(usage, priceInGeo(atTier ?? price, this.inferenceGeo));
         // Priced at the standard, global rates where the answer says it was served at a tier or in
         // a place tollgate has no price for.

@@ -6,7 +6,6 @@ import type { ChatRequest } from "../model/chat-request.ts";
 import { DEFAULT_OUTPUT_BOUND, promptBytes } from "../budgets/worst-case-cost.ts";
 import { computeCost } from "../pricing/compute-cost.ts";
 import { findModelLimits } from "../pricing/find-model-price.ts";
-import { pinnedTierPrice } from "../pricing/service-tier.ts";
 import type { RouteObserver } from "./route-chat.ts";
 import { TargetLatency } from "./target-latency.ts";
 
@@ -101,7 +100,7 @@ export class CheapestFirst {
   /** What `request` is expected to cost on `target` (see the top of this file); undefined: unpriced. */
   expectedCostNano(target: Target, request: ChatRequest, inputTokens = Math.ceil(promptBytes(request) / BYTES_PER_TOKEN)): number | undefined {
     const provider = this.config.providers[target.provider];
-    const price = pinnedTierPrice(provider, this.prices.priceOf(target.provider, target.model));
+    const price = this.prices.expectedPriceOf(target.provider, target.model);
     if (!price) return undefined;
     const type = provider?.type;
     const limits = type ? findModelLimits(type, target.model) : {};
