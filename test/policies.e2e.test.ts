@@ -252,7 +252,7 @@ describe("prompt caching", () => {
     expect((await recordOf(second)).cost.cacheSavingsNano).toBe(4_050_000);
   });
 
-  it("Anthropic: a continuing conversation caches through its latest user turn", async () => {
+  it("Anthropic: a continuing conversation caches through its latest user turn, and through the earlier request's end", async () => {
     const system = longSystem + " Conversation test.";
     const turn1 = user("First question");
     await post("/v1/messages", { model: "cached-claude", max_tokens: 50, system, messages: turn1 });
@@ -265,7 +265,25 @@ describe("prompt caching", () => {
     const sent = mocks.anthropic.requests.at(-1)!.body;
     expect(sent.messages).toHaveLength(3);
     expect(sent.messages[2].content.at(-1).cache_control).toEqual({ type: "ephemeral", ttl: "5m" });
-    expect(sent.messages[0].content.at(-1)).not.toHaveProperty("cache_control");
+    // Where the first request wrote its cache: read there, however far back the latest turn is.
+    expect(sent.messages[0].content.at(-1).cache_control).toEqual({ type: "ephemeral", ttl: "5m" });
+  });
+
+  it("Anthropic: an agent step of 12 parallel tool calls still reads what the step before wrote (four breakpoints at most)", async () => {
+    // Anthropic looks for an earlier write only about 20 blocks back from a breakpoint; this step
+    // adds 25 (the answer, 12 tool_use, 12 tool_result). Was: one breakpoint, on the latest turn,
+    // and every such step wrote the whole conversation again at 1.25x input.
+    const tools = ["lookup_order", "lookup_customer"].map((name) => ({ name, input_schema: { type: "object" } }));
+    const system = longSystem + " Agent test.";
+    const task = user("Audit these order records: " + "Order 4412 shipped late from the south warehouse. ".repeat(200));
+    await post("/v1/messages", { model: "cached-claude", max_tokens: 50, system, tools, messages: task });
+    const uses = Array.from({ length: 12 }, (_, index) => ({ type: "tool_use", id: `toolu_${index}`, name: "lookup_order", input: { id: `44${index}` } }));
+    const results = uses.map((use) => ({ type: "tool_result", tool_use_id: use.id, content: "late" }));
+    await post("/v1/messages", { model: "cached-claude", max_tokens: 50, system, tools, messages: [...task, { role: "assistant", content: uses }, { role: "user", content: results }] });
+    const sent = mocks.anthropic.requests.at(-1)!.body;
+    expect(sent.messages[0].content.at(-1).cache_control).toEqual({ type: "ephemeral", ttl: "5m" });
+    expect(sent.messages[2].content.at(-1).cache_control).toEqual({ type: "ephemeral", ttl: "5m" });
+    expect(JSON.stringify(sent).match(/"cache_control"/g)).toHaveLength(4); // tools, system and the two turns
   });
 
   it("Anthropic: a conversation continuing after parallel tool calls caches through its latest turn too", async () => {

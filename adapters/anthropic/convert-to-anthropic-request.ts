@@ -40,7 +40,7 @@ export function convertToAnthropicRequest(request: ChatRequest, model: string): 
     // `content: ""`); consecutive turns of one role are merged anyway, so the empty one goes.
     if (blocks.length === 0) return;
     const last = blocks.at(-1);
-    if (cacheControl && cache?.throughMessage === index && last && last.type !== "thinking" && last.type !== "redacted_thinking") {
+    if (cacheControl && cache?.throughMessages?.includes(index) && last && last.type !== "thinking" && last.type !== "redacted_thinking") {
       last.cache_control = cacheControl;
     }
     const previous = messages.at(-1);

@@ -149,10 +149,23 @@ async function placeAnthropicBreakpoints(
         ttl: options.ttl,
         tools: cacheStable && Boolean(request.tools?.length),
         system: cacheStable && hasSystem,
-        ...(cacheConversation ? { throughMessage: prefix.latestUserTurn } : {}),
+        ...(cacheConversation ? { throughMessages: conversationBreakpoints(prefix) } : {}),
       },
     },
   };
+}
+
+/**
+ * The conversation is cached through its latest user turn, and, where it continues an earlier
+ * request, also through that request's end, where the earlier request wrote it. Anthropic looks
+ * for an earlier write only about 20 blocks back from a breakpoint: an agent step of 10 parallel
+ * tool calls adds 21 (the answer, 10 tool_use, 10 tool_result), and with the latest breakpoint
+ * alone every such turn wrote the whole conversation again at 1.25x input instead of reading it
+ * at 0.1x. The earlier end is a read where it was written, and costs nothing where it was not
+ * (the same tokens are written either way). Four breakpoints at most: tools, system and these two.
+ */
+function conversationBreakpoints(prefix: Prefix): number[] {
+  return prefix.previousUserTurn >= 0 ? [prefix.previousUserTurn, prefix.latestUserTurn] : [prefix.latestUserTurn];
 }
 
 function textOf(messages: ChatMessage[]): string {

@@ -111,8 +111,8 @@ export type ChatRequest = {
 };
 
 export type PromptCacheHints = {
-  /** Anthropic: breakpoints on the last tool, the end of the system prompt, and after this message. */
-  anthropic?: { ttl: "5m" | "1h"; tools: boolean; system: boolean; throughMessage?: number };
+  /** Anthropic: breakpoints on the last tool, the end of the system prompt, and after each of these messages. */
+  anthropic?: { ttl: "5m" | "1h"; tools: boolean; system: boolean; throughMessages?: number[] };
   /** OpenAI: `prompt_cache_key`, so requests with one prefix meet the same cache. */
   openAIKey?: string;
   /** llama-server: `cache_prompt`, reuse the KV cache of a matching prefix. */
