@@ -107,9 +107,10 @@ describe("a failure no retry can fix", () => {
       body: JSON.stringify({ model: "claude-then-gpt", messages: [{ role: "user", content: "hi" }] }),
     });
     const body = (await response.json()) as { error: { message: string } };
-    expect(response.status).toBe(502);
-    // The client is told of the last failure, and of the route's other one beside it.
-    expect(body.error.message).toMatch(/^provider "openai" rejected tollgate's credentials \(HTTP 401\); check OPENAI_API_KEY \(the route's other targets: claude-sonnet-4-6: provider "anthropic" .*overloaded/);
+    // The client is told of the failure a retry may get past (route-chat.ts, Failures.failed),
+    // and of the route's other one beside it.
+    expect(response.status).toBe(503);
+    expect(body.error.message).toMatch(/^provider "anthropic" .*overloaded.* \(the route's other targets: gpt-4o: provider "openai" rejected tollgate's credentials \(HTTP 401\); check OPENAI_API_KEY\)$/);
     expect(response.headers.get("x-should-retry")).toBeNull();
   });
 });
@@ -117,7 +118,7 @@ describe("a failure no retry can fix", () => {
 describe("the message of a route's failure", () => {
   it("names each other target by its model, once each", async () => {
     mocks.openai.enqueue({ kind: "http-error", status: 500 }, { kind: "http-error", status: 500 });
-    mocks.anthropic.enqueue({ kind: "http-error", status: 401 });
+    mocks.anthropic.enqueue({ kind: "http-error", status: 500 });
     const response = await fetch(`${gateway.url}/v1/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
