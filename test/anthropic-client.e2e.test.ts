@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { APP_KEY, readSseEvents, useMockedGateway } from "./support/gateway.ts";
+import { APP_KEY, readSseStream, useMockedGateway } from "./support/gateway.ts";
 
 // The official Anthropic SDK, pointed at tollgate, reaching Anthropic and OpenAI (msw stand-ins).
 
@@ -41,14 +41,14 @@ describe("Anthropic client → Anthropic provider", () => {
     expect(message.usage).toMatchObject({ input_tokens: 9, output_tokens: 2, cache_read_input_tokens: 5 });
   });
 
-  it("frames events as Anthropic does and ends with a summary event the SDK skips", async () => {
+  it("frames events as Anthropic does and ends with a summary comment that SSE readers skip", async () => {
     rig.mocks.anthropic.enqueue({ kind: "text", chunks: ["Hi"], usage: { input_tokens: 4, output_tokens: 1 } });
     const response = await fetch(`${rig.gateway.url}/v1/messages`, {
       method: "POST",
       headers: { "x-api-key": APP_KEY, "content-type": "application/json", "anthropic-version": "2023-06-01" },
       body: JSON.stringify({ model: "claude", max_tokens: 10, stream: true, messages: [{ role: "user", content: "hi" }] }),
     });
-    const events = await readSseEvents(response);
+    const { events, summary } = await readSseStream(response);
     expect(events.map((e) => e.event ?? "(unnamed)")).toEqual([
       "message_start",
       "content_block_start",
@@ -56,10 +56,9 @@ describe("Anthropic client → Anthropic provider", () => {
       "content_block_stop",
       "message_delta",
       "message_stop",
-      "(unnamed)",
     ]);
     expect(JSON.parse(events[0]!.data).message.usage).toMatchObject({ input_tokens: 4 });
-    expect(JSON.parse(events.at(-1)!.data)).toMatchObject({ type: "tollgate.summary", tollgate: { route: "claude", provider: "anthropic", inputTokens: 4, outputTokens: 1 } });
+    expect(summary).toMatchObject({ route: "claude", provider: "anthropic", inputTokens: 4, outputTokens: 1 });
   });
 });
 

@@ -6,7 +6,7 @@ import o200kBase from "js-tiktoken/ranks/o200k_base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisLedgerStore } from "../src/ledger/redis-ledger-store.ts";
 import { startGateway } from "../src/node/serve.ts";
-import { APP_KEY, ledgerRecords, readSseEvents, startTestGateway, testConfig, waitForRecord, type TestGateway, temporaryLedgerPath } from "./support/gateway.ts";
+import { APP_KEY, ledgerRecords, readSseStream, startTestGateway, testConfig, waitForRecord, type TestGateway, temporaryLedgerPath } from "./support/gateway.ts";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 import { useRedis } from "./support/use-redis.ts";
 import { CLEAR_OF_MIDNIGHT_TIMEOUT_MS, clearOfMidnight } from "./support/clear-of-midnight.ts";
@@ -82,16 +82,15 @@ describe("cost records and what the client sees", () => {
   it("OpenAI stream without include_usage: usage is asked upstream, kept from the client, and in the record", async () => {
     mocks.openai.enqueue({ kind: "text", chunks: ["Hi", " there"], usage: { prompt_tokens: 300, completion_tokens: 7, reasoning_tokens: 3 } });
     const response = await post("/v1/chat/completions", { model: "gpt", stream: true, messages: [{ role: "user", content: "Hello" }] });
-    const events = await readSseEvents(response);
+    const { events, summary } = await readSseStream(response);
 
     expect(mocks.openai.requests.at(-1)!.body.stream_options).toEqual({ include_usage: true });
-    const chunks = events.filter((event) => event.data.startsWith("{") && !event.data.includes('"tollgate"')).map((event) => JSON.parse(event.data));
+    const chunks = events.filter((event) => event.data.startsWith("{")).map((event) => JSON.parse(event.data));
     expect(chunks.some((chunk) => "usage" in chunk)).toBe(false);
 
     // 300 × 2500 + 7 × 10,000 = 750,000 + 70,000 = 820,000 nano.
-    const summary = JSON.parse(events.at(-1)!.data).tollgate;
     expect(summary).toMatchObject({ costUsd: "0.00082", inputTokens: 300, outputTokens: 7, estimated: false, unpriced: false });
-    const record = await waitForRecord(gateway, summary.requestId);
+    const record = await waitForRecord(gateway, summary!.requestId);
     expect(record).toMatchObject({ stream: true, status: "ok", usage: { outputTokens: 7, reasoningTokens: 3 }, cost: { totalNano: 820_000 } });
     expect(record.ttftMs).not.toBeNull();
     expect(record.upstreamTtftMs).not.toBeNull();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { APP_KEY, readSseEvents, useMockedGateway } from "./support/gateway.ts";
+import { APP_KEY, readSseStream, useMockedGateway } from "./support/gateway.ts";
 
 // The official OpenAI SDK, pointed at tollgate, reaching OpenAI and Anthropic (msw stand-ins).
 
@@ -81,14 +81,14 @@ describe("OpenAI client → OpenAI provider", () => {
       body: JSON.stringify({ model: "gpt", messages: [{ role: "user", content: "hi" }], stream: true }),
     });
     expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
-    const events = await readSseEvents(response);
+    const { events, summary, text } = await readSseStream(response);
     expect(events.every((e) => e.event === undefined)).toBe(true);
-    const done = events.findIndex((e) => e.data === "[DONE]");
-    expect(done).toBe(events.length - 2);
-    const summary = JSON.parse(events.at(-1)!.data).tollgate;
+    // [DONE] is the last event; the summary follows it as a comment line, which every SSE reader skips.
+    expect(events.at(-1)!.data).toBe("[DONE]");
+    expect(text.trimEnd().split("\n").at(-1)).toMatch(/^: tollgate \{/);
     expect(summary).toMatchObject({ route: "gpt", provider: "openai", model: "gpt-4o", inputTokens: 7, outputTokens: 2, cachedTokens: 0 });
-    expect(summary.requestId).toBe(response.headers.get("x-tollgate-request-id"));
-    expect(summary.ttftMs).toBeGreaterThan(0);
+    expect(summary!.requestId).toBe(response.headers.get("x-tollgate-request-id"));
+    expect(summary!.ttftMs).toBeGreaterThan(0);
   });
 
   it("passes tool definitions and returns streamed tool calls the SDK accumulates", async () => {

@@ -2,9 +2,11 @@ import type { CostRecord } from "../metering/cost-record.ts";
 import type { Usage } from "../model/usage.ts";
 import { formatUsd } from "../pricing/format-usd.ts";
 
-// The figures tollgate appends to every stream, after the point where the official SDKs stop
-// reading (after `data: [DONE]` for OpenAI; a data-only event, which the Anthropic SDK skips).
-// They are the same figures a non-streamed answer carries in its x-tollgate-* headers.
+// The figures tollgate appends to every stream, the same a non-streamed answer carries in its
+// x-tollgate-* headers, as an SSE comment line: `: tollgate {...}`. Every SSE reader skips
+// comments. Was: a data event after OpenAI's `[DONE]` or Anthropic's `message_stop`, which the
+// official SDKs skip but the Vercel AI SDK does not: it read the event as a chunk, failed it,
+// and marked every complete streamed answer as an error (ending a streamed tool loop early).
 export type StreamSummary = {
   requestId: string;
   route: string;
@@ -28,6 +30,17 @@ export type StreamSummary = {
   /** No price is known for the model: costUsd is 0 but the call was not free. */
   unpriced: boolean;
 };
+
+/** The comment line that ends a stream; JSON has no raw line breaks, so it is one line. */
+export function summaryComment(summary: StreamSummary): string {
+  return `: tollgate ${JSON.stringify(summary)}\n\n`;
+}
+
+/** The summary in a stream's text, for readers of the raw stream; undefined where there is none. */
+export function readSummaryComment(streamText: string): StreamSummary | undefined {
+  const line = /^: tollgate (\{.*\})$/m.exec(streamText)?.[1];
+  return line === undefined ? undefined : (JSON.parse(line) as StreamSummary);
+}
 
 export function summarizeRecord(record: CostRecord): StreamSummary {
   const { usage } = record;

@@ -1,6 +1,7 @@
 // Starts a real tollgate (Node server on a free port) for end-to-end tests, in front of the msw
 // cloud mocks and, where one is given, a real llama-server. The msw server must already listen:
 // the SDKs inside the gateway pick up `fetch` when their clients are built.
+import { readSummaryComment, type StreamSummary } from "../../src/dialects/stream-summary.ts";
 import { createHash, randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -118,10 +119,20 @@ export function temporaryLedgerPath(): string {
 
 /** Raw SSE events of a response body, for assertions on framing the SDKs hide. */
 export async function readSseEvents(response: Response): Promise<{ event?: string; data: string }[]> {
+  return parseSseEvents(await response.text());
+}
+
+/** A stream's events, and the summary tollgate ends it with (an SSE comment line, src/dialects/stream-summary.ts). */
+export async function readSseStream(response: Response): Promise<{ events: { event?: string; data: string }[]; summary: StreamSummary | undefined; text: string }> {
   const text = await response.text();
+  return { events: parseSseEvents(text), summary: readSummaryComment(text), text };
+}
+
+/** The events of an SSE text; comment-only blocks (keep-alives, the summary) are not events. */
+function parseSseEvents(text: string): { event?: string; data: string }[] {
   return text
     .split("\n\n")
-    .filter((block) => block.trim() !== "")
+    .filter((block) => block.split("\n").some((line) => line !== "" && !line.startsWith(":")))
     .map((block) => {
       const event = /^event: (.*)$/m.exec(block)?.[1];
       const data = block

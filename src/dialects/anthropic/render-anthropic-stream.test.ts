@@ -9,6 +9,7 @@ function events(text: string) {
   return text
     .trim()
     .split("\n\n")
+    .filter((block) => !block.startsWith(":")) // the summary comment: not an event
     .map((block) => {
       const name = /^event: (.*)$/m.exec(block)?.[1] ?? null;
       return { name, data: JSON.parse(block.slice(block.indexOf("data: ") + 6)) };
@@ -28,7 +29,8 @@ describe("AnthropicStreamRenderer", () => {
       { type: "finish", reason: "tool-calls" },
       { type: "usage", usage: { inputTokens: 10, cacheReadTokens: 20, outputTokens: 9 } },
     ];
-    const out = events(parts.map((part) => renderer.render(part)).join("") + renderer.end(summary));
+    const text = parts.map((part) => renderer.render(part)).join("") + renderer.end(summary);
+    const out = events(text);
     expect(out.map((event) => [event.name, event.data.index ?? null])).toEqual([
       ["message_start", null],
       ["content_block_start", 0],
@@ -42,7 +44,6 @@ describe("AnthropicStreamRenderer", () => {
       ["content_block_stop", 2],
       ["message_delta", null],
       ["message_stop", null],
-      [null, null],
     ]);
     expect(out[4]!.data.content_block).toEqual({ type: "tool_use", id: "call_a", name: "weather", input: {} });
     expect(out[8]!.data.delta).toEqual({ type: "input_json_delta", partial_json: '{"city":"Rome"}' });
@@ -58,7 +59,7 @@ describe("AnthropicStreamRenderer", () => {
         output_tokens_details: null,
       },
     });
-    expect(out[12]!.data).toEqual({ type: "tollgate.summary", tollgate: summary });
+    expect(text.endsWith(`: tollgate ${JSON.stringify(summary)}\n\n`)).toBe(true);
   });
 
   it("ends a failed stream with `event: error` and nothing after it", () => {

@@ -3,7 +3,7 @@ import type { FinishReason, RefusalDetails, StreamPart } from "../../model/strea
 import type { Usage } from "../../model/usage.ts";
 import { mergeUsage } from "../../model/usage.ts";
 import { toAnthropicStopReasonWith } from "../finish-reasons.ts";
-import { billedUsage, type StreamSummary } from "../stream-summary.ts";
+import { billedUsage, summaryComment, type StreamSummary } from "../stream-summary.ts";
 import { renderAnthropicError } from "./render-anthropic-error.ts";
 import { renderAnthropicUsage, renderStopDetails, usageExtras } from "./render-anthropic-response.ts";
 
@@ -103,8 +103,7 @@ export class AnthropicStreamRenderer {
         ...(this.contextManagement ? { context_management: this.contextManagement } : {}),
       }) +
       event("message_stop", { type: "message_stop" }) +
-      // No `event:` line: the Anthropic SDK skips unnamed events, so clients never see this.
-      `data: ${JSON.stringify({ type: "tollgate.summary", tollgate: summary })}\n\n`
+      summaryComment(summary)
     );
   }
 

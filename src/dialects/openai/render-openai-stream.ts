@@ -3,7 +3,7 @@ import type { StreamPart, TokenLogprob } from "../../model/stream-part.ts";
 import type { Usage } from "../../model/usage.ts";
 import { mergeUsage } from "../../model/usage.ts";
 import { toOpenAIFinishReason } from "../finish-reasons.ts";
-import { billedUsage, type StreamSummary } from "../stream-summary.ts";
+import { billedUsage, summaryComment, type StreamSummary } from "../stream-summary.ts";
 import { renderOpenAIError } from "./render-openai-error.ts";
 import { renderOpenAIUsage } from "./render-openai-response.ts";
 
@@ -77,7 +77,7 @@ export class OpenAIStreamRenderer {
         usage: renderOpenAIUsage(this.usage ?? billedUsage(summary)),
       });
     }
-    return out + "data: [DONE]\n\n" + frame({ tollgate: summary });
+    return out + "data: [DONE]\n\n" + summaryComment(summary);
   }
 
   /** An SSE comment: the OpenAI SDK's decoder skips lines that start with a colon. */
