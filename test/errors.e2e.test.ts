@@ -94,6 +94,14 @@ describe("errors in the OpenAI dialect", () => {
     expect(failure.code).toBe("rate_limit_exceeded");
   });
 
+  it("answers OpenAI's Responses API (the Vercel AI SDK's default) with a 404 saying how to use Chat Completions", async () => {
+    const response = await fetch(`${rig.gateway.url}/v1/responses`, { method: "POST", headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" }, body: '{"model":"gpt","input":"hi"}' });
+    expect(response.status).toBe(404);
+    const { error } = await response.json();
+    expect(error.code).toBe("unknown_endpoint");
+    expect(error.message).toMatch(/^no such endpoint: POST \/v1\/responses; OpenAI's Responses API is not served: use Chat Completions \(the Vercel AI SDK: openai\.chat\(route\)/);
+  });
+
   it("answers an unknown path with 404 listing the endpoints", async () => {
     const response = await fetch(`${rig.gateway.url}/v1/completions`, { method: "POST", headers: { authorization: `Bearer ${APP_KEY}` }, body: "{}" });
     expect(response.status).toBe(404);

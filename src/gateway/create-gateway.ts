@@ -160,7 +160,7 @@ export function buildGateway({
       return jsonResponse(c.get("dialect").renderError(error, c.get("requestId")), error.status, c.get("requestId"), { allow: allow === "GET" ? "GET, HEAD" : allow });
     }
     // Not "model_not_found" (the default code of a 404, for an unknown route): this is a path.
-    throw new GatewayError("not_found", `no such endpoint: ${c.req.method} ${c.req.path}; tollgate serves POST /v1/chat/completions, POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models, GET /v1/models/{route}, GET /v1/budgets, GET /v1/admin/costs, GET /admin (the cost dashboard), GET /healthz`, {
+    throw new GatewayError("not_found", `no such endpoint: ${c.req.method} ${c.req.path}; ${hintFor(c.req.path)}tollgate serves POST /v1/chat/completions, POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models, GET /v1/models/{route}, GET /v1/budgets, GET /v1/admin/costs, GET /admin (the cost dashboard), GET /healthz`, {
       code: "unknown_endpoint",
     });
   });
@@ -234,6 +234,18 @@ export function dialectOf(path: string, headers: Headers): Dialect {
  * The admin endpoints' 401 says which key they take: the general hint (make a virtual key) sends
  * the person at the dashboard the wrong way.
  */
+/**
+ * What to change where a client library called an endpoint tollgate does not serve by its own
+ * default: the Vercel AI SDK's `openai(model)` and LangChain's ChatOpenAI (for some model names)
+ * call OpenAI's Responses API.
+ */
+function hintFor(path: string): string {
+  if (path === "/v1/responses" || path.startsWith("/v1/responses/")) {
+    return "OpenAI's Responses API is not served: use Chat Completions (the Vercel AI SDK: openai.chat(route) instead of openai(route); LangChain's ChatOpenAI: useResponsesApi: false); ";
+  }
+  return "";
+}
+
 function forAdminPath(path: string, error: unknown): unknown {
   if (!path.startsWith("/v1/admin/") || !(error instanceof GatewayError) || error.kind !== "authentication") return error;
   const missing = error.code !== "invalid_api_key";
