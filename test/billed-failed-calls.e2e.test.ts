@@ -12,7 +12,10 @@ import { APP_KEY, ledgerRecords, postJson, useMockedGateway, waitForRecord } fro
 // token; gpt-4o $2.50 / $10 = 2,500 / 10,000.
 
 const rig = useMockedGateway(
-  { "claude-then-gpt": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }], budget: { usd: 1, window: "total" } } },
+  {
+    "claude-then-gpt": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }], budget: { usd: 1, window: "total" } },
+    "capped-claude-then-gpt": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }], maxCostPerRequestUsd: 0.05 },
+  },
   [],
   { anthropic: { timeoutMs: 500 } },
 );
@@ -57,5 +60,44 @@ describe("a call the provider took, then cut by tollgate's deadline", () => {
     const id = response.headers.get("x-tollgate-request-id")!;
     expect((await waitForRecord(rig.gateway, id)).cost.totalNano).toBe(17_500);
     expect((await ledgerRecords(rig.gateway)).filter((record) => record.attemptOf === id)).toEqual([]);
+  });
+});
+
+// The per-request cap bounds the whole request: a billed call before a fallback plus the next
+// call's worst case. Was: checked at admission only, so the fallback ran and the request cost
+// more than its cap.
+describe("maxCostPerRequestUsd across a fallback", () => {
+  const ask = (maxTokens: number) =>
+    postJson(rig.gateway, "/v1/chat/completions", { model: "capped-claude-then-gpt", max_tokens: maxTokens, stream: true, messages: [{ role: "user", content: PROMPT }] });
+
+  /** The largest max_tokens whose worst case fits the cap, as the cap's 400 says. */
+  async function fitting(): Promise<number> {
+    const refused = await ask(1_000_000);
+    expect(refused.status).toBe(400);
+    return Number(/max_tokens of at most (\d+)/.exec(((await refused.json()) as { error: { message: string } }).error.message)![1]);
+  }
+
+  it("stops the route when the billed call and the next call's worst case would pass the cap", async () => {
+    // At the largest fitting max_tokens the worst case is within one output token (16,500 nano
+    // at Sonnet 4.6's US price) of $0.05, so the billed call's 45,000 cannot also fit.
+    const maxTokens = await fitting();
+    rig.mocks.anthropic.enqueue({ kind: "stall", afterChunks: 0 });
+    const calls = rig.mocks.openai.requests.length;
+    const response = await ask(maxTokens);
+    expect(response.status).toBe(504);
+    await response.text();
+    expect(rig.mocks.openai.requests.length).toBe(calls);
+    const record = await waitForRecord(rig.gateway, response.headers.get("x-tollgate-request-id")!);
+    expect(record).toMatchObject({ status: "error", provider: "anthropic" });
+    expect(record.cost.totalNano).toBe(45_000);
+  });
+
+  it("falls back where both fit (control)", async () => {
+    // 10 fewer tokens: 10 × 16,500 nano of room, more than the billed call's 45,000.
+    const maxTokens = (await fitting()) - 10;
+    rig.mocks.anthropic.enqueue({ kind: "stall", afterChunks: 0 });
+    rig.mocks.openai.enqueue({ kind: "text", text: "rescued", usage: { prompt_tokens: 3, completion_tokens: 1 } });
+    const response = await ask(maxTokens);
+    expect(await response.text()).toContain("rescued");
   });
 });

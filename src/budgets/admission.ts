@@ -140,9 +140,16 @@ export class Admission {
       (route.policies?.promptCache !== undefined && route.policies.promptCache.mode !== "off") || hasCacheMarks(request),
     );
 
-    if (route.maxCostPerRequestUsd !== undefined && worst.amountNano > usdToNano(route.maxCostPerRequestUsd)) {
-      throw perRequestCapError(route.maxCostPerRequestUsd, worst.amountNano, worst.fittingMaxTokens(usdToNano(route.maxCostPerRequestUsd)));
+    const capNano = route.maxCostPerRequestUsd !== undefined ? usdToNano(route.maxCostPerRequestUsd) : undefined;
+    if (capNano !== undefined && worst.amountNano > capNano) {
+      throw perRequestCapError(route.maxCostPerRequestUsd!, worst.amountNano, worst.fittingMaxTokens(capNano));
     }
+    /** What billed calls before a fallback were charged, since this request was admitted. */
+    let earlierNano = 0;
+    // The per-request cap holds for the whole request: a billed call before a fallback, plus the
+    // next call's worst case. Was: checked at admission only, so a fallback after a billed call
+    // could take the request past it.
+    const capTakes = (callNano: number) => capNano === undefined || earlierNano + callNano + worst.amountNano <= capNano;
 
     const budgets = this.scopesFor(caller, routeName);
     // What the worst case assumed for a request that named no max_tokens, when a budget or the
@@ -156,7 +163,18 @@ export class Admission {
     const rates: RateCheck[] = [];
     if (route.rateLimit) rates.push({ scope: `route:${routeName}`, ...route.rateLimit });
     if (caller.kind === "key" && caller.key.rateLimit) rates.push({ scope: `key:${caller.key.id}`, ...caller.key.rateLimit });
-    if (scopes.length === 0 && rates.length === 0) return { ...FREE_PASS, ...outputBound };
+    if (scopes.length === 0 && rates.length === 0) {
+      if (capNano === undefined) return { ...FREE_PASS, ...outputBound };
+      return {
+        ...FREE_PASS,
+        ...outputBound,
+        async chargeEarlierCall(call) {
+          if (!capTakes(call.cost.totalNano)) return false;
+          earlierNano += call.cost.totalNano;
+          return true;
+        },
+      };
+    }
 
     // Counted against tokens-per-minute limits until the settle knows the real figure.
     const tokens = rates.some((rate) => rate.tpm !== undefined) ? worst.inputBound + largestOutputBound : 0;
@@ -199,8 +217,6 @@ export class Admission {
     const log = this.deps.log;
     const ttlMs = this.reservationTtlMs;
     let settled = false;
-    /** What billed calls before a fallback were charged, since this request was admitted. */
-    let earlierNano = 0;
     const scopeKeys = scopes.map((scope) => scope.key);
     const rateScopes = rates.filter((rate) => rate.tpm !== undefined).map((rate) => rate.scope);
     // Settling is idempotent by request id, so a retry after a lost reply cannot count twice;
@@ -236,7 +252,11 @@ export class Admission {
         return Math.min(...scopes.map((scope, index) => scope.limitNano - levelTotal(result.levels[index]!) - earlierNano - actualNano));
       },
       async chargeEarlierCall(call) {
-        if (scopes.length === 0 && rateScopes.length === 0) return true;
+        if (!capTakes(call.cost.totalNano)) return false;
+        if (scopes.length === 0 && rateScopes.length === 0) {
+          earlierNano += call.cost.totalNano;
+          return true;
+        }
         const at = clock();
         try {
           const held = await store.admit({ requestId: call.requestId, now: at, reservationExpiresAt: at + ttlMs, amountNano: call.cost.totalNano, scopes, rates: [] });
