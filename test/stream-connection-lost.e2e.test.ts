@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServerResponse } from "node:http";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 import { startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
+import { messageStartEvent } from "./support/msw/anthropic-wire-format.ts";
 import { ledgerRecords, postJson, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
 
 // A stream whose connection is lost after the provider began to answer (a TCP reset, a proxy
@@ -16,19 +17,8 @@ let mocks: MockProviders;
 let fake: FakeDecoder;
 let gateway: TestGateway;
 
-const MESSAGE_START = {
-  type: "message_start",
-  message: {
-    id: "msg_01",
-    type: "message",
-    role: "assistant",
-    model: "claude-sonnet-4-6",
-    content: [],
-    stop_reason: null,
-    stop_sequence: null,
-    usage: { input_tokens: 10, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
-  },
-};
+// Claude's opening: 10 input tokens and its placeholder of 1 output token.
+const MESSAGE_START = messageStartEvent({ id: "msg_01", model: "claude-sonnet-4-6" }, { input_tokens: 10, output_tokens: 1 });
 const ROLE_CHUNK = { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "tiny-local", choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] };
 
 type Cut = "reset" | "close";
