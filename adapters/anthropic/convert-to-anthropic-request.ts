@@ -149,7 +149,37 @@ function convertContent(message: Exclude<ChatMessage, { role: "system" }>): Cont
 function imageBlock(image: ImageContent): Anthropic.Messages.ImageBlockParam {
   return image.source === "url"
     ? { type: "image", source: { type: "url", url: image.url } }
-    : { type: "image", source: { type: "base64", media_type: image.mediaType as "image/png", data: image.data } };
+    : { type: "image", source: { type: "base64", media_type: claudeImageType(image.mediaType) as ClaudeImageType, data: image.data } };
+}
+
+/** The image types Claude takes; anything else is refused before the call (refuseImageType). */
+const CLAUDE_IMAGE_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"] as const;
+type ClaudeImageType = (typeof CLAUDE_IMAGE_TYPES)[number];
+
+/** `image/jpg`, a common label that OpenAI takes, is `image/jpeg` to Anthropic, which refuses the other spelling. */
+function claudeImageType(mediaType: string): string {
+  const type = mediaType.trim().toLowerCase();
+  return type === "image/jpg" ? "image/jpeg" : type;
+}
+
+/**
+ * An inline image of a type Claude does not take (`image/bmp`, `image/svg+xml`, …) would be a 400
+ * from Anthropic: refused here instead, so the route may try its next target or the client is
+ * told which types to send.
+ */
+export function refuseImageType(request: ChatRequest, providerName: string): GatewayError | undefined {
+  for (const [index, message] of request.messages.entries()) {
+    const images = message.role === "user" ? message.content.filter((part) => part.type === "image") : message.role === "tool" ? message.images ?? [] : [];
+    for (const image of images) {
+      if (image.source !== "base64" || (CLAUDE_IMAGE_TYPES as readonly string[]).includes(claudeImageType(image.mediaType))) continue;
+      return new GatewayError(
+        "invalid_request",
+        `messages[${index}] holds an image of type ${image.mediaType}, which provider "${providerName}" does not take: send it as ${CLAUDE_IMAGE_TYPES.join(", ")}`,
+        { param: `messages[${index}]` },
+      );
+    }
+  }
+  return undefined;
 }
 
 /** A tool result's text and images, in the order the client gave them. */

@@ -6,7 +6,7 @@ import type { StreamPart } from "../../src/model/stream-part.ts";
 import { mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
 import { FinishCheck } from "../shared/finish-check.ts";
-import { convertToAnthropicRequest, refuseBlankLastTurn } from "./convert-to-anthropic-request.ts";
+import { convertToAnthropicRequest, refuseBlankLastTurn, refuseImageType } from "./convert-to-anthropic-request.ts";
 import { contextManagementOf, mapAnthropicResponse } from "./map-anthropic-response.ts";
 import { streamWithPrefill, withPrefill } from "./prefill.ts";
 import { mapAnthropicStream } from "./map-anthropic-stream.ts";
@@ -46,7 +46,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
     providerName: options.name,
     providerType: "anthropic",
     baseUrl,
-    refuse: (request) => refuseBlankLastTurn(request, options.name),
+    refuse: (request) => refuseBlankLastTurn(request, options.name) ?? refuseImageType(request, options.name),
 
     async generate(request, model, signal, traceHeaders) {
       const body = convertToAnthropicRequest(request, model);

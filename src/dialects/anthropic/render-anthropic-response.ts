@@ -60,14 +60,22 @@ export function renderAnthropicUsage(usage: Usage) {
   };
 }
 
-/** Models sometimes emit invalid JSON arguments; Anthropic clients expect an object, so keep the text. */
-export function parseToolArguments(text: string): unknown {
+/**
+ * A tool call's input as Anthropic has it: always an object (Anthropic refuses any other
+ * `tool_use.input` with a 400, "Input should be a valid dictionary", and its SDK types it so).
+ * Models sometimes emit arguments that are not one: invalid JSON, or JSON such as `[1,2]` or `"x"`
+ * (OpenAI takes any string). Their text is kept as `_raw`; none at all, or `null`, is `{}`.
+ */
+export function parseToolArguments(text: string): Record<string, unknown> {
   if (text.trim() === "") return {};
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     return { _raw: text };
   }
+  if (parsed === null) return {};
+  return typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { _raw: text };
 }
 
 /** Claude's `stop_details`: why it refused, or null (every other stop). */

@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { postJson, useMockedGateway } from "./support/gateway.ts";
+
+// What Anthropic refuses in content that OpenAI takes, made right (or refused by tollgate with a
+// message saying what to send) before it reaches Claude:
+// - `image/jpg`, a common label of an inline image, where Anthropic's media_type takes only
+//   image/jpeg, image/png, image/gif or image/webp (its 400: "Input should be 'image/jpeg', …");
+// - tool-call arguments that are JSON but not an object (`null`, `[1,2]`, `"x"`), where
+//   Anthropic's tool_use.input must be one (its 400: "Input should be a valid dictionary"), and
+//   its SDK types it so in answers too.
+
+const rig = useMockedGateway({ "claude-then-gpt": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }] } });
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+const sentToClaude = () => rig.mocks.anthropic.requests.at(-1)!.body as { messages: { content: { type: string; input?: unknown; source?: { media_type: string } }[] }[] };
+const withImage = (mediaType: string) => [{ role: "user", content: [{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url: `data:${mediaType};base64,${PNG}` } }] }];
+
+describe("an inline image for Claude", () => {
+  it("labelled image/jpg reaches Claude as image/jpeg", async () => {
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "claude", messages: withImage("image/jpg") });
+    expect(response.status).toBe(200);
+    expect(sentToClaude().messages[0]!.content[1]!.source!.media_type).toBe("image/jpeg");
+  });
+
+  it("of a type Claude does not take is a 400 naming the message, or goes to the route's next target", async () => {
+    const calls = rig.mocks.anthropic.requests.length;
+    const refused = await postJson(rig.gateway, "/v1/chat/completions", { model: "claude", messages: withImage("image/bmp") });
+    expect(refused.status).toBe(400);
+    expect((await refused.json()).error).toMatchObject({ param: "messages[0]", message: expect.stringContaining("send it as image/jpeg, image/png, image/gif, image/webp") });
+    expect(rig.mocks.anthropic.requests.length).toBe(calls);
+
+    const moved = await postJson(rig.gateway, "/v1/chat/completions", { model: "claude-then-gpt", messages: withImage("image/bmp") });
+    expect(moved.status).toBe(200);
+    expect(moved.headers.get("x-tollgate-provider")).toBe("openai");
+  });
+});
+
+describe("tool-call arguments that are JSON but not an object", () => {
+  it.each([
+    ["null", {}],
+    ["[1,2]", { _raw: "[1,2]" }],
+    ['"x"', { _raw: '"x"' }],
+    ["42", { _raw: "42" }],
+  ])("%s reach Claude as an object input", async (args, input) => {
+    const response = await postJson(rig.gateway, "/v1/chat/completions", {
+      model: "claude",
+      messages: [
+        { role: "user", content: "go" },
+        { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "f", arguments: args } }] },
+        { role: "tool", tool_call_id: "call_1", content: "done" },
+      ],
+    });
+    expect(response.status).toBe(200);
+    expect(sentToClaude().messages[1]!.content[0]!.input).toEqual(input);
+  });
+
+  it("from an OpenAI model come back to an Anthropic client as an object input", async () => {
+    rig.mocks.openai.enqueue({ kind: "tool-calls", calls: [{ id: "call_a", name: "f", arguments: "[]" }] });
+    const message = await rig.gateway.anthropic.messages.create({ model: "gpt", max_tokens: 50, messages: [{ role: "user", content: "go" }], tools: [{ name: "f", input_schema: { type: "object" } }] });
+    expect(message.content.find((block) => block.type === "tool_use")).toMatchObject({ input: { _raw: "[]" } });
+  });
+});
