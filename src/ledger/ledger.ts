@@ -5,7 +5,10 @@ import { nextTurn } from "../runtime/next-turn.ts";
 // Records leave the request path here. `record()` only queues: the write happens on a later turn
 // of the event loop, after the answer's last byte went out, and many records share one write
 // (one Redis round trip for a whole batch). A failed write keeps its records at the head of the
-// queue and is retried with backoff; nothing is dropped for a store being down.
+// queue and is retried with backoff; nothing is dropped for a store being down. Nor does the queue
+// grow without bound meanwhile (routes without budgets keep serving through a Redis outage):
+// past `maxQueued`, the newest records go where `keepUnwritten` keeps them (the Node entry: a
+// file that the gateway writes to Redis once it is back).
 
 export type LedgerOptions = {
   store: LedgerStore;
@@ -22,12 +25,19 @@ export type LedgerOptions = {
    */
   schedule?: (flush: () => void) => void;
   /**
-   * Where records go that `close()` could not write by its deadline (the Node entry: a file that
-   * the next start writes to Redis). Returns where they were kept. Without it they are lost, and
-   * the log says how many.
+   * Where records go that `close()` could not write by its deadline, and those past `maxQueued`
+   * while the store is down (the Node entry: a file that the gateway, or the next one, writes to
+   * Redis). Returns where they were kept. Without it, records wait in memory, and those `close()`
+   * could not write are lost, which the log says.
    */
   keepUnwritten?: (records: readonly CostRecord[]) => Promise<string>;
+  /** The most records held in memory while the store is down, where `keepUnwritten` can take the rest. */
+  maxQueued?: number;
 };
+
+/** About 7 MB of records: an outage of seconds stays in memory; a long one goes to `keepUnwritten`. */
+const DEFAULT_MAX_QUEUED = 10_000;
+const KEEP_RETRY_MS = 30_000;
 
 export class Ledger {
   private readonly queue: CostRecord[] = [];
@@ -43,10 +53,18 @@ export class Ledger {
   private readonly maxRetryDelayMs: number;
   private readonly scheduleFlush: (flush: () => void) => void;
   private readonly keepUnwritten: LedgerOptions["keepUnwritten"];
+  private readonly maxQueued: number;
+  /** Records on their way to `keepUnwritten` past the bound: one batch at a time. */
+  private keeping: Promise<void> = Promise.resolve();
+  private beingKept = 0;
+  /** After a failure to keep records, none is tried for a while (not one try per new record). */
+  private keepPausedUntil = 0;
 
-  constructor({ store, log = console.error, maxBatch = 256, retryDelayMs = 100, maxRetryDelayMs = 30_000, schedule = nextTurn, keepUnwritten }: LedgerOptions) {
+  constructor({ store, log = console.error, maxBatch = 256, retryDelayMs = 100, maxRetryDelayMs = 30_000, schedule = nextTurn, keepUnwritten, maxQueued = DEFAULT_MAX_QUEUED }: LedgerOptions) {
     this.store = store;
     this.keepUnwritten = keepUnwritten;
+    // Above a write's batch: the records being written are always the head of the queue.
+    this.maxQueued = Math.max(maxQueued, 2 * maxBatch);
     this.scheduleFlush = schedule;
     this.log = log;
     this.maxBatch = maxBatch;
@@ -57,7 +75,30 @@ export class Ledger {
   /** Queues a record; returns at once. */
   record(record: CostRecord): void {
     this.queue.push(record);
+    if (this.queue.length > this.maxQueued && this.keepUnwritten && this.beingKept === 0 && !this.closing && Date.now() >= this.keepPausedUntil) this.keepOverflow();
     this.schedule();
+  }
+
+  /**
+   * The newer half of the queue goes to `keepUnwritten`, in one file. Taken from the tail: a write
+   * in flight holds the head (and takes it off the queue when it succeeds). Records it cannot
+   * keep go back on the queue: never dropped.
+   */
+  private keepOverflow(): void {
+    const overflow = this.queue.splice(Math.floor(this.maxQueued / 2));
+    this.beingKept += overflow.length;
+    this.keeping = this.keeping.then(async () => {
+      try {
+        const where = await this.keepUnwritten!(overflow);
+        this.log(`[tollgate] error: the cost record store is down; ${overflow.length} records past the ${this.maxQueued} held in memory were kept in ${where}, written once it is back`);
+      } catch (error) {
+        this.log(`[tollgate] error: ${overflow.length} cost records could not be kept (${(error as Error).message}); held in memory`);
+        this.queue.push(...overflow);
+        this.keepPausedUntil = Date.now() + KEEP_RETRY_MS;
+      } finally {
+        this.beingKept -= overflow.length;
+      }
+    });
   }
 
   /** One flush pending at a time; a retry timer, when set, is the pending one. */
@@ -76,9 +117,9 @@ export class Ledger {
     return store.totals && ((day) => store.totals!(day));
   }
 
-  /** Records waiting to be written (for health checks and tests). */
+  /** Records waiting to be written (for health checks and tests); not those already kept elsewhere. */
   get pending(): number {
-    return this.queue.length;
+    return this.queue.length + this.beingKept;
   }
 
   /** The last write failed and is being retried: the store is down or refusing writes. */
@@ -107,6 +148,7 @@ export class Ledger {
       if (this.queue.length > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(this.retryDelayMs, giveUpAt - Date.now())));
     }
     clearTimeout(this.retryTimer);
+    await this.keeping;
     if (this.queue.length > 0) await this.keepQueue();
     await this.store.close();
   }

@@ -33,7 +33,7 @@ export type OpenedStores = {
  * Redis when the config's store names a set variable (one connection for the ledger and the
  * policies' state); otherwise the append-only ledger file and in-process memory.
  */
-export async function openStores(config: ResolvedConfig, log: (line: string) => void): Promise<OpenedStores> {
+export async function openStores(config: ResolvedConfig, log: (line: string) => void, maxQueuedRecords?: number): Promise<OpenedStores> {
   if (config.redisUrl) {
     const redis = await openRedis(config.redisUrl, config.store?.cluster ?? false, log);
     const prefix = config.store?.keyPrefix ?? "";
@@ -43,7 +43,7 @@ export async function openStores(config: ResolvedConfig, log: (line: string) => 
     const keptRecordsIn = dirname(resolve(config.store?.path ?? DEFAULT_LEDGER_PATH));
     return {
       keptRecordsIn,
-      ledger: new Ledger({ store: ledgerStore, log, keepUnwritten: keepUnwritten(keptRecordsIn) }),
+      ledger: new Ledger({ store: ledgerStore, log, keepUnwritten: keepUnwritten(keptRecordsIn), ...(maxQueuedRecords ? { maxQueued: maxQueuedRecords } : {}) }),
       ledgerStore,
       keyValues: new RedisKeyValueStore(redis, prefix),
       admissionStore: new RedisAdmissionStore(redis, prefix),

@@ -30,6 +30,8 @@ export type StartGatewayOptions = {
   upstreamTransport?: "undici" | "fetch";
   /** How often what earlier gateways kept is tried again while the store refuses it (default a minute). */
   replayRetryMs?: number;
+  /** The most cost records held in memory while Redis is down; the rest are kept in files (default 10,000). */
+  maxQueuedRecords?: number;
 };
 
 export type RunningGateway = {
@@ -81,6 +83,7 @@ export async function startGateway({
   log: writeLog = console.error,
   upstreamTransport = "undici",
   replayRetryMs = REPLAY_RETRY_MS,
+  maxQueuedRecords,
 }: StartGatewayOptions): Promise<RunningGateway> {
   const log = (line: string) => writeLog(oneLine(line));
   const resolved = resolveConfig(config, env);
@@ -94,7 +97,7 @@ export async function startGateway({
   const dispatcher = new Agent(UPSTREAM_AGENT_OPTIONS);
   const transport =
     upstreamTransport === "undici" ? { fetch: createUndiciFetch(dispatcher), post: createUndiciPost(dispatcher) } : { fetchOptions: { dispatcher } };
-  const { ledger, ledgerStore: store, keyValues, admissionStore, describe, keptRecordsIn } = await openStores(resolved, log);
+  const { ledger, ledgerStore: store, keyValues, admissionStore, describe, keptRecordsIn } = await openStores(resolved, log, maxQueuedRecords);
   // The SDK first: telemetry takes its tracer and meter when it is created.
   const otel = await setupTelemetry(env, log);
   const telemetry = createGatewayTelemetry({ captureContent: resolved.telemetry?.captureContent ?? false, enabled: otel !== undefined });
@@ -114,16 +117,19 @@ export async function startGateway({
   // What a gateway stopped during a Redis outage kept: settled and recorded before serving. A
   // store still down at start-up gets them later: tried again every minute until it takes them
   // (a pod that started during the outage would otherwise hold them until its next restart).
+  // Every minute after that too: records past what the ledger holds in memory during an outage
+  // are kept in the same directory while this gateway runs (Ledger's maxQueued).
   let replayTimer: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
   if (keptRecordsIn) {
     const replay = () => replayUnwritten(keptRecordsIn, { ledger: store, settle: (plan) => admissionStore.settle(plan) }, log);
-    const retryLater = () => {
+    const again = () => {
       if (stopped) return; // a try that was under way when the gateway closed goes no further
-      replayTimer = setTimeout(() => void replay().then((done) => done || retryLater()), replayRetryMs);
+      replayTimer = setTimeout(() => void replay().finally(again), replayRetryMs);
       replayTimer.unref();
     };
-    if (!(await replay())) retryLater();
+    await replay();
+    again();
   }
 
   let server: Server;

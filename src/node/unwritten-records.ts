@@ -52,11 +52,12 @@ export async function replayUnwritten(
   let allDone = true;
   const names = await readdir(directory).catch(() => [] as string[]);
   for (const name of names.filter((each) => each.startsWith(SETTLE_PREFIX) && each.endsWith(".jsonl"))) allDone = (await replayFile(join(directory, name), stores.settle, log)) && allDone;
-  for (const name of names.filter((each) => each.startsWith(PREFIX) && each.endsWith(".jsonl"))) {
+  const files = names.filter((each) => each.startsWith(PREFIX) && each.endsWith(".jsonl"));
+  for (const [index, name] of files.entries()) {
     const path = join(directory, name);
+    const records: CostRecord[] = [];
+    const unreadable: string[] = [];
     try {
-      const records: CostRecord[] = [];
-      const unreadable: string[] = [];
       for (const line of (await readFile(path, "utf8")).split("\n")) {
         if (line.trim() === "") continue;
         try {
@@ -65,11 +66,24 @@ export async function replayUnwritten(
           unreadable.push(line);
         }
       }
+    } catch (error) {
+      allDone = false;
+      log(`[tollgate] error: could not read the cost records kept in ${path} (${(error as Error).message}); trying again later`);
+      continue;
+    }
+    try {
       await stores.ledger.write(records).catch((error: unknown) => {
         // The rest are written; these never will be, and must not hold the file back for ever.
         if (!(error instanceof UnwritableRecords)) throw error;
         for (const line of error.logLines()) log(line);
       });
+    } catch (error) {
+      // The store is down: the files after this one would fail the same way, each with a line.
+      const others = files.length - index - 1;
+      log(`[tollgate] error: could not write the cost records kept in ${path}${others > 0 ? ` (and ${others} more files)` : ""} (${(error as Error).message}); trying again later`);
+      return false;
+    }
+    try {
       // A torn line (a disk that filled up) must not hold back the whole file for ever: it is set
       // aside for a person to read, and the rest is written.
       if (unreadable.length > 0) {
@@ -77,10 +91,10 @@ export async function replayUnwritten(
         log(`[tollgate] error: ${unreadable.length} lines of ${path} are not records; set aside in ${path}.unreadable`);
       }
       await rm(path, { force: true });
-      log(`[tollgate] wrote ${records.length} cost records an earlier gateway could not write before it stopped (${path})`);
+      log(`[tollgate] wrote ${records.length} cost records kept while the store was away, by an earlier gateway or past this one's memory bound (${path})`);
     } catch (error) {
       allDone = false;
-      log(`[tollgate] error: could not write the cost records kept in ${path} (${(error as Error).message}); trying again later`);
+      log(`[tollgate] error: could not remove ${path} after writing its records (${(error as Error).message}); trying again later (written twice counts once)`);
     }
   }
   return allDone;
