@@ -26,4 +26,14 @@ describe("SpendTally", () => {
     // Was: a level for each of 2026-11-21 and 2026-11-22 too, kept in memory for good.
     expect(Object.fromEntries(tally.totals)).toEqual({ "route:daily|2026-11-23": 4_280_000, "route:forever|total": 4_280_000 });
   });
+
+  it("lets go of a window once a record of a later one arrives, while the gateway runs", () => {
+    // Was: only windows that had ended before the start were left out; a running gateway kept
+    // every day after that, for every budgeted scope, and wrote them into each checkpoint.
+    const started = Date.parse("2026-01-01T08:00:00Z");
+    const tally = new SpendTally(config, started);
+    for (let day = 0; day < 120; day++) tally.add(makeCostRecord({ route: "daily", time: new Date(started + day * 86_400_000).toISOString() }));
+    tally.add(makeCostRecord({ route: "forever", time: new Date(started).toISOString() }));
+    expect(Object.fromEntries(tally.totals)).toEqual({ "route:daily|2026-04-30": 2_140_000, "route:forever|total": 2_140_000 });
+  });
 });

@@ -55,8 +55,19 @@ export class SpendTally implements LedgerFollower {
     // A year of ledger would otherwise leave a level per scope per past day in memory for good.
     if (resetsAt !== null && resetsAt <= this.now) return;
     const key = windowKey(scope, window);
+    // A new window began: those that ended by this record's time go, or a running gateway would
+    // keep every past day of every budgeted scope (and write them into each checkpoint) for good.
+    if (!this.totals.has(key)) this.dropEnded(Date.parse(record.time));
     this.totals.set(key, (this.totals.get(key) ?? 0) + record.cost.totalNano);
     this.resets.set(key, resetsAt);
+  }
+
+  private dropEnded(at: number): void {
+    for (const [key, resetsAt] of this.resets) {
+      if (resetsAt === null || resetsAt > at) continue;
+      this.resets.delete(key);
+      this.totals.delete(key);
+    }
   }
 
   /**
