@@ -59,3 +59,28 @@ describe("tool-call arguments that are JSON but not an object", () => {
     expect(message.content.find((block) => block.type === "tool_use")).toMatchObject({ input: { _raw: "[]" } });
   });
 });
+
+describe("a tool result of captions and screenshots", () => {
+  // A computer-use or browser tool returns [caption, screenshot, caption, screenshot]. Was: all
+  // text joined first, then every image, so each caption reached Claude apart from its image.
+  it("reaches Claude in the client's order", async () => {
+    const content = [
+      { type: "text", text: "Before clicking:" },
+      { type: "image", source: { type: "base64", media_type: "image/png", data: PNG } },
+      { type: "text", text: "After clicking:" },
+      { type: "image", source: { type: "url", url: "https://example.com/after.png" } },
+    ];
+    const response = await postJson(rig.gateway, "/v1/messages", {
+      model: "claude",
+      max_tokens: 100,
+      messages: [
+        { role: "user", content: "click the button" },
+        { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "browser", input: { action: "click" } }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content }] },
+      ],
+    });
+    expect(response.status).toBe(200);
+    const result = (rig.mocks.anthropic.requests.at(-1)!.body as { messages: { content: { content: unknown }[] }[] }).messages[2]!.content[0]!.content;
+    expect(result).toEqual(content);
+  });
+});

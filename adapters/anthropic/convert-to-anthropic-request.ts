@@ -1,5 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { CacheMark, ChatMessage, ChatRequest, ImageContent, ToolChoice, ToolResultMessage } from "../../src/model/chat-request.ts";
+import { toolResultImages, type CacheMark, type ChatMessage, type ChatRequest, type ImageContent, type TextContent, type ToolChoice } from "../../src/model/chat-request.ts";
 import { parseToolArguments } from "../../src/dialects/anthropic/render-anthropic-response.ts";
 import { GatewayError } from "../../src/errors/gateway-error.ts";
 import { claudeDecodedSchema, claudeTakesStructuredOutputs, claudeTools } from "../../src/model/claude-structured-outputs.ts";
@@ -138,7 +138,7 @@ function convertContent(message: Exclude<ChatMessage, { role: "system" }>): Cont
         {
           type: "tool_result",
           tool_use_id: message.toolCallId,
-          content: message.images?.length ? toolResultBlocks(message, message.images) : message.content,
+          content: message.parts ? message.parts.flatMap(toolResultBlock) : message.content,
           ...(message.isError ? { is_error: true } : {}),
           ...cacheControlOf(message.cacheControl),
         },
@@ -169,7 +169,7 @@ function claudeImageType(mediaType: string): string {
  */
 export function refuseImageType(request: ChatRequest, providerName: string): GatewayError | undefined {
   for (const [index, message] of request.messages.entries()) {
-    const images = message.role === "user" ? message.content.filter((part) => part.type === "image") : message.role === "tool" ? message.images ?? [] : [];
+    const images = message.role === "user" ? message.content.filter((part) => part.type === "image") : message.role === "tool" ? toolResultImages(message) : [];
     for (const image of images) {
       if (image.source !== "base64" || (CLAUDE_IMAGE_TYPES as readonly string[]).includes(claudeImageType(image.mediaType))) continue;
       return new GatewayError(
@@ -182,11 +182,10 @@ export function refuseImageType(request: ChatRequest, providerName: string): Gat
   return undefined;
 }
 
-/** A tool result's text and images, in the order the client gave them. */
-function toolResultBlocks(message: ToolResultMessage, images: ImageContent[]): (Anthropic.Messages.TextBlockParam | Anthropic.Messages.ImageBlockParam)[] {
-  const text = hasText(message.content) ? [{ type: "text" as const, text: message.content }] : [];
-  const pictures = images.map(imageBlock);
-  return message.imagesFirst ? [...pictures, ...text] : [...text, ...pictures];
+/** A block of a tool result, in the order the client gave them; blank text goes (Anthropic refuses it). */
+function toolResultBlock(part: TextContent | ImageContent): (Anthropic.Messages.TextBlockParam | Anthropic.Messages.ImageBlockParam)[] {
+  if (part.type === "image") return [imageBlock(part)];
+  return hasText(part.text) ? [{ type: "text", text: part.text }] : [];
 }
 
 /**

@@ -1,6 +1,6 @@
 import { convertToOpenAIRequest } from "../openai/convert-to-openai-request.ts";
 import type { NotCounted } from "../../src/model/chat-model.ts";
-import type { ChatRequest } from "../../src/model/chat-request.ts";
+import { toolResultImages, type ChatRequest } from "../../src/model/chat-request.ts";
 import { postChatCompletions, ProviderHttpError, type ChatCompletionsCall } from "./post-chat-completions.ts";
 
 // A local decoder's own count of a prompt, for count_tokens: llama.cpp's llama-server renders
@@ -51,6 +51,6 @@ export function decoderTokenCount(baseUrl: string, call: Omit<ChatCompletionsCal
 
 function hasImages(request: ChatRequest): boolean {
   return request.messages.some((message) =>
-    message.role === "user" ? message.content.some((part) => part.type === "image") : message.role === "tool" && (message.images?.length ?? 0) > 0,
+    message.role === "user" ? message.content.some((part) => part.type === "image") : message.role === "tool" && toolResultImages(message).length > 0,
   );
 }

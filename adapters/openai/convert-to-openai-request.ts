@@ -1,7 +1,7 @@
 import type OpenAI from "openai";
 import { meetsOpenAIStrictRules } from "../../src/model/json-schema-nodes.ts";
 import type { ChatCompletionCreateParamsBase } from "openai/resources/chat/completions/completions";
-import { participantName, type ChatMessage, type ChatRequest, type DecoderOptions, type ImageContent, type ResponseFormat, type ToolChoice } from "../../src/model/chat-request.ts";
+import { participantName, toolResultImages, type ChatMessage, type ChatRequest, type DecoderOptions, type ImageContent, type ResponseFormat, type ToolChoice } from "../../src/model/chat-request.ts";
 
 /** What a failed tool's result starts with on Chat Completions, which has no is_error. */
 const TOOL_ERROR_PREFIX = "Error: ";
@@ -109,7 +109,7 @@ function convertMessages(messages: ChatMessage[]): MessageParam[] {
   for (const message of messages) {
     if (message.role !== "tool") flush();
     out.push(convertMessage(message));
-    if (message.role === "tool") for (const image of message.images ?? []) images.push({ toolCallId: message.toolCallId, image });
+    if (message.role === "tool") for (const image of toolResultImages(message)) images.push({ toolCallId: message.toolCallId, image });
   }
   flush();
   return out;

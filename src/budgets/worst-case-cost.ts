@@ -1,5 +1,5 @@
 import { ANTHROPIC_DEFINED_TOOL_BOUND } from "../model/anthropic-defined-tools.ts";
-import type { ChatRequest } from "../model/chat-request.ts";
+import { toolResultImages, type ChatRequest } from "../model/chat-request.ts";
 import { computeCost } from "../pricing/compute-cost.ts";
 import { utf8Length } from "../runtime/utf8-length.ts";
 import type { ModelPrice } from "../pricing/rates.ts";
@@ -109,7 +109,7 @@ function promptSize(request: ChatRequest): { bytes: number; images: number } {
       if (message.role === "tool") {
         // The id is the client's to choose, of any length, and goes up with the result.
         add(message.toolCallId);
-        images += message.images?.length ?? 0;
+        images += toolResultImages(message).length;
         // OpenAI-shaped targets are told a tool failed in its result's text (TOOL_ERROR_PREFIX in
         // adapters/openai/convert-to-openai-request.ts, 7 bytes): room for it.
         if (message.isError) bytes += TOOL_ERROR_BOUND;

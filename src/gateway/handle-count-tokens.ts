@@ -7,7 +7,7 @@ import { GatewayError } from "../errors/gateway-error.ts";
 import { parseAnthropicCountTokensRequest, withAnthropicBetas } from "../dialects/anthropic/parse-anthropic-request.ts";
 import { countRequestTokens, type TokenCounter } from "../metering/token-counter.ts";
 import type { ChatModel, CountedWithEdits } from "../model/chat-model.ts";
-import type { ChatRequest, ImageContent } from "../model/chat-request.ts";
+import { toolResultImages, type ChatRequest, type ImageContent } from "../model/chat-request.ts";
 import type { CheapestFirst } from "../routing/cheapest-first.ts";
 import type { Target } from "../routing/route-chat.ts";
 import type { ProviderSlot } from "../routing/create-chat-models.ts";
@@ -122,7 +122,7 @@ async function estimateInputTokens(counter: TokenCounter, request: ChatRequest):
   const images: ImageContent[] = [];
   for (const message of request.messages) {
     if (message.role === "user") for (const part of message.content) if (part.type === "image") images.push(part);
-    if (message.role === "tool") images.push(...(message.images ?? []));
+    if (message.role === "tool") images.push(...toolResultImages(message));
   }
   const imageTokens = images.reduce((sum, image) => sum + (image.detail === "low" ? IMAGE_TOKENS.low : IMAGE_TOKENS.other), 0);
   return (await countRequestTokens(counter, request)) + imageTokens;

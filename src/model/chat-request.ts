@@ -132,10 +132,16 @@ export type SystemMessage = { role: "system"; content: string; name?: string; ca
 export type UserMessage = { role: "user"; content: UserContent[]; name?: string };
 export type AssistantMessage = { role: "assistant"; content: AssistantContent[]; name?: string };
 /**
- * `images`: what a tool returned besides its text (a screenshot), after that text, or before it
- * where the client put them first (`imagesFirst`: a screenshot, then its caption).
+ * `content`: the result's text (its text blocks, one line each). `parts`: where the tool returned
+ * images too (a screenshot), the result's blocks in the client's order, text and images (a
+ * caption stays beside the screenshot it describes); see toolResultImages.
  */
-export type ToolResultMessage = { role: "tool"; toolCallId: string; content: string; images?: ImageContent[]; imagesFirst?: true; isError?: boolean; cacheControl?: CacheMark };
+export type ToolResultMessage = { role: "tool"; toolCallId: string; content: string; parts?: (TextContent | ImageContent)[]; isError?: boolean; cacheControl?: CacheMark };
+
+/** The images a tool result holds, in order. */
+export function toolResultImages(message: ToolResultMessage): ImageContent[] {
+  return message.parts?.filter((part): part is ImageContent => part.type === "image") ?? [];
+}
 
 export type TextContent = { type: "text"; text: string; cacheControl?: CacheMark };
 /** `detail`: OpenAI's image resolution, which sets what an image costs there (Anthropic has none). */

@@ -1,4 +1,4 @@
-import type { AssistantContent, CacheMark, ChatMessage, ChatRequest, ImageContent, ResponseFormat, ToolChoice, ToolDefinition, UserContent } from "../../model/chat-request.ts";
+import type { AssistantContent, CacheMark, ChatMessage, ChatRequest, ImageContent, ResponseFormat, TextContent, ToolChoice, ToolDefinition, UserContent } from "../../model/chat-request.ts";
 import { GatewayError } from "../../errors/gateway-error.ts";
 import { dropUndefined } from "../../model/drop-undefined.ts";
 import { fitsOpenAIStrictMode } from "../../model/json-schema-nodes.ts";
@@ -103,14 +103,15 @@ function convertMessage(message: AnthropicMessage): ChatMessage[] {
   for (const block of message.content) {
     if (block.type === "tool_result") {
       const parts = typeof block.content === "string" ? [] : block.content ?? [];
-      const images = parts.flatMap((part) => (part.type === "image" ? [imageOf(part)] : []));
+      // With images, every block in the client's order: a caption stays beside its screenshot.
+      // Was: all text first, then every image, so each caption lost the image it described.
+      const withImages = parts.some((part) => part.type === "image");
       toolResults.push({
         role: "tool",
         toolCallId: block.tool_use_id,
         // The neutral model keeps one text per result: its text blocks are lines of it, not one word.
         content: typeof block.content === "string" ? block.content : parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n"),
-        ...(images.length > 0 ? { images } : {}),
-        ...(parts[0]?.type === "image" && parts.some((part) => part.type === "text") ? { imagesFirst: true as const } : {}),
+        ...(withImages ? { parts: parts.flatMap((part): (TextContent | ImageContent)[] => (part.type === "image" ? [imageOf(part)] : part.type === "text" ? [{ type: "text", text: part.text }] : [])) } : {}),
         ...(block.is_error ? { isError: true } : {}),
         ...toolResultMark(block, parts),
       });
