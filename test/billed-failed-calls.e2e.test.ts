@@ -15,6 +15,7 @@ const rig = useMockedGateway(
   {
     "claude-then-gpt": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }], budget: { usd: 1, window: "total" } },
     "capped-claude-then-gpt": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }], maxCostPerRequestUsd: 0.05 },
+    "capped-haiku-then-sonnet": { targets: [{ provider: "anthropic", model: "claude-haiku-4-5" }, { provider: "anthropic", model: "claude-sonnet-4-6" }], maxCostPerRequestUsd: 0.05 },
   },
   [],
   { anthropic: { timeoutMs: 500 } },
@@ -63,41 +64,44 @@ describe("a call the provider took, then cut by tollgate's deadline", () => {
   });
 });
 
-// The per-request cap bounds the whole request: a billed call before a fallback plus the next
-// call's worst case. Was: checked at admission only, so the fallback ran and the request cost
-// more than its cap.
+// The per-request cap bounds the whole request: the billed calls before a fallback plus the
+// worst case of the target tried next. Was: checked at admission only, so the fallback ran and the
+// request cost more than its cap.
 describe("maxCostPerRequestUsd across a fallback", () => {
-  const ask = (maxTokens: number) =>
-    postJson(rig.gateway, "/v1/chat/completions", { model: "capped-claude-then-gpt", max_tokens: maxTokens, stream: true, messages: [{ role: "user", content: PROMPT }] });
+  const ask = (route: string, maxTokens: number, prompt = PROMPT) =>
+    postJson(rig.gateway, "/v1/chat/completions", { model: route, max_tokens: maxTokens, stream: true, messages: [{ role: "user", content: prompt }] });
 
-  /** The largest max_tokens whose worst case fits the cap, as the cap's 400 says. */
-  async function fitting(): Promise<number> {
-    const refused = await ask(1_000_000);
+  /** The largest max_tokens whose worst case fits the cap on every target, as the cap's 400 says. */
+  async function fitting(route: string, prompt = PROMPT): Promise<number> {
+    const refused = await ask(route, 1_000_000, prompt);
     expect(refused.status).toBe(400);
     return Number(/max_tokens of at most (\d+)/.exec(((await refused.json()) as { error: { message: string } }).error.message)![1]);
   }
 
-  it("stops the route when the billed call and the next call's worst case would pass the cap", async () => {
-    // At the largest fitting max_tokens the worst case is within one output token (16,500 nano
-    // at Sonnet 4.6's US price) of $0.05, so the billed call's 45,000 cannot also fit.
-    const maxTokens = await fitting();
+  it("stops the route when the billed call and the next target's worst case would pass the cap", async () => {
+    // Haiku 4.5 is billed for 100 prompt words and its placeholder token: 100 × 1,000 + 5,000 =
+    // 105,000 nano. At the largest fitting max_tokens, Sonnet 4.6's worst case is within one
+    // output token (16,500 nano at its US price) of $0.05: the two cannot both fit.
+    const prompt = "word ".repeat(100).trim();
+    const maxTokens = await fitting("capped-haiku-then-sonnet", prompt);
     rig.mocks.anthropic.enqueue({ kind: "stall", afterChunks: 0 });
-    const calls = rig.mocks.openai.requests.length;
-    const response = await ask(maxTokens);
+    const calls = rig.mocks.anthropic.requests.length;
+    const response = await ask("capped-haiku-then-sonnet", maxTokens, prompt);
     expect(response.status).toBe(504);
     await response.text();
-    expect(rig.mocks.openai.requests.length).toBe(calls);
+    expect(rig.mocks.anthropic.requests.length).toBe(calls + 1); // Sonnet was never called
     const record = await waitForRecord(rig.gateway, response.headers.get("x-tollgate-request-id")!);
-    expect(record).toMatchObject({ status: "error", provider: "anthropic" });
-    expect(record.cost.totalNano).toBe(45_000);
+    expect(record).toMatchObject({ status: "error", provider: "anthropic", model: "claude-haiku-4-5" });
+    expect(record.cost.totalNano).toBe(105_000);
   });
 
-  it("falls back where both fit (control)", async () => {
-    // 10 fewer tokens: 10 × 16,500 nano of room, more than the billed call's 45,000.
-    const maxTokens = (await fitting()) - 10;
+  it("falls back where the next target's worst case leaves room for the billed call, though the failed one's would not", async () => {
+    // Sonnet's worst case sets the fitting max_tokens; gpt-4o's at $10 per 1M output is far below
+    // it, room enough for Sonnet's billed 45,000 nano.
+    const maxTokens = await fitting("capped-claude-then-gpt");
     rig.mocks.anthropic.enqueue({ kind: "stall", afterChunks: 0 });
     rig.mocks.openai.enqueue({ kind: "text", text: "rescued", usage: { prompt_tokens: 3, completion_tokens: 1 } });
-    const response = await ask(maxTokens);
+    const response = await ask("capped-claude-then-gpt", maxTokens);
     expect(await response.text()).toContain("rescued");
   });
 });

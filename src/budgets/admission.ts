@@ -146,10 +146,16 @@ export class Admission {
     }
     /** What billed calls before a fallback were charged, since this request was admitted. */
     let earlierNano = 0;
-    // The per-request cap holds for the whole request: a billed call before a fallback, plus the
-    // next call's worst case. Was: checked at admission only, so a fallback after a billed call
-    // could take the request past it.
-    const capTakes = (callNano: number) => capNano === undefined || earlierNano + callNano + worst.amountNano <= capNano;
+    // The per-request cap holds for the whole request: the billed calls before a fallback, plus
+    // the worst case of a target still to be tried (not of one that was billed already). Was:
+    // checked at admission only, so a fallback after a billed call could take the request past it.
+    const billedTargets = new Set<string>();
+    const capTakes = (call: CostRecord) => {
+      if (capNano === undefined) return true;
+      billedTargets.add(`${call.provider}\u0000${call.model}`);
+      const next = Math.max(0, ...route.targets.map((target, index) => (billedTargets.has(`${target.provider}\u0000${target.model}`) ? 0 : worst.perTargetNano[index]!)));
+      return earlierNano + call.cost.totalNano + next <= capNano;
+    };
 
     const budgets = this.scopesFor(caller, routeName);
     // What the worst case assumed for a request that named no max_tokens, when a budget or the
@@ -169,7 +175,7 @@ export class Admission {
         ...FREE_PASS,
         ...outputBound,
         async chargeEarlierCall(call) {
-          if (!capTakes(call.cost.totalNano)) return false;
+          if (!capTakes(call)) return false;
           earlierNano += call.cost.totalNano;
           return true;
         },
@@ -252,7 +258,7 @@ export class Admission {
         return Math.min(...scopes.map((scope, index) => scope.limitNano - levelTotal(result.levels[index]!) - earlierNano - actualNano));
       },
       async chargeEarlierCall(call) {
-        if (!capTakes(call.cost.totalNano)) return false;
+        if (!capTakes(call)) return false;
         if (scopes.length === 0 && rateScopes.length === 0) {
           earlierNano += call.cost.totalNano;
           return true;

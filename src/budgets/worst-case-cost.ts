@@ -24,6 +24,8 @@ export type PricedTarget = {
 
 export type WorstCase = {
   amountNano: number;
+  /** Each target's own worst case, in the order given (0: unpriced). `amountNano` is the largest. */
+  perTargetNano: number[];
   inputBound: number;
   /** The largest max_tokens whose worst case stays within `capNano` on every target (or -1: the prompt alone is over). */
   fittingMaxTokens(capNano: number): number;
@@ -39,14 +41,17 @@ export function worstCaseCost(request: ChatRequest, targets: PricedTarget[], cac
   };
   let amountNano = 0;
   let inputBound = prompt.bytes + prompt.images * IMAGE_TOKEN_BOUND;
+  const perTargetNano: number[] = [];
   for (const target of targets) {
     inputBound = Math.max(inputBound, inputBoundOf(target));
-    if (!target.price) continue; // unpriced: recorded as such; a budget cannot weigh it
-    const cost = inputCost(target, target.price) + computeCost({ inputTokens: inputBoundOf(target), outputTokens: target.outputBound }, target.price).outputNano;
+    // Unpriced: recorded as such; a budget cannot weigh it.
+    const cost = target.price ? inputCost(target, target.price) + computeCost({ inputTokens: inputBoundOf(target), outputTokens: target.outputBound }, target.price).outputNano : 0;
+    perTargetNano.push(cost);
     amountNano = Math.max(amountNano, cost);
   }
   return {
     amountNano,
+    perTargetNano,
     inputBound,
     fittingMaxTokens(capNano) {
       let fit = Number.MAX_SAFE_INTEGER;
