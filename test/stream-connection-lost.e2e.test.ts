@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServerResponse } from "node:http";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 import { startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
-import { messageStartEvent } from "./support/msw/anthropic-wire-format.ts";
+import { contentBlockStartEvent, contentBlockStopEvent, messageDeltaEvent, messageStartEvent, textDeltaEvent } from "./support/msw/anthropic-wire-format.ts";
 import { ledgerRecords, postJson, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
 
 // A stream whose connection is lost after the provider began to answer (a TCP reset, a proxy
@@ -109,5 +109,44 @@ describe("a stream whose connection is lost after the provider began to answer",
     const { record } = await streamAlone("/v1/messages", { model: "claude", max_tokens: 50, messages: [{ role: "user", content: "hi" }] });
     expect(record).toMatchObject({ status: "error", provider: "anthropic" });
     expect(record.cost.totalNano).toBe(0);
+  });
+});
+
+/** The whole answer and why it stopped (Claude's message_delta; OpenAI's finish_reason chunk), then the connection goes before the stream's last event. */
+function answerThenCut(cut: Cut) {
+  const named = (name: string, value: unknown) => `event: ${name}\ndata: ${JSON.stringify(value)}\n\n`;
+  const chunk = (choice: unknown) => `data: ${JSON.stringify({ ...ROLE_CHUNK, model: "gpt-4o", choices: [choice] })}\n\n`;
+  return (body: Record<string, unknown>, response: ServerResponse) => {
+    response.writeHead(200, { "content-type": "text/event-stream" });
+    if (body.model === "claude-sonnet-4-6") {
+      response.write(named("message_start", MESSAGE_START));
+      response.write(named("content_block_start", contentBlockStartEvent(0, { type: "text", text: "" } as never)));
+      response.write(named("content_block_delta", textDeltaEvent(0, "hello there")));
+      response.write(named("content_block_stop", contentBlockStopEvent(0)));
+      response.write(named("message_delta", messageDeltaEvent({ reason: "end_turn", sequence: null }, { input_tokens: 10, output_tokens: 5 })));
+    } else {
+      response.write(chunk({ index: 0, delta: { role: "assistant", content: "hello there" }, finish_reason: null }));
+      response.write(chunk({ index: 0, delta: {}, finish_reason: "stop" }));
+    }
+    setTimeout(() => (cut === "reset" ? response.socket!.destroy() : response.end()), 30);
+  };
+}
+
+describe("a stream whose connection is lost after the provider said why the answer stopped", () => {
+  // Before OpenAI's usage chunk, or Claude's message_stop. Was: the whole answer, then an error
+  // (the SDK threw mid-iteration) and an error record, where the same stream closed there is whole.
+  it.each([
+    ["OpenAI", "/v1/chat/completions", { model: "gpt-here", messages: [{ role: "user", content: "Say hello to everyone in the room" }] }],
+    ["Claude", "/v1/messages", { model: "claude", max_tokens: 50, messages: [{ role: "user", content: "hi" }] }],
+  ])("%s: a reset reads as the same stream closed there, a whole answer", async (_name, path, body) => {
+    const outcomes = [];
+    for (const cut of ["reset", "close"] as const) {
+      fake.handle = answerThenCut(cut);
+      const { status, text, record } = await streamAlone(path, body);
+      const events = text.split("\n").filter((line) => line.startsWith("data:") || line.startsWith("event:"));
+      outcomes.push({ status, failed: events.some((line) => line === "event: error" || line.includes('"error"')), recorded: record.status, cost: record.cost.totalNano });
+    }
+    expect(outcomes[0]).toEqual(outcomes[1]);
+    expect(outcomes[0]).toMatchObject({ status: 200, failed: false, recorded: "ok" });
   });
 });

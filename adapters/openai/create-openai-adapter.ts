@@ -70,7 +70,8 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
         // Stopped on purpose (the client left, or a deadline: call-deadlines.ts says which). Not
         // only an AbortError: workerd rejects an aborted fetch with the abort's own reason.
         if (signal.aborted) return;
-        yield { type: "error", error: check.failure(error, errorContext) };
+        const failure = check.failure(error, errorContext);
+        if (failure) yield { type: "error", error: failure };
       }
     },
   };

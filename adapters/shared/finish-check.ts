@@ -14,23 +14,30 @@ import { redactSecrets } from "./redact-secrets.ts";
  */
 export class FinishCheck {
   private begun = false;
+  /** The provider said why the answer stopped. */
+  private finished = false;
   private ended = false;
 
   constructor(private readonly providerName: string) {}
 
   see(part: StreamPart): void {
     this.begun = true;
+    if (part.type === "finish") this.finished = true;
     if (part.type === "finish" || part.type === "error") this.ended = true;
   }
 
   /**
-   * What a throw out of the stream's body becomes. A connection lost after the provider began to
-   * answer (a reset, a body cut mid-read) is a call the provider took, billed like the same
-   * stream closed cleanly (`missing`); mapped as "could not reach", it had been billed at $0.
+   * What a throw out of the stream's body becomes, as the same stream closed cleanly at that point
+   * would be. A connection lost after the provider began to answer (a reset, a body cut mid-read)
+   * is a call the provider took, billed (`missing`); mapped as "could not reach", it had been
+   * billed at $0. Lost after the provider said why the answer stopped (before OpenAI's usage
+   * chunk, or Anthropic's message_stop), the answer is whole: nothing (was: an error after it).
    */
-  failure(error: unknown, context: ProviderErrorContext): GatewayError {
+  failure(error: unknown, context: ProviderErrorContext): GatewayError | undefined {
     const mapped = mapProviderError(error, context);
-    if (!this.begun || this.ended || mapped.billed || !isNetworkFailure(error)) return mapped;
+    if (!this.begun || mapped.billed || !isNetworkFailure(error)) return mapped;
+    if (this.finished) return undefined;
+    if (this.ended) return mapped;
     const reason = redactSecrets((error as Error)?.message ?? "connection lost", context.apiKey);
     return new GatewayError("upstream", `provider "${this.providerName}" lost the connection before the answer was complete (${reason})`, { retryable: true, billed: {}, cause: error });
   }

@@ -1,6 +1,6 @@
 import { APIError } from "openai";
 import { describe, expect, it } from "vitest";
-import { mapProviderError } from "../../adapters/shared/map-provider-error.ts";
+import { isNetworkFailure, mapProviderError } from "../../adapters/shared/map-provider-error.ts";
 import { ProviderHttpError } from "../openai-compatible/post-chat-completions.ts";
 import { renderOpenAIError } from "../../src/dialects/openai/render-openai-error.ts";
 
@@ -82,5 +82,21 @@ describe("a 429's retry-after", () => {
   it("is read from retry-after where that is all there is, in seconds or as a date", () => {
     expect(mapProviderError(limited({ "retry-after": "7" }), context).retryAfterSeconds).toBe(7);
     expect(mapProviderError(limited({ "retry-after": new Date(Date.now() + 30_500).toUTCString() }), context).retryAfterSeconds).toBeGreaterThanOrEqual(30);
+  });
+});
+
+describe("isNetworkFailure", () => {
+  // A stream that fails this way after it began is billed as a call the provider took
+  // (finish-check.ts); a throw of tollgate's own while reading it must not be.
+  it("is true for a lost connection as undici and the SDKs report it", () => {
+    expect(isNetworkFailure(new TypeError("terminated", { cause: Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }) }))).toBe(true);
+    expect(isNetworkFailure(new TypeError("terminated", { cause: Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" }) }))).toBe(true);
+    expect(isNetworkFailure(Object.assign(new Error("Connection error."), { name: "APIConnectionError" }))).toBe(true);
+  });
+
+  it("is false for anything else without a status: a bug reading the stream, a parse error, a timeout", () => {
+    expect(isNetworkFailure(new TypeError("Cannot read properties of undefined (reading 'delta')"))).toBe(false);
+    expect(isNetworkFailure(new SyntaxError("Unexpected token < in JSON at position 0"))).toBe(false);
+    expect(isNetworkFailure(Object.assign(new Error("Request timed out."), { name: "APIConnectionTimeoutError" }))).toBe(false);
   });
 });

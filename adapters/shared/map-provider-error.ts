@@ -13,13 +13,24 @@ export type ProviderErrorContext = { provider: string; apiKey?: string; keyVaria
 
 /**
  * Whether a provider's call failed in the network (a refused or reset connection, a body cut
- * mid-read) rather than with an answer: no HTTP status, no error body, no deadline, no parse error.
+ * mid-read) rather than with an answer: no HTTP status, no error body, no deadline, and the
+ * marks of a transport failure (undici's "terminated" and socket codes, the SDKs' connection
+ * errors). Not any other throw: a bug of tollgate's own while reading a stream is no lost connection.
  */
 export function isNetworkFailure(error: unknown): boolean {
   if (error instanceof GatewayError || error instanceof SyntaxError) return false;
   const sdkError = error as SdkError;
-  return typeof sdkError?.status !== "number" && !errorType(sdkError) && !isTimeout(sdkError);
+  if (typeof sdkError?.status === "number" || errorType(sdkError) || isTimeout(sdkError)) return false;
+  for (let at: unknown = error, depth = 0; at instanceof Error && depth < 4; at = at.cause, depth++) {
+    const code = (at as Error & { code?: unknown }).code;
+    if (typeof code === "string" && NETWORK_CODES.test(code)) return true;
+    if (NETWORK_MESSAGES.test(at.message) || at.name === "APIConnectionError") return true;
+  }
+  return false;
 }
+
+const NETWORK_CODES = /^(ECONNRESET|ECONNREFUSED|ECONNABORTED|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR_SOCKET|UND_ERR_CLOSED)$/;
+const NETWORK_MESSAGES = /^(terminated|fetch failed|socket hang up|other side closed|network ?error|connection error\.?)$/i;
 
 export function mapProviderError(error: unknown, context: ProviderErrorContext): GatewayError {
   if (error instanceof GatewayError) return error;
