@@ -149,11 +149,12 @@ export class Admission {
     // The per-request cap holds for the whole request: the billed calls before a fallback, plus
     // the worst case of a target still to be tried (not of one that was billed already). Was:
     // checked at admission only, so a fallback after a billed call could take the request past it.
-    const billedTargets = new Set<string>();
+    let billedTargets: Set<string> | undefined;
     const capTakes = (call: CostRecord) => {
       if (capNano === undefined) return true;
+      billedTargets ??= new Set();
       billedTargets.add(`${call.provider}\u0000${call.model}`);
-      const next = Math.max(0, ...route.targets.map((target, index) => (billedTargets.has(`${target.provider}\u0000${target.model}`) ? 0 : worst.perTargetNano[index]!)));
+      const next = Math.max(0, ...route.targets.map((target, index) => (billedTargets!.has(`${target.provider}\u0000${target.model}`) ? 0 : worst.perTargetNano[index]!)));
       return earlierNano + call.cost.totalNano + next <= capNano;
     };
 
