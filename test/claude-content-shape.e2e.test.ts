@@ -84,3 +84,27 @@ describe("a tool result of captions and screenshots", () => {
     expect(result).toEqual(content);
   });
 });
+
+describe("tool-call ids from other models", () => {
+  // Anthropic takes tool_use ids matching ^[a-zA-Z0-9_-]+$ only. Kimi K2 (served by vLLM) names
+  // its calls `functions.get_weather:0`: a conversation with such calls that a route sends to
+  // Claude got Anthropic's 400 "tool_use.id: String should match pattern".
+  it("reach Claude in the form it takes, each call still paired with its result, and distinct ids kept distinct", async () => {
+    const ids = ["functions.get_weather:0", "functions.get_weather.0"];
+    const response = await postJson(rig.gateway, "/v1/chat/completions", {
+      model: "claude",
+      messages: [
+        { role: "user", content: "weather?" },
+        { role: "assistant", content: null, tool_calls: ids.map((id) => ({ id, type: "function", function: { name: "get_weather", arguments: "{}" } })) },
+        ...ids.map((id) => ({ role: "tool", tool_call_id: id, content: "sunny" })),
+      ],
+    });
+    expect(response.status).toBe(200);
+    const sent = rig.mocks.anthropic.requests.at(-1)!.body as { messages: { content: { type: string; id?: string; tool_use_id?: string }[] }[] };
+    const uses = sent.messages[1]!.content.map((block) => block.id!);
+    const results = sent.messages[2]!.content.map((block) => block.tool_use_id!);
+    for (const id of [...uses, ...results]) expect(id).toMatch(/^[a-zA-Z0-9_-]+$/);
+    expect(results).toEqual(uses);
+    expect(new Set(uses).size).toBe(2);
+  });
+});

@@ -125,7 +125,7 @@ function convertContent(message: Exclude<ChatMessage, { role: "system" }>): Cont
             case "text":
               return { type: "text", text: part.text, ...cacheControlOf(part.cacheControl) };
             case "tool-call":
-              return { type: "tool_use", id: part.id, name: part.name, input: parseToolArguments(part.arguments) as Record<string, unknown>, ...cacheControlOf(part.cacheControl) };
+              return { type: "tool_use", id: claudeToolId(part.id), name: part.name, input: parseToolArguments(part.arguments), ...cacheControlOf(part.cacheControl) };
             // Sent back as Claude signed them: a tool-use turn's thinking must come back unchanged.
             case "thinking":
               return { type: "thinking", thinking: part.text, signature: part.signature };
@@ -137,7 +137,7 @@ function convertContent(message: Exclude<ChatMessage, { role: "system" }>): Cont
       return [
         {
           type: "tool_result",
-          tool_use_id: message.toolCallId,
+          tool_use_id: claudeToolId(message.toolCallId),
           content: message.parts ? message.parts.flatMap(toolResultBlock) : message.content,
           ...(message.isError ? { is_error: true } : {}),
           ...cacheControlOf(message.cacheControl),
@@ -214,6 +214,20 @@ export function refuseBlankLastTurn(request: ChatRequest, providerName: string):
     `the last user message holds only whitespace, which provider "${providerName}" refuses (dropped, the turn before it would be continued instead of answered): send some text in it`,
     { param: "messages" },
   );
+}
+
+/**
+ * A tool call's id as Anthropic takes it: `^[a-zA-Z0-9_-]+$` (its 400: "tool_use.id: String
+ * should match pattern"). Other models' ids may hold more: Kimi K2's `functions.get_weather:0`,
+ * served by vLLM, in a conversation a route then sends to Claude. The characters Anthropic
+ * refuses become `_`, and a hash of the whole id keeps two ids that differ only there apart; the
+ * call and its result are mapped alike, so they still pair. Ids Anthropic takes go as they are.
+ */
+export function claudeToolId(id: string): string {
+  if (/^[a-zA-Z0-9_-]+$/.test(id)) return id;
+  let hash = 0x811c9dc5; // FNV-1a, 32 bits
+  for (let index = 0; index < id.length; index++) hash = Math.imul(hash ^ id.charCodeAt(index), 0x01000193);
+  return `${id.replace(/[^a-zA-Z0-9_-]/g, "_")}_${(hash >>> 0).toString(16).padStart(8, "0")}`;
 }
 
 /** Anthropic refuses text blocks and stop sequences of whitespace alone. */

@@ -24,6 +24,10 @@ describe("the input bound of a tool call's id", () => {
   });
 
   it("counts them as UTF-8", () => {
-    expect(promptBytes(toolTurn("é")) - promptBytes(toolTurn("e"))).toBe(2);
+    expect(promptBytes(toolTurn("éé")) - promptBytes(toolTurn("é"))).toBe(2 * 2);
+  });
+
+  it("counts what an id Claude refuses grows by on its way there (`_` and an 8-digit hash)", () => {
+    expect(promptBytes(toolTurn("functions.weather:0")) - promptBytes(toolTurn("functions_weather_0"))).toBe(2 * 9);
   });
 });

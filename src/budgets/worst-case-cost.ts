@@ -87,6 +87,13 @@ const TOOL_PROMPT_BOUND = 500;
 /** The words a failed tool's result is prefixed with for OpenAI-shaped targets, with room to spare. */
 const TOOL_ERROR_BOUND = 16;
 
+/**
+ * What a tool call's id grows by on its way to Claude where it holds characters Anthropic refuses
+ * (claudeToolId in adapters/anthropic/convert-to-anthropic-request.ts: `_` and 8 hex digits).
+ */
+const TOOL_ID_SUFFIX_BOUND = 9;
+const CLAUDE_TOOL_ID = /^[a-zA-Z0-9_-]+$/;
+
 /** The format policy's instruction line around a schema (policies/format), with room to spare. */
 const FORMAT_INSTRUCTION_BOUND = 256;
 
@@ -106,6 +113,10 @@ function promptSize(request: ChatRequest): { bytes: number; images: number } {
   const add = (text: string) => {
     bytes += utf8Length(text);
   };
+  const addId = (id: string) => {
+    add(id);
+    if (!CLAUDE_TOOL_ID.test(id)) bytes += TOOL_ID_SUFFIX_BOUND;
+  };
   for (const message of request.messages) {
     // A participant's name is sent, and billed, with its message (OpenAI-shaped targets).
     if (message.role !== "tool" && message.name) add(message.name);
@@ -113,7 +124,7 @@ function promptSize(request: ChatRequest): { bytes: number; images: number } {
       add(message.content);
       if (message.role === "tool") {
         // The id is the client's to choose, of any length, and goes up with the result.
-        add(message.toolCallId);
+        addId(message.toolCallId);
         images += toolResultImages(message).length;
         // OpenAI-shaped targets are told a tool failed in its result's text (TOOL_ERROR_PREFIX in
         // adapters/openai/convert-to-openai-request.ts, 7 bytes): room for it.
@@ -123,7 +134,11 @@ function promptSize(request: ChatRequest): { bytes: number; images: number } {
     else {
       for (const part of message.content) {
         if (part.type === "text") add(part.text);
-        else if (part.type === "tool-call") add(part.id + part.name + part.arguments);
+        else if (part.type === "tool-call") {
+          addId(part.id);
+          add(part.name);
+          add(part.arguments);
+        }
         // Claude's thinking sent back in a tool-use turn is billed as input. Claude 4 models
         // answer with a summary of their thinking, so the summary's bytes may fall short of
         // what is billed; the opaque signature, which grows with the thinking, counts too, and
