@@ -1,3 +1,4 @@
+import { toolCallIdOrNew } from "./tool-call-id.ts";
 import type OpenAI from "openai";
 import type { AssistantContent } from "../../src/model/chat-request.ts";
 import type { ChatResponse } from "../../src/model/chat-response.ts";
@@ -28,7 +29,7 @@ export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatComple
   const refusal = choice?.message.refusal;
   const reasoning = readDecoderReasoning(choice?.message);
   for (const call of choice?.message.tool_calls ?? []) {
-    if (call.type === "function") content.push({ type: "tool-call", id: call.id, name: call.function.name, arguments: call.function.arguments });
+    if (call.type === "function") content.push({ type: "tool-call", id: toolCallIdOrNew(call.id), name: call.function.name, arguments: call.function.arguments });
   }
   const timings = readDecoderTimings(completion);
   const logprobs = choice?.logprobs?.content;

@@ -6,6 +6,7 @@ import { finishPart } from "./finish-part.ts";
 import { answerIdentity } from "./map-openai-response.ts";
 import { readDecoderReasoning } from "./read-decoder-reasoning.ts";
 import { readDecoderTimings } from "./read-decoder-timings.ts";
+import { toolCallIdOrNew } from "./tool-call-id.ts";
 
 /**
  * Chat Completions chunks → stream parts. The usage chunk comes after the finish chunk with
@@ -26,7 +27,7 @@ export async function* mapOpenAIStream(chunks: AsyncIterable<OpenAI.Chat.Complet
   function* begin(call: ToolCall): Generator<StreamPart> {
     call.index = callsStarted++;
     pending.splice(pending.indexOf(call), 1);
-    yield { type: "tool-call-start", index: call.index, id: call.id ?? `call_${call.upstreamIndex}`, name: call.name ?? "" };
+    yield { type: "tool-call-start", index: call.index, id: toolCallIdOrNew(call.id), name: call.name ?? "" };
     if (call.waiting) yield { type: "tool-call-delta", index: call.index, argumentsDelta: call.waiting };
     call.waiting = "";
   }
