@@ -108,3 +108,24 @@ describe("tool-call ids from other models", () => {
     expect(new Set(uses).size).toBe(2);
   });
 });
+
+describe("an Anthropic client's block in a turn that cannot hold it", () => {
+  // Anthropic answers such a request with a 400. Was: the block was dropped, and the conversation
+  // went on without it in silence (a tool call in a user turn, an image in an assistant turn).
+  it.each([
+    ["a tool_use block in a user turn", [{ role: "user", content: [{ type: "text", text: "hi" }, { type: "tool_use", id: "toolu_1", name: "f", input: {} }] }], "messages[0].content[1]"],
+    [
+      "an image in an assistant turn",
+      [{ role: "user", content: "hi" }, { role: "assistant", content: [{ type: "text", text: "look" }, { type: "image", source: { type: "base64", media_type: "image/png", data: PNG } }] }, { role: "user", content: "ok" }],
+      "messages[1].content[1]",
+    ],
+  ])("%s is a 400 naming it", async (_what, messages, param) => {
+    const calls = rig.mocks.anthropic.requests.length;
+    const response = await postJson(rig.gateway, "/v1/messages", { model: "claude", max_tokens: 10, messages });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { type: string; message: string } };
+    expect(body.error.type).toBe("invalid_request_error");
+    expect(body.error.message).toContain(param);
+    expect(rig.mocks.anthropic.requests.length).toBe(calls);
+  });
+});

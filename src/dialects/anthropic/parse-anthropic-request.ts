@@ -28,7 +28,7 @@ export function parseAnthropicRequest(body: unknown): ChatRequest {
   if (typeof request.system === "string" && request.system.length > 0) system.push({ role: "system", content: request.system });
   if (Array.isArray(request.system)) for (const block of request.system) system.push({ role: "system", content: block.text, ...mark(block) });
 
-  const messages = [...system, ...request.messages.flatMap(convertMessage)];
+  const messages = [...system, ...request.messages.flatMap((message, index) => convertMessage(message, index))];
   return dropUndefined({
     route: request.model,
     messages,
@@ -78,11 +78,20 @@ type AnthropicMessage = AnthropicMessagesRequest["messages"][number];
  * Anthropic carries tool results inside a user turn; the neutral model (like OpenAI) gives each
  * result its own `tool` message. Results come first: they answer the previous assistant turn.
  */
-function convertMessage(message: AnthropicMessage): ChatMessage[] {
+function convertMessage(message: AnthropicMessage, index: number): ChatMessage[] {
   if (typeof message.content === "string") {
     return message.role === "user"
       ? [{ role: "user", content: [{ type: "text", text: message.content }] }]
       : [{ role: "assistant", content: [{ type: "text", text: message.content }] }];
+  }
+
+  // A block in a turn that cannot hold it is a 400 at Anthropic; dropped here, it would change the
+  // conversation in silence (a tool call the user "made", an image Claude "sent").
+  const misplaced = message.content.findIndex((block) => (message.role === "assistant" ? block.type === "image" || block.type === "tool_result" : block.type === "tool_use"));
+  if (misplaced >= 0) {
+    const type = message.content[misplaced]!.type;
+    const fix = type === "tool_use" ? "move it to the assistant turn that made the call" : type === "tool_result" ? "move it to the user turn after the call" : "send images in user turns";
+    throw new GatewayError("invalid_request", `messages[${index}].content[${misplaced}]: a ${type} block cannot be in a ${message.role} turn: ${fix}`, { param: `messages[${index}].content[${misplaced}]` });
   }
 
   if (message.role === "assistant") {
