@@ -116,6 +116,15 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
     return new GatewayError("invalid_request", `${where} cannot read this request's input: ${upstreamMessage}; send it to a route whose model reads it`, { param: "messages", retryable: true, cause: error });
   }
   if (status >= 500) return new GatewayError("upstream", `${where} failed (HTTP ${status}): ${upstreamMessage}`, { retryable: true, cause: error });
+  // A decoder started without tool calling refuses every request with tools: the target's
+  // setup, not the request. Another target (a cloud model) may call them, so the route moves on.
+  if (status === 400 && TOOLS_OFF.test(upstreamMessage)) {
+    return new GatewayError("invalid_request", `${where} cannot call tools as it runs: ${upstreamMessage}; send this request to a route whose model calls tools, or start the decoder with tool calling on`, {
+      param: "tools",
+      retryable: true,
+      cause: error,
+    });
+  }
   if (status === 413) return new GatewayError("request_too_large", `${where}: ${upstreamMessage}`, { cause: error });
   // A server's own "no such path" (FastAPI's {"detail":"Not Found"} from vLLM and SGLang, Go's
   // "404 page not found" from Ollama) is a baseUrl without its /v1, not an unknown model.
@@ -145,6 +154,13 @@ function isNoSuchPath(error: SdkError): boolean {
 function contextExceeded(where: string, message: string, cause: unknown): GatewayError {
   return new GatewayError("invalid_request", `${where} rejected the request: ${message}`, { code: "context_length_exceeded", cause });
 }
+
+/**
+ * Decoders whose tool calling is off: vLLM's '"auto" tool choice requires --enable-auto-tool-choice
+ * and --tool-call-parser to be set', llama-server's "tools param requires --jinja flag", Ollama's
+ * "registry.ollama.ai/library/gemma:2b does not support tools".
+ */
+const TOOLS_OFF = /requires --enable-auto-tool-choice|tools param requires --jinja|does not support tools/i;
 
 /** llama-server's "image input is not supported - hint: …" (and its audio counterpart). */
 const UNREADABLE_INPUT = /\b(image|audio) input is not supported\b/i;
