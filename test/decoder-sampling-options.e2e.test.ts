@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { completion, sendJson, startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
-import { postJson, startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
+import { describe, expect, it } from "vitest";
+import { completion, sendJson } from "./support/fake-decoder.ts";
+import { useDecoderWithClouds } from "./support/decoder-rig.ts";
+import { postJson } from "./support/gateway.ts";
 
 // vLLM's and SGLang's own sampling options, which an OpenAI SDK sends through `extra_body`
 // (vLLM: vllm/entrypoints/openai protocol, ChatCompletionRequest's sampling and extra params).
@@ -18,36 +18,24 @@ const OPTIONS = {
 };
 const hi = [{ role: "user" as const, content: "hi" }];
 
-let mocks: MockProviders;
-let decoder: FakeDecoder;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mocks = startMockProviders();
-  decoder = await startFakeDecoder();
-  decoder.handle = (_body, response) => sendJson(response, completion("x", { content: "hello" }, "stop", { usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } }));
-  const base = testConfig(decoder.baseUrl);
-  gateway = await startTestGateway({ ...base, routes: { ...base.routes, "gpt-strict": { targets: [{ provider: "openai", model: "gpt-4o" }], policies: { sampling: { onUnsupported: "reject" } } } } });
-});
-afterAll(async () => {
-  await gateway?.close();
-  await decoder?.close();
-  mocks?.close();
-});
+const rig = useDecoderWithClouds(
+  (base) => ({ ...base, routes: { ...base.routes, "gpt-strict": { targets: [{ provider: "openai", model: "gpt-4o" }], policies: { sampling: { onUnsupported: "reject" } } } } }),
+  (_body, response) => sendJson(response, completion("x", { content: "hello" }, "stop", { usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } })),
+);
 
 describe("a local decoder's own sampling options", () => {
   it("reach a local decoder as sent, through the OpenAI SDK's extra_body", async () => {
-    const answer = await gateway.openai.chat.completions.create({ model: "local", messages: hi, max_tokens: 16 }, { body: { model: "local", messages: hi, max_tokens: 16, ...OPTIONS } });
+    const answer = await rig.gateway.openai.chat.completions.create({ model: "local", messages: hi, max_tokens: 16 }, { body: { model: "local", messages: hi, max_tokens: 16, ...OPTIONS } });
     expect(answer.choices[0]!.message.content).toBe("hello");
-    expect(decoder.requests.at(-1)).toMatchObject(OPTIONS);
+    expect(rig.decoder.requests.at(-1)).toMatchObject(OPTIONS);
   });
 
   it("are dropped for OpenAI and Claude, each with a note saying so", async () => {
     for (const [route, sent] of [
-      ["gpt", () => mocks.openai.requests.at(-1)!.body],
-      ["claude", () => mocks.anthropic.requests.at(-1)!.body],
+      ["gpt", () => rig.mocks.openai.requests.at(-1)!.body],
+      ["claude", () => rig.mocks.anthropic.requests.at(-1)!.body],
     ] as const) {
-      const response = await postJson(gateway, "/v1/chat/completions", { model: route, messages: hi, max_tokens: 16, ...OPTIONS });
+      const response = await postJson(rig.gateway, "/v1/chat/completions", { model: route, messages: hi, max_tokens: 16, ...OPTIONS });
       expect(response.status).toBe(200);
       const body = sent() as Record<string, unknown>;
       for (const field of Object.keys(OPTIONS)) expect(body[field]).toBeUndefined();
@@ -57,15 +45,15 @@ describe("a local decoder's own sampling options", () => {
   });
 
   it("are a 400 naming the field on a route that rejects what its target does not take", async () => {
-    const before = mocks.openai.requests.length;
-    const response = await postJson(gateway, "/v1/chat/completions", { model: "gpt-strict", messages: hi, repetition_penalty: 1.3 });
+    const before = rig.mocks.openai.requests.length;
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "gpt-strict", messages: hi, repetition_penalty: 1.3 });
     expect(response.status).toBe(400);
     expect((await response.json()).error).toMatchObject({ param: "repetition_penalty", code: "unsupported_parameter" });
-    expect(mocks.openai.requests.length).toBe(before);
+    expect(rig.mocks.openai.requests.length).toBe(before);
   });
 
   it("a value no decoder takes is a 400 naming the field", async () => {
-    const response = await postJson(gateway, "/v1/chat/completions", { model: "local", messages: hi, repetition_penalty: 0 });
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "local", messages: hi, repetition_penalty: 0 });
     expect(response.status).toBe(400);
     expect((await response.json()).error).toMatchObject({ param: "repetition_penalty" });
   });

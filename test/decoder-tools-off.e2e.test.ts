@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
-import { startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
-import { postJson, startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
+import { describe, expect, it } from "vitest";
+import { useDecoderWithClouds } from "./support/decoder-rig.ts";
+import { postJson } from "./support/gateway.ts";
 
 // A decoder started without tool calling answers every request with tools with a 400: vLLM's
 // body, as vllm/entrypoints/openai/serving_chat.py writes it (and as users quote it, e.g.
@@ -13,36 +12,24 @@ const VLLM_TOOLS_OFF = { object: "error", message: '"auto" tool choice requires 
 const tools = [{ type: "function", function: { name: "weather", parameters: { type: "object", properties: {} } } }];
 const hi = [{ role: "user", content: "What is the weather?" }];
 
-let mocks: MockProviders;
-let decoder: FakeDecoder;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mocks = startMockProviders();
-  decoder = await startFakeDecoder();
-  decoder.handle = (_body, response) => {
+const rig = useDecoderWithClouds(
+  (base) => ({ ...base, routes: { ...base.routes, "local-then-gpt": { targets: [{ provider: "local", model: "tiny-local" }, { provider: "openai", model: "gpt-4o" }] } } }),
+  (_body, response) => {
     response.writeHead(400, { "content-type": "application/json" });
     response.end(JSON.stringify(VLLM_TOOLS_OFF));
-  };
-  const base = testConfig(decoder.baseUrl);
-  gateway = await startTestGateway({ ...base, routes: { ...base.routes, "local-then-gpt": { targets: [{ provider: "local", model: "tiny-local" }, { provider: "openai", model: "gpt-4o" }] } } });
-});
-afterAll(async () => {
-  await gateway?.close();
-  await decoder?.close();
-  mocks?.close();
-});
+  },
+);
 
 describe("a decoder whose tool calling is off", () => {
   it("hands a request with tools to the route's next target", async () => {
-    mocks.openai.enqueue({ kind: "tool-calls", calls: [{ id: "call_w", name: "weather", arguments: "{}" }] });
-    const response = await postJson(gateway, "/v1/chat/completions", { model: "local-then-gpt", messages: hi, tools });
+    rig.mocks.openai.enqueue({ kind: "tool-calls", calls: [{ id: "call_w", name: "weather", arguments: "{}" }] });
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "local-then-gpt", messages: hi, tools });
     expect(response.status).toBe(200);
     expect(response.headers.get("x-tollgate-provider")).toBe("openai");
   });
 
   it("alone on its route, is a 400 naming tools, saying what to change", async () => {
-    const response = await postJson(gateway, "/v1/chat/completions", { model: "local", messages: hi, tools });
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "local", messages: hi, tools });
     expect(response.status).toBe(400);
     const { error } = (await response.json()) as { error: { param: string; message: string } };
     expect(error.param).toBe("tools");

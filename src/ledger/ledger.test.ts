@@ -222,13 +222,15 @@ describe("Ledger queue while the store is down", () => {
   // Routes without budgets keep serving through a Redis outage, each answer adding a record. Was:
   // all of them held in memory for as long as it lasted (20,000 requests: 12.9 MB of heap, and an
   // out-of-memory kill of a busy gateway loses every one of them).
+  /** A store whose every write fails, as Redis does while it is away. */
+  const down: LedgerStore = {
+    async write() {
+      throw new Error("connect ECONNREFUSED 127.0.0.1:6379");
+    },
+    async close() {},
+  };
+
   it("holds at most maxQueued records in memory, keeps the rest where keepUnwritten says, and loses none", async () => {
-    const down: LedgerStore = {
-      async write() {
-        throw new Error("connect ECONNREFUSED 127.0.0.1:6379");
-      },
-      async close() {},
-    };
     const kept: string[] = [];
     const ledger = new Ledger({ store: down, log: () => {}, retryDelayMs: 60_000, maxQueued: 1_000, keepUnwritten: async (records) => (kept.push(...records.map((record) => record.requestId)), "kept.jsonl") });
     for (let index = 0; index < 5_000; index++) {
@@ -245,12 +247,6 @@ describe("Ledger queue while the store is down", () => {
   });
 
   it("keeps records in memory, not dropped, where they cannot be kept elsewhere", async () => {
-    const down: LedgerStore = {
-      async write() {
-        throw new Error("down");
-      },
-      async close() {},
-    };
     const logs: string[] = [];
     const ledger = new Ledger({ store: down, log: (line) => logs.push(line), retryDelayMs: 60_000, maxQueued: 600, keepUnwritten: async () => Promise.reject(new Error("disk full")) });
     for (let index = 0; index < 2_000; index++) ledger.record(makeCostRecord({ requestId: `r${index}` }));

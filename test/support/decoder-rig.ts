@@ -3,6 +3,7 @@
 import net from "node:net";
 import { afterAll, beforeAll } from "vitest";
 import { startTestGateway, testConfig, type TestGateway } from "./gateway.ts";
+import { startMockProviders, type MockProviders } from "./msw/index.ts";
 import { startFakeDecoder, chunk, completion, sendJson, type FakeDecoder } from "./fake-decoder.ts";
 
 export { APP_KEY, ledgerRecords, waitForRecord } from "./gateway.ts";
@@ -38,6 +39,29 @@ export function useDecoderRig(configure: (base: ReturnType<typeof testConfig>) =
   afterAll(async () => {
     await rig.gateway?.close();
     await rig.decoder?.close();
+  });
+  return rig;
+}
+
+/**
+ * A fake decoder and the msw stand-ins for the clouds behind one gateway, for routes that mix a
+ * local target with a cloud one. `handle` is the decoder's first script; tests may replace it.
+ */
+export function useDecoderWithClouds(
+  configure: (base: ReturnType<typeof testConfig>) => unknown,
+  handle: FakeDecoder["handle"],
+): { gateway: TestGateway; decoder: FakeDecoder; mocks: MockProviders } {
+  const rig = {} as { gateway: TestGateway; decoder: FakeDecoder; mocks: MockProviders };
+  beforeAll(async () => {
+    rig.mocks = startMockProviders();
+    rig.decoder = await startFakeDecoder();
+    rig.decoder.handle = handle;
+    rig.gateway = await startTestGateway(configure(testConfig(rig.decoder.baseUrl)));
+  });
+  afterAll(async () => {
+    await rig.gateway?.close();
+    await rig.decoder?.close();
+    rig.mocks?.close();
   });
   return rig;
 }
