@@ -216,6 +216,10 @@ export function refuseBlankLastTurn(request: ChatRequest, providerName: string):
   );
 }
 
+/** The ids Anthropic takes for a tool call; claudeToolId adds TOOL_ID_SUFFIX_BYTES to any other. */
+export const CLAUDE_TOOL_ID = /^[a-zA-Z0-9_-]+$/;
+export const TOOL_ID_SUFFIX_BYTES = 9;
+
 /**
  * A tool call's id as Anthropic takes it: `^[a-zA-Z0-9_-]+$` (its 400: "tool_use.id: String
  * should match pattern"). Other models' ids may hold more: Kimi K2's `functions.get_weather:0`,
@@ -224,7 +228,7 @@ export function refuseBlankLastTurn(request: ChatRequest, providerName: string):
  * call and its result are mapped alike, so they still pair. Ids Anthropic takes go as they are.
  */
 export function claudeToolId(id: string): string {
-  if (/^[a-zA-Z0-9_-]+$/.test(id)) return id;
+  if (CLAUDE_TOOL_ID.test(id)) return id;
   let hash = 0x811c9dc5; // FNV-1a, 32 bits
   for (let index = 0; index < id.length; index++) hash = Math.imul(hash ^ id.charCodeAt(index), 0x01000193);
   return `${id.replace(/[^a-zA-Z0-9_-]/g, "_")}_${(hash >>> 0).toString(16).padStart(8, "0")}`;

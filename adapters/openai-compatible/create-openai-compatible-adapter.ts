@@ -91,10 +91,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
         const missing = check.missing(signal);
         if (missing) yield missing;
       } catch (error) {
-        // Stopped on purpose (the client left, or a deadline: call-deadlines.ts says which). Not
-        // only an AbortError: workerd rejects an aborted fetch with the abort's own reason.
-        if (signal.aborted) return;
-        const failure = check.failure(error, errorContext);
+        const failure = check.failure(error, errorContext, signal);
         if (failure) yield { type: "error", error: failure };
       }
     },

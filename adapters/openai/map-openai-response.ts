@@ -1,4 +1,3 @@
-import { toolCallIdOrNew } from "./tool-call-id.ts";
 import type OpenAI from "openai";
 import type { AssistantContent } from "../../src/model/chat-request.ts";
 import type { ChatResponse } from "../../src/model/chat-response.ts";
@@ -10,6 +9,7 @@ import { readDecoderReasoning } from "./read-decoder-reasoning.ts";
 import { readDecoderTimings } from "./read-decoder-timings.ts";
 import { finishPart } from "./finish-part.ts";
 import { GatewayError } from "../../src/errors/gateway-error.ts";
+import { toolCallIdOrNew } from "./tool-call-id.ts";
 
 /**
  * `providerName`: for the error an answer cut short (vLLM's finish_reason "abort") becomes.

@@ -32,8 +32,11 @@ export class FinishCheck {
    * is a call the provider took, billed (`missing`); mapped as "could not reach", it had been
    * billed at $0. Lost after the provider said why the answer stopped (before OpenAI's usage
    * chunk, or Anthropic's message_stop), the answer is whole: nothing (was: an error after it).
+   * Stopped on purpose (the client left, or a deadline: call-deadlines.ts says which), nothing
+   * either: not only an AbortError, since workerd rejects an aborted fetch with the abort's reason.
    */
-  failure(error: unknown, context: ProviderErrorContext): GatewayError | undefined {
+  failure(error: unknown, context: ProviderErrorContext, signal: AbortSignal): GatewayError | undefined {
+    if (signal.aborted) return undefined;
     const mapped = mapProviderError(error, context);
     if (!this.begun || mapped.billed || !isNetworkFailure(error)) return mapped;
     if (this.finished) return undefined;

@@ -107,8 +107,8 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
         log.notes.push(`temperature=clamped:${next.temperature}->1`);
         next = { ...next, temperature: 1 };
       }
-      const drop = (parameter: Parameter, why: string) => {
-        const wire = WIRE_NAMES[parameter];
+      // A field the target does not take: the request refused (400), or a note and a warning.
+      const refuseOrNote = (wire: string, value: unknown, why: string) => {
         if (options?.onUnsupported === "reject") {
           throw new GatewayError("invalid_request", `${wire} is not accepted by ${target.model} (${target.providerName})${why}: remove ${wire}`, {
             param: wire,
@@ -116,7 +116,10 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
           });
         }
         log.notes.push(`${wire}=dropped`);
-        log.warnings.push(`${wire} ${JSON.stringify(next[parameter])} was not sent: ${target.model} does not accept it${why}`);
+        log.warnings.push(`${wire} ${JSON.stringify(value)} was not sent: ${target.model} does not accept it${why}`);
+      };
+      const drop = (parameter: Parameter, why: string) => {
+        refuseOrNote(WIRE_NAMES[parameter], next[parameter], why);
         next = { ...next, [parameter]: undefined };
       };
       for (const parameter of unsupported(request, target)) drop(parameter, "");
@@ -148,13 +151,7 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
       }
       // vLLM's and SGLang's own options: the clouds have no such thing.
       if (next.decoderOptions && target.providerType !== "openai-compatible") {
-        for (const [wire, value] of Object.entries(next.decoderOptions)) {
-          if (options?.onUnsupported === "reject") {
-            throw new GatewayError("invalid_request", `${wire} is not accepted by ${target.model} (${target.providerName}) (a local decoder's option): remove ${wire}`, { param: wire, code: "unsupported_parameter" });
-          }
-          log.notes.push(`${wire}=dropped`);
-          log.warnings.push(`${wire} ${JSON.stringify(value)} was not sent: ${target.model} does not accept it (a local decoder's option)`);
-        }
+        for (const [wire, value] of Object.entries(next.decoderOptions)) refuseOrNote(wire, value, " (a local decoder's option)");
         next = { ...next, decoderOptions: undefined };
       }
       // Context editing trims the conversation at Anthropic; another provider reads it whole.

@@ -1,3 +1,4 @@
+import { CLAUDE_TOOL_ID, TOOL_ID_SUFFIX_BYTES } from "../../adapters/anthropic/convert-to-anthropic-request.ts";
 import { ANTHROPIC_DEFINED_TOOL_BOUND } from "../model/anthropic-defined-tools.ts";
 import { toolResultImages, type ChatRequest } from "../model/chat-request.ts";
 import { computeCost } from "../pricing/compute-cost.ts";
@@ -87,13 +88,6 @@ const TOOL_PROMPT_BOUND = 500;
 /** The words a failed tool's result is prefixed with for OpenAI-shaped targets, with room to spare. */
 const TOOL_ERROR_BOUND = 16;
 
-/**
- * What a tool call's id grows by on its way to Claude where it holds characters Anthropic refuses
- * (claudeToolId in adapters/anthropic/convert-to-anthropic-request.ts: `_` and 8 hex digits).
- */
-const TOOL_ID_SUFFIX_BOUND = 9;
-const CLAUDE_TOOL_ID = /^[a-zA-Z0-9_-]+$/;
-
 /** The format policy's instruction line around a schema (policies/format), with room to spare. */
 const FORMAT_INSTRUCTION_BOUND = 256;
 
@@ -113,9 +107,10 @@ function promptSize(request: ChatRequest): { bytes: number; images: number } {
   const add = (text: string) => {
     bytes += utf8Length(text);
   };
+  // An id with characters Anthropic refuses grows on its way to Claude (claudeToolId).
   const addId = (id: string) => {
     add(id);
-    if (!CLAUDE_TOOL_ID.test(id)) bytes += TOOL_ID_SUFFIX_BOUND;
+    if (!CLAUDE_TOOL_ID.test(id)) bytes += TOOL_ID_SUFFIX_BYTES;
   };
   for (const message of request.messages) {
     // A participant's name is sent, and billed, with its message (OpenAI-shaped targets).

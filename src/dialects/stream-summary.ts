@@ -36,12 +36,6 @@ export function summaryComment(summary: StreamSummary): string {
   return `: tollgate ${JSON.stringify(summary)}\n\n`;
 }
 
-/** The summary in a stream's text, for readers of the raw stream; undefined where there is none. */
-export function readSummaryComment(streamText: string): StreamSummary | undefined {
-  const line = /^: tollgate (\{.*\})$/m.exec(streamText)?.[1];
-  return line === undefined ? undefined : (JSON.parse(line) as StreamSummary);
-}
-
 export function summarizeRecord(record: CostRecord): StreamSummary {
   const { usage } = record;
   return {

@@ -55,7 +55,7 @@ export class Ledger {
   private readonly keepUnwritten: LedgerOptions["keepUnwritten"];
   private readonly maxQueued: number;
   /** Records on their way to `keepUnwritten` past the bound: one batch at a time. */
-  private keeping: Promise<void> = Promise.resolve();
+  private keeping: Promise<void> | undefined;
   private beingKept = 0;
   /** After a failure to keep records, none is tried for a while (not one try per new record). */
   private keepPausedUntil = 0;
@@ -87,7 +87,7 @@ export class Ledger {
   private keepOverflow(): void {
     const overflow = this.queue.splice(Math.floor(this.maxQueued / 2));
     this.beingKept += overflow.length;
-    this.keeping = this.keeping.then(async () => {
+    this.keeping = (async () => {
       try {
         const where = await this.keepUnwritten!(overflow);
         this.log(`[tollgate] error: the cost record store is down; ${overflow.length} records past the ${this.maxQueued} held in memory were kept in ${where}, written once it is back`);
@@ -98,7 +98,7 @@ export class Ledger {
       } finally {
         this.beingKept -= overflow.length;
       }
-    });
+    })();
   }
 
   /** One flush pending at a time; a retry timer, when set, is the pending one. */

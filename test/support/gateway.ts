@@ -1,7 +1,7 @@
 // Starts a real tollgate (Node server on a free port) for end-to-end tests, in front of the msw
 // cloud mocks and, where one is given, a real llama-server. The msw server must already listen:
 // the SDKs inside the gateway pick up `fetch` when their clients are built.
-import { readSummaryComment, type StreamSummary } from "../../src/dialects/stream-summary.ts";
+import type { StreamSummary } from "../../src/dialects/stream-summary.ts";
 import { createHash, randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -126,6 +126,12 @@ export async function readSseEvents(response: Response): Promise<{ event?: strin
 export async function readSseStream(response: Response): Promise<{ events: { event?: string; data: string }[]; summary: StreamSummary | undefined; text: string }> {
   const text = await response.text();
   return { events: parseSseEvents(text), summary: readSummaryComment(text), text };
+}
+
+/** The summary comment line a stream ends with (src/dialects/stream-summary.ts); undefined where there is none. */
+function readSummaryComment(streamText: string): StreamSummary | undefined {
+  const line = /^: tollgate (\{.*\})$/m.exec(streamText)?.[1];
+  return line === undefined ? undefined : (JSON.parse(line) as StreamSummary);
 }
 
 /** The events of an SSE text; comment-only blocks (keep-alives, the summary) are not events. */
