@@ -58,6 +58,21 @@ describe("tool-call arguments that are JSON but not an object", () => {
     const message = await rig.gateway.anthropic.messages.create({ model: "gpt", max_tokens: 50, messages: [{ role: "user", content: "go" }], tools: [{ name: "f", input_schema: { type: "object" } }] });
     expect(message.content.find((block) => block.type === "tool_use")).toMatchObject({ input: { _raw: "[]" } });
   });
+
+  // Streamed, the SDK parses the input_json_delta pieces as they come. Passed through, `[1,2]`
+  // became an array input and text that is not JSON threw "Unable to parse tool parameter JSON".
+  it.each([
+    ["[1,2]", { _raw: "[1,2]" }],
+    ["not json", { _raw: "not json" }],
+    ["null", {}],
+    [' {"city":"Paris"}', { city: "Paris" }],
+  ])("%s streamed from an OpenAI model reach an Anthropic client as the same object input", async (args, input) => {
+    rig.mocks.openai.enqueue({ kind: "tool-calls", calls: [{ id: "call_a", name: "f", arguments: args }] });
+    const stream = rig.gateway.anthropic.messages.stream({ model: "gpt", max_tokens: 50, messages: [{ role: "user", content: "go" }], tools: [{ name: "f", input_schema: { type: "object" } }] });
+    const message = await stream.finalMessage();
+    const toolUse = message.content.find((block) => block.type === "tool_use");
+    expect(toolUse?.type === "tool_use" && toolUse.input).toEqual(input);
+  });
 });
 
 describe("a tool result of captions and screenshots", () => {

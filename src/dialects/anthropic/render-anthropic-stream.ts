@@ -5,7 +5,7 @@ import { mergeUsage } from "../../model/usage.ts";
 import { toAnthropicStopReasonWith } from "../finish-reasons.ts";
 import { billedUsage, summaryComment, type StreamSummary } from "../stream-summary.ts";
 import { renderAnthropicError } from "./render-anthropic-error.ts";
-import { renderAnthropicUsage, renderStopDetails, usageExtras } from "./render-anthropic-response.ts";
+import { parseToolArguments, renderAnthropicUsage, renderStopDetails, usageExtras } from "./render-anthropic-response.ts";
 
 // Renders stream parts as Messages events, framed as Anthropic frames them (`event: NAME` then
 // `data: JSON`). message_start is held back until the first content part so that, when the
@@ -19,6 +19,7 @@ export class AnthropicStreamRenderer {
   private nextBlockIndex = 0;
   private openBlock: { index: number; kind: "text" | "tool" | "thinking" } | undefined;
   private readonly blockByToolIndex = new Map<number, number>();
+  private readonly toolInputByBlock = new Map<number, StreamedToolInput>();
   private finishReason: FinishReason = "stop";
   private stopSequence: string | null = null;
   private refusalDetails: RefusalDetails | undefined;
@@ -48,12 +49,13 @@ export class AnthropicStreamRenderer {
         let out = this.ensureStarted() + this.closeBlock();
         out += this.openNewBlock("tool", { type: "tool_use", id: part.id, name: part.name, input: {} });
         this.blockByToolIndex.set(part.index, this.openBlock!.index);
+        this.toolInputByBlock.set(this.openBlock!.index, new StreamedToolInput());
         return out;
       }
       case "tool-call-delta": {
         const index = this.blockByToolIndex.get(part.index);
         if (index === undefined || part.argumentsDelta === "") return "";
-        return event("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: part.argumentsDelta } });
+        return inputJsonDelta(index, this.toolInputByBlock.get(index)!.add(part.argumentsDelta));
       }
       case "finish":
         this.finishReason = part.reason;
@@ -153,10 +155,43 @@ export class AnthropicStreamRenderer {
 
   private closeBlock(): string {
     if (!this.openBlock) return "";
-    const { index } = this.openBlock;
+    const { index, kind } = this.openBlock;
     this.openBlock = undefined;
-    return event("content_block_stop", { type: "content_block_stop", index });
+    const heldInput = kind === "tool" ? this.toolInputByBlock.get(index)!.end() : "";
+    return inputJsonDelta(index, heldInput) + event("content_block_stop", { type: "content_block_stop", index });
   }
+}
+
+/**
+ * A tool call's arguments on their way to an Anthropic client, whose SDK parses the pieces as
+ * they come and needs them to make an object (see parseToolArguments). Arguments that open with
+ * `{` pass through piece by piece; anything else (`[1,2]`, `null`, text that is not JSON, which
+ * made the SDK throw) is held to the block's end and sent as the object the non-streamed answer
+ * would hold.
+ */
+class StreamedToolInput {
+  private held = "";
+  private passing = false;
+
+  /** The JSON to send now for this piece: the piece itself, what was held with it, or "". */
+  add(piece: string): string {
+    if (this.passing) return piece;
+    this.held += piece;
+    if (this.held.trimStart()[0] !== "{") return "";
+    this.passing = true;
+    return this.held;
+  }
+
+  /** What is still owed when the block closes: the held arguments as an object, or "". */
+  end(): string {
+    if (this.passing) return "";
+    const input = parseToolArguments(this.held);
+    return Object.keys(input).length > 0 ? JSON.stringify(input) : "";
+  }
+}
+
+function inputJsonDelta(index: number, json: string): string {
+  return json === "" ? "" : event("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json } });
 }
 
 function event(name: string, data: unknown): string {
