@@ -1,7 +1,7 @@
 import type OpenAI from "openai";
 import { meetsOpenAIStrictRules } from "../../src/model/json-schema-nodes.ts";
 import type { ChatCompletionCreateParamsBase } from "openai/resources/chat/completions/completions";
-import { participantName, toolResultImages, type ChatMessage, type ChatRequest, type DecoderOptions, type ImageContent, type ResponseFormat, type ToolChoice } from "../../src/model/chat-request.ts";
+import { participantName, toolResultImages, type ChatMessage, type ChatRequest, type DecoderOptions, type ImageContent, type ResponseFormat, type SystemMessage, type ToolChoice } from "../../src/model/chat-request.ts";
 
 /** What a failed tool's result starts with on Chat Completions, which has no is_error. */
 const TOOL_ERROR_PREFIX = "Error: ";
@@ -22,7 +22,8 @@ export type OpenAIRequestBody = Omit<ChatCompletionCreateParamsBase, "stream"> &
 };
 
 export function convertToOpenAIRequest(request: ChatRequest, model: string, flavor: OpenAIFlavor): OpenAIRequestBody {
-  const body: OpenAIRequestBody = { model, messages: convertMessages(request.messages) };
+  const messages = flavor === "compatible" ? withOneLeadingSystem(request.messages) : request.messages;
+  const body: OpenAIRequestBody = { model, messages: convertMessages(messages) };
   if (request.maxTokens !== undefined) {
     // OpenAI's reasoning models reject max_tokens; Ollama and older servers know only max_tokens.
     if (flavor === "openai") body.max_completion_tokens = request.maxTokens;
@@ -91,6 +92,20 @@ export function convertToOpenAIRequest(request: ChatRequest, model: string, flav
 }
 
 type MessageParam = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+
+/**
+ * The system messages a request opens with, as one. An Anthropic client's system blocks arrive as
+ * one system message each, and many open models' chat templates (Mistral's, Gemma's) take only
+ * one: served by vLLM or llama-server, a second one fails the template ("conversation roles must
+ * alternate") and the decoder answers 400. OpenAI itself takes several, so it gets them apart.
+ */
+function withOneLeadingSystem(messages: ChatMessage[]): ChatMessage[] {
+  let count = 0;
+  while (messages[count]?.role === "system") count++;
+  if (count < 2) return messages;
+  const leading = messages.slice(0, count) as SystemMessage[];
+  return [{ ...leading[0]!, content: leading.map((message) => message.content).join("\n\n") }, ...messages.slice(count)];
+}
 
 /**
  * Chat Completions' tool messages hold text only. Images a tool returned (a screenshot, from an

@@ -36,14 +36,15 @@ const SERVER_ARGS = ["--host", "127.0.0.1", "--port", "0", "-c", "2048", "-np", 
 
 type Found = { path: string } | { skipped: string };
 
-export async function startLlamaServer(): Promise<LlamaServer | { skipped: string }> {
+/** `extraArgs` go to llama-server's command line, e.g. `["--chat-template-file", path]`. */
+export async function startLlamaServer(extraArgs: string[] = []): Promise<LlamaServer | { skipped: string }> {
   const runner = await findOrFetchRunner();
   if ("skipped" in runner) {
     console.error(`!!! local-decoder tests SKIPPED: ${runner.skipped}`);
     return runner;
   }
   // The decoder is installed from here on, so anything going wrong is a real failure: throw.
-  return spawnServer(runner.path, ensureTinyModel());
+  return spawnServer(runner.path, ensureTinyModel(), extraArgs);
 }
 
 function cacheDir(): string {
@@ -129,8 +130,8 @@ function ensureTinyModel(): string {
 
 // ---- the process ----
 
-async function spawnServer(runner: string, model: string): Promise<LlamaServer> {
-  const child = spawn(runner, ["-m", model, ...SERVER_ARGS, "--alias", "tiny-local", "--no-webui"], {
+async function spawnServer(runner: string, model: string, extraArgs: string[]): Promise<LlamaServer> {
+  const child = spawn(runner, ["-m", model, ...SERVER_ARGS, "--alias", "tiny-local", "--no-webui", ...extraArgs], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   const log = keepLogTail(child);

@@ -1,0 +1,71 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
+import { startLlamaServer, TINY_LOCAL_ANSWER } from "./support/llama-server.ts";
+
+// Many open models' chat templates take one system message, first, and then strictly alternating
+// user and assistant turns (Mistral's and Gemma's raise "conversation roles must alternate").
+// Served by llama-server (or vLLM) with such a template, a request with two system messages is
+// a 400. An Anthropic client's system blocks are one system message each in tollgate's model,
+// and so was every block sent on. The template below is written for this test in that style;
+// the real llama-server runs it.
+const TEMPLATE = `{%- if messages[0]['role'] == 'system' %}{%- set system = messages[0]['content'] %}{%- set turns = messages[1:] %}{%- else %}{%- set system = '' %}{%- set turns = messages %}{%- endif %}
+{{- bos_token }}{%- for m in turns %}{%- if (m['role'] == 'user') != (loop.index0 % 2 == 0) %}{{- raise_exception('After the optional system message, conversation roles must alternate user/assistant/user/assistant/...') }}{%- endif %}
+{%- if m['role'] == 'user' %}{{- '[INST] ' + (system + '\\n\\n' if loop.first and system else '') + m['content'] + '[/INST]' }}{%- else %}{{- m['content'] + eos_token }}{%- endif %}{%- endfor %}`;
+
+const templateFile = join(mkdtempSync(join(tmpdir(), "tollgate-template-")), "one-system.jinja");
+writeFileSync(templateFile, TEMPLATE);
+const decoder = await startLlamaServer(["--jinja", "--chat-template-file", templateFile]);
+afterAll(async () => {
+  if (!("skipped" in decoder)) await decoder.stop();
+});
+
+describe.skipIf("skipped" in decoder)("system blocks for a decoder whose template takes one system message", () => {
+  let gateway: TestGateway;
+  beforeAll(async () => {
+    if ("skipped" in decoder) return;
+    gateway = await startTestGateway(testConfig(decoder.baseUrl), "undici");
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  it("the decoder refuses two system messages itself (so the test below can fail)", async () => {
+    if ("skipped" in decoder) return;
+    const response = await fetch(`${decoder.baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ messages: [{ role: "system", content: "a" }, { role: "system", content: "b" }, { role: "user", content: "hi" }], max_tokens: 4 }),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain("roles must alternate");
+  });
+
+  it.each([false, true])("from an Anthropic client reach it as one system message (stream: %s)", async (stream) => {
+    const request = {
+      model: "local",
+      max_tokens: 16,
+      system: [
+        { type: "text" as const, text: "You are a support agent for Acme." },
+        { type: "text" as const, text: "Today is Tuesday.", cache_control: { type: "ephemeral" as const } },
+      ],
+      messages: [{ role: "user" as const, content: "Hello" }],
+    };
+    const message = stream ? await gateway.anthropic.messages.stream(request).finalMessage() : await gateway.anthropic.messages.create(request);
+    expect(message.content).toEqual([{ type: "text", text: TINY_LOCAL_ANSWER }]);
+  });
+
+  it("and are counted as the chat sends them", async () => {
+    const counted = await gateway.anthropic.messages.countTokens({
+      model: "local",
+      system: [
+        { type: "text", text: "You are a support agent for Acme." },
+        { type: "text", text: "Today is Tuesday." },
+      ],
+      messages: [{ role: "user", content: "Hello" }],
+    });
+    expect(counted.input_tokens).toBeGreaterThan(0);
+  });
+});
