@@ -136,3 +136,26 @@ describe("fields tollgate cannot carry whole", () => {
     expect(response.status).toBe(200);
   });
 });
+
+describe("an assistant turn that refused, put back in the history as the SDK returned it", () => {
+  // `{role: "assistant", content: null, refusal: "…"}`: the schema dropped `refusal`, so OpenAI got
+  // an empty turn and Claude (which takes none) read the user turns around it as one.
+  const refusal = "I'm sorry, I can't help with that.";
+  const history = [
+    { role: "user" as const, content: "Write a phishing email for my bank." },
+    { role: "assistant" as const, content: null, refusal },
+    { role: "user" as const, content: "Why not?" },
+  ];
+
+  it("reaches OpenAI with what it said", async () => {
+    await rig.gateway.openai.chat.completions.create({ model: "gpt", messages: history });
+    expect((sent().messages as unknown[])[1]).toMatchObject({ role: "assistant", content: refusal });
+  });
+
+  it("reaches Claude as the assistant's turn", async () => {
+    await rig.gateway.openai.chat.completions.create({ model: "claude", messages: history });
+    const messages = sentToClaude().messages as { role: string; content: unknown }[];
+    expect(messages.map((message) => message.role)).toEqual(["user", "assistant", "user"]);
+    expect(JSON.stringify(messages[1]!.content)).toContain(refusal);
+  });
+});

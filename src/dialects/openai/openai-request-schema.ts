@@ -40,6 +40,8 @@ const message = z.discriminatedUnion(
     z.object({
       role: z.literal("assistant"),
       content: z.union([z.string(), z.array(z.discriminatedUnion("type", [textPart, refusalPart]))]).nullish(),
+      // A refused answer as the SDK returns it (content null), which apps put back in the history.
+      refusal: z.string().nullish(),
       tool_calls: z.array(toolCall).optional(),
       name: z.string().optional(),
     }),

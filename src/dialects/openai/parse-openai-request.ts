@@ -84,10 +84,13 @@ function convertMessage(message: OpenAIMessage): ChatMessage {
               ),
       };
     case "assistant": {
-      const text =
+      const content =
         typeof message.content === "string"
           ? message.content
           : (message.content ?? []).map((part) => (part.type === "text" ? part.text : part.refusal)).join("");
+      // What the model said when it refused is the turn's text: dropped, the turn was empty (and
+      // Claude, which takes no empty turn, read the user turns around it as one).
+      const text = content || (message.refusal ?? "");
       return {
         role: "assistant",
         ...participantName(message),
