@@ -62,3 +62,14 @@ describe("service_tier, inference_geo and speed", () => {
     expect(rig.mocks.anthropic.requests).toHaveLength(0);
   });
 });
+
+describe("tool_choice on a turn without tools", () => {
+  // An agent loop sends its tool_choice every turn, also on a turn that offers no tools. OpenAI
+  // refuses tool_choice without tools ("'tool_choice' is only allowed when 'tools' are specified"),
+  // and vLLM does too; it means nothing there, so it is not sent.
+  it("is not sent to an OpenAI target", async () => {
+    const response = await ask("gpt", { tool_choice: { type: "auto" } });
+    expect(response.status).toBe(200);
+    expect(rig.mocks.openai.requests.at(-1)!.body).not.toHaveProperty("tool_choice");
+  });
+});

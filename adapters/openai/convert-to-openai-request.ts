@@ -62,8 +62,9 @@ export function convertToOpenAIRequest(request: ChatRequest, model: string, flav
       },
     }));
   }
-  if (request.toolChoice) body.tool_choice = convertToolChoice(request.toolChoice);
-  // Only alongside tools: OpenAI refuses parallel_tool_calls in a request without any.
+  // Both only alongside tools: OpenAI (and vLLM) refuse tool_choice and parallel_tool_calls in a
+  // request without any, which an Anthropic client's agent loop sends with tool_choice every turn.
+  if (request.toolChoice && request.tools?.length) body.tool_choice = convertToolChoice(request.toolChoice);
   if (request.parallelToolCalls !== undefined && request.tools?.length) body.parallel_tool_calls = request.parallelToolCalls;
   // The SDK's list of levels may trail OpenAI's; the model judges the value.
   if (request.reasoningEffort) body.reasoning_effort = request.reasoningEffort as OpenAI.ReasoningEffort;
