@@ -58,7 +58,7 @@ describe("PolicyChain", () => {
     expect([forGpt.frequencyPenalty, forGpt.presencePenalty, forGpt.logitBias, gptLog.notes]).toEqual([1.5, -0.5, { "1234": -100 }, []]);
     const { request: forClaude, log } = await chain({}).adaptToTarget(penalized, sonnet, context);
     expect([forClaude.frequencyPenalty, forClaude.presencePenalty, forClaude.logitBias]).toEqual([undefined, undefined, undefined]);
-    expect(log.notes).toEqual(["frequency_penalty=dropped", "presence_penalty=dropped", "logit_bias=dropped"]);
+    expect(log.notes).toEqual(["max_tokens=claude-default:4096", "frequency_penalty=dropped", "presence_penalty=dropped", "logit_bias=dropped"]);
     expect(log.warnings.at(-1)).toBe('logit_bias {"1234":-100} was not sent: claude-sonnet-4-6 does not accept it');
   });
 
@@ -120,11 +120,11 @@ describe("PolicyChain", () => {
   // Claude has no seed: the adapter never sent one, yet a route's default was reported applied.
   it("seed is dropped with a note for Claude, a route's default too", async () => {
     const { request: sent, log } = await chain({}).adaptToTarget({ ...request, seed: 7 }, sonnet, context);
-    expect([sent.seed, log.notes]).toEqual([undefined, ["seed=dropped"]]);
+    expect([sent.seed, log.notes]).toEqual([undefined, ["max_tokens=claude-default:4096", "seed=dropped"]]);
     const seeded = chain({ sampling: { seed: { default: 7 } } });
     const { request: shaped, log: routeLog } = await seeded.apply(request, context);
     const { request: forClaude, log: targetLog } = await seeded.adaptToTarget(shaped, sonnet, context);
-    expect([routeLog.notes, forClaude.seed, targetLog.notes]).toEqual([["seed=default:7"], undefined, ["seed=dropped"]]);
+    expect([routeLog.notes, forClaude.seed, targetLog.notes]).toEqual([["seed=default:7"], undefined, ["seed=dropped", "max_tokens=claude-default:4096"]]);
     const { request: forGpt } = await seeded.adaptToTarget(shaped, gpt4o, context);
     expect(forGpt.seed).toBe(7);
   });
@@ -143,7 +143,7 @@ describe("PolicyChain", () => {
     expect(forNew.reasoningEffort).toBe("xhigh");
     const { request: forClaude, log } = await chain({}).adaptToTarget(effortful, sonnet, context);
     expect(forClaude.reasoningEffort).toBeUndefined();
-    expect(log.notes).toEqual(["reasoning_effort=dropped"]);
+    expect(log.notes).toEqual(["max_tokens=claude-default:4096", "reasoning_effort=dropped"]);
     expect(log.warnings).toEqual(['reasoning_effort "xhigh" was not sent: claude-sonnet-4-6 does not accept it']);
     const refusing = chain({ sampling: { onUnsupported: "reject" } }).adaptToTarget(effortful, sonnet, context);
     await expect(refusing).rejects.toThrow("reasoning_effort is not accepted by claude-sonnet-4-6 (anthropic): remove reasoning_effort");

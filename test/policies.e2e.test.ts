@@ -82,6 +82,15 @@ describe("maxTokens", () => {
     await expect(waitForRecord(gateway, rejected.headers.get("x-tollgate-request-id")!, 300)).rejects.toThrow(/no cost record/);
   });
 
+  it("tells an OpenAI client that names no max_tokens the 4,096 sent to Claude, which requires one", async () => {
+    // Was silent: an answer cut there read finish_reason "length" with nothing saying why.
+    const response = await chat({ model: "json-claude-new", messages: user("Write the whole module.") });
+    expect(response.status).toBe(200);
+    expect(mocks.anthropic.requests.at(-1)!.body.max_tokens).toBe(4096);
+    expect(response.headers.get("x-tollgate-policies")).toContain("max_tokens=claude-default:4096");
+    expect((await recordOf(response)).policies).toContain("max_tokens=claude-default:4096");
+  });
+
   it("never asks a model for more than its own maximum output (Anthropic dialect, required max_tokens)", async () => {
     const response = await post("/v1/messages", { model: "gpt", max_tokens: 50_000, messages: user("hi") });
     expect(response.status).toBe(200);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEFAULT_ANTHROPIC_MAX_TOKENS } from "../../adapters/anthropic/convert-to-anthropic-request.ts";
 import { GatewayError } from "../../src/errors/gateway-error.ts";
 import { findModelLimits } from "../../src/pricing/find-model-price.ts";
 import type { ChatRequest } from "../../src/model/chat-request.ts";
@@ -56,6 +57,14 @@ export function maxTokensPolicy(options?: MaxTokensOptions): Policy {
     adaptToTarget(request, target, log, context) {
       const modelMax = findModelLimits(target.providerType, target.model).maxOutputTokens;
       let next = request;
+      // Claude requires max_tokens, where an OpenAI client that sends none expects the model's
+      // own limit. tollgate sends 4,096 (the bound admission reserved for), and says so: an
+      // answer cut there reads finish_reason "length" with nothing else telling the client why.
+      if (target.providerType === "anthropic" && next.maxTokens === undefined) {
+        const sent = Math.min(DEFAULT_ANTHROPIC_MAX_TOKENS, modelMax ?? DEFAULT_ANTHROPIC_MAX_TOKENS);
+        log.notes.push(`max_tokens=claude-default:${sent}`);
+        next = { ...next, maxTokens: sent };
+      }
       if (modelMax !== undefined && next.maxTokens !== undefined && next.maxTokens > modelMax) {
         log.notes.push(`max_tokens=model-max:${next.maxTokens}->${modelMax}`);
         if (target.providerType === "anthropic") next = scaleThinkingBudget(next, next.maxTokens!, modelMax, log, `${target.model} allows at most`);
