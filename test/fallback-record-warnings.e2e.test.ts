@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { postJson, useMockedGateway, waitForRecord } from "./support/gateway.ts";
+import { ledgerRecords, postJson, useMockedGateway, waitForRecord } from "./support/gateway.ts";
 
 // The record's policy notes and warnings are those of the call that answered: a fallback replaces
 // the failed target's. Was: the notes were replaced but the warnings added up, so a request that
@@ -11,7 +11,11 @@ const rig = useMockedGateway({
     targets: [{ provider: "openai", model: "o3" }, { provider: "openai", model: "gpt-4o" }],
     policies: { stop: { sequences: ["END"] }, sampling: { temperature: { default: 0.2 } } },
   },
-});
+  "capped-claude-then-claude": {
+    targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "anthropic", model: "claude-sonnet-4-5" }],
+    policies: { maxTokens: { cap: 2000 } },
+  },
+}, [], { anthropic: { timeoutMs: 500 } });
 
 describe("the record after a fallback", () => {
   it("warns of what the answering target was not sent, not of what the failed one was not", async () => {
@@ -26,5 +30,25 @@ describe("the record after a fallback", () => {
     expect(record.warnings).toEqual([]);
     // What the fallback hid from the client is in the record.
     expect(record.fallbackFrom).toEqual([{ provider: "openai", model: "o3", errorType: "upstream" }]);
+  });
+});
+
+describe("the record of a billed call before a fallback", () => {
+  // Its own record (attemptOf) listed the route policies' notes, but not their warnings.
+  it("carries the route policies' warnings beside their notes", async () => {
+    rig.mocks.anthropic.enqueue({ kind: "stall", afterChunks: 0 });
+    const response = await postJson(rig.gateway, "/v1/messages", {
+      model: "capped-claude-then-claude",
+      max_tokens: 4000,
+      thinking: { type: "enabled", budget_tokens: 3000 },
+      stream: true,
+      messages: [{ role: "user", content: "one two three" }],
+    });
+    await response.text();
+    const id = response.headers.get("x-tollgate-request-id")!;
+    expect((await waitForRecord(rig.gateway, id)).warnings.join()).toContain("thinking.budget_tokens 3000 was lowered to 1500");
+    const earlier = (await ledgerRecords(rig.gateway)).find((record) => record.attemptOf === id);
+    expect(earlier?.policies).toContain("thinking.budget_tokens=scaled:3000->1500");
+    expect(earlier?.warnings.join()).toContain("thinking.budget_tokens 3000 was lowered to 1500");
   });
 });

@@ -129,6 +129,9 @@ export class RequestMeter {
     attempt.routeNotes = this.routeNotes;
     attempt.targetNotes = this.targetNotes;
     attempt.targetWarnings = this.targetWarnings;
+    // The route's policies and budgets shaped and admitted this call too.
+    attempt.warnings.push(...this.warnings);
+    attempt.softBudgets = this.softBudgets;
     attempt.fallbackFrom.push(...this.fallbackFrom);
     return attempt;
   }
