@@ -7,7 +7,8 @@ import { PriceBook } from "../../src/metering/price-book.ts";
 
 // GET /v1/budgets: "the admin key sees all". Built from the routes each KEY may use, the
 // admin's list missed a route budget on a route no key may use (keys yet to be added), and every
-// route budget when the config had no keys.
+// route budget when the config had no keys; and a key budget of a key that may use no route
+// (`"routes": []`, a key taken off every route while its month's spend is still on record).
 
 const config = resolveConfig(
   {
@@ -16,7 +17,10 @@ const config = resolveConfig(
       gpt: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 5, window: "day" } },
       internal: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 50, window: "month" } },
     },
-    keys: [{ id: "app", team: "search", hash: `sha256:${"a".repeat(64)}`, routes: ["gpt"] }],
+    keys: [
+      { id: "app", team: "search", hash: `sha256:${"a".repeat(64)}`, routes: ["gpt"] },
+      { id: "parked", team: "search", hash: `sha256:${"c".repeat(64)}`, routes: [], budget: { usd: 20, window: "month" } },
+    ],
     admin: { keyHash: `sha256:${"b".repeat(64)}` },
   },
   { K: "sk" },
@@ -27,6 +31,6 @@ describe("GET /v1/budgets for the admin key", () => {
     const store = new MemoryAdmissionStore();
     const admission = new Admission({ config, store, prices: new PriceBook(config.providers) });
     const body = await renderBudgets(config, admission, store, { kind: "admin" }, Date.parse("2026-11-22T12:00:00Z"));
-    expect(body.scopes.map((scope) => scope.scope)).toEqual(["route:gpt", "route:internal"]);
+    expect(body.scopes.map((scope) => scope.scope)).toEqual(["key:parked", "route:gpt", "route:internal"]);
   });
 });

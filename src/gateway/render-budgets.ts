@@ -20,9 +20,11 @@ export async function renderBudgets(config: ResolvedConfig, admission: Admission
   }
   if (caller.kind === "admin") {
     // Every scope in the config, including a route no key may use yet (and all of them when
-    // there are no keys at all): the keys' view above only finds routes some key can reach.
+    // there are no keys at all), and a key that may use no route: the keys' view above only finds
+    // what some key can reach.
     for (const [route, settings] of Object.entries(config.routes)) if (settings.budget) scopes.set(`route:${route}`, { scope: `route:${route}`, budget: settings.budget });
     for (const [team, settings] of Object.entries(config.teams ?? {})) if (settings.budget) scopes.set(`team:${team}`, { scope: `team:${team}`, budget: settings.budget });
+    for (const key of config.keys) if (key.budget) scopes.set(`key:${key.id}`, { scope: `key:${key.id}`, budget: key.budget });
   }
   const listed = [...scopes.values()].sort((a, b) => a.scope.localeCompare(b.scope));
   const windows = listed.map(({ budget }) => windowOf(budget, now));
