@@ -79,9 +79,15 @@ type StreamHost = {
   holdOpen: (work: Promise<unknown>) => void;
 };
 
-/** Keeps a completed answer for the response cache; the cache only saves money, so failures are ignored. */
+/**
+ * Keeps a completed answer for the response cache; the cache only saves money, so failures are
+ * ignored. A refusal or a content filter's stop is not kept: it comes from the provider's safety
+ * systems, which may answer the same request next time, and one false refusal would otherwise be
+ * everybody's answer for the cache's TTL.
+ */
 function keepAnswer(slot: CacheSlot | undefined, response: ChatResponse, record: CostRecord): void {
   if (!slot || record.status !== "ok") return;
+  if (response.finishReason === "content-filter" || response.refusalDetails || response.refusal) return;
   void slot.cache.save(slot.key, { response: withBilledUsage(response, record), provider: record.provider, model: record.model, costNano: record.cost.totalNano }).catch(() => undefined);
 }
 
