@@ -145,7 +145,9 @@ export class MeteredCall implements RouteObserver {
       (performance.now() - this.attemptStartedAt) / 1000,
       errorType,
     );
-    if (!this.chatSpan) return;
+    // A call the client cut short ends the request: its span is ended with the record (commit),
+    // which bills the call, with tollgate's own count where the provider reported none.
+    if (!this.chatSpan || clientLeft) return;
     // A call the provider bills though it failed (a stream cut after it began) shows what it was billed for.
     this.deps.telemetry.endChatSpan(this.chatSpan, { error: { type: errorType, message: error.message }, ...(error.billed?.usage ? { usage: error.billed.usage } : {}) });
     this.chatSpan = undefined;
@@ -230,6 +232,8 @@ export class MeteredCall implements RouteObserver {
   discard(httpStatus: number): void {
     if (this.committed || this.discarded) return;
     this.discarded = true;
+    if (this.chatSpan) this.deps.telemetry.endChatSpan(this.chatSpan, {});
+    this.chatSpan = undefined;
     this.deps.telemetry.endRequestSpan(this.requestSpan, { httpStatus });
     for (const listener of this.settledListeners) listener(undefined);
   }

@@ -226,14 +226,14 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
       };
       if (record.responseModel !== undefined) operationAttributes["gen_ai.response.model"] = record.responseModel;
 
-      // A provider that failed before answering reported no usage; zeros would drag the histogram
-      // toward an answer that never happened. Tollgate's own estimate (a stream cut off before
+      // A provider that failed before answering, or a call the client left before any usage came,
+      // reported none; zeros would drag the histogram toward an answer that never happened. Tollgate's own estimate (a stream cut off before
       // its usage) is not reported either: the conventions allow offline counts only where the
       // user enabled them, and the record (flagged `estimated`) and the cost counter carry it.
       // The convention's input count includes cached tokens, as in the span attributes.
       const inputTokens = totalInputTokens(record.usage);
       const anyTokens = inputTokens > 0 || record.usage.outputTokens > 0;
-      if ((record.status !== "error" || anyTokens) && !record.estimated) {
+      if (anyTokens && !record.estimated) {
         tokenUsage.record(inputTokens, { ...operationAttributes, "gen_ai.token.type": "input" });
         tokenUsage.record(record.usage.outputTokens, { ...operationAttributes, "gen_ai.token.type": "output" });
       }
