@@ -13,6 +13,8 @@ import { spawnGateway, startUpstream } from "./support/ops-rig.ts";
 //   stream it was cutting was never recorded nor its budget settled.
 // - An answer that is not streamed was cut with the streams at 8 s: the client's SDK retries a
 //   cut connection, and the provider is paid twice on every rolling deploy. It gets longer now.
+// - A stream still running at the stream drain's end had its connection closed: the SDKs threw
+//   "terminated", which reads as a network fault. It ends with an error event now.
 // The drains are the config's (by default 8 s for streams, 15 s for the rest), shortened here to
 // 2 s and 7 s so that the cases take seconds, not half a minute each.
 
@@ -34,10 +36,10 @@ const configFor = (upstreamUrl: string, ledgerPath: string) => ({
   server: { drainStreamsSeconds: 2, drainAnswersSeconds: 7 },
 });
 
-const recordsIn = async (path: string) => (existsSync(path) ? (await readFile(path, "utf8")).trim().split("\n").filter(Boolean).map((line) => JSON.parse(line) as { stream: boolean; status: string }) : []);
+const recordsIn = async (path: string) => (existsSync(path) ? (await readFile(path, "utf8")).trim().split("\n").filter(Boolean).map((line) => JSON.parse(line) as { stream: boolean; status: string; errorType?: string }) : []);
 
 describe("stop signals while answers are in flight", () => {
-  it("SIGTERM twice: the drain finishes, the cut stream is recorded, exit 0", async () => {
+  it("SIGTERM twice: the drain finishes, the cut stream ends with an error event and is recorded, exit 0", async () => {
     const upstream = await startUpstream(); // streams that never end: a token every 100 ms
     const ledgerPath = join(directory, "twice.jsonl");
     const gateway = await spawnGateway(directory, "twice", configFor(upstream.url, ledgerPath));
@@ -47,8 +49,9 @@ describe("stop signals while answers are in flight", () => {
     const reading = (async () => {
       try {
         for await (const _ of stream); // until the gateway cuts it
-      } catch {
-        // cut
+        return "ended as if complete";
+      } catch (error) {
+        return error;
       }
     })();
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -56,9 +59,18 @@ describe("stop signals while answers are in flight", () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     gateway.child.kill("SIGTERM"); // while the first stop waits its 2 s for the stream
     const outcome = await gateway.exited;
-    await reading;
+    // The client is told why in its dialect (an error event the SDK raises), not left with a
+    // broken connection it would take for a network fault.
+    const failure = await reading;
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect((failure as Error).message).toContain("tollgate is shutting down and cut this stream off; send the request again");
     expect({ code: outcome.code, signal: outcome.signal }).toEqual({ code: 0, signal: null });
-    expect((await recordsIn(ledgerPath)).map((record) => [record.stream, record.status])).toEqual([[true, "aborted"]]);
+    const records = await recordsIn(ledgerPath);
+    expect(records.map((record) => [record.stream, record.status, record.errorType])).toEqual([[true, "error", "gateway_stopping"]]);
+    // The tokens streamed before the cut are billed ($1 / $2 per 1M: 1,000 and 2,000 nano-dollars a token).
+    const [{ usage, cost, estimated }] = records as unknown as [{ usage: { inputTokens: number; outputTokens: number }; cost: { totalNano: number }; estimated: boolean }];
+    expect(usage.outputTokens).toBeGreaterThan(0);
+    expect({ estimated, totalNano: cost.totalNano }).toEqual({ estimated: true, totalNano: usage.inputTokens * 1_000 + usage.outputTokens * 2_000 });
   }, 40_000);
 
   it("an answer not streamed, 5 s long, is answered after SIGTERM (the 2 s cut is for streams), then exit 0", async () => {

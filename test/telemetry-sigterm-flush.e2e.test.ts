@@ -62,7 +62,7 @@ describe("SIGTERM on the Node entry", () => {
           // keep reading until the gateway goes away
         }
       } catch {
-        // the connection is cut when the process exits
+        // the gateway ends it with an error event when it stops
       }
     })();
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -78,11 +78,12 @@ describe("SIGTERM on the Node entry", () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     const metrics = receiver.metrics();
     expect([...metrics.keys()], "metrics exported before exit").toContain("gen_ai.client.token.usage");
-    // Both requests are in the ledger: the one served, and the stream cut after the drain.
+    // Both requests are in the ledger: the one served, and the stream cut after the drain (which
+    // ends with an error event saying the gateway stopped).
     const records = (await readFile(join(directory, "ledger.jsonl"), "utf8")).trim().split("\n").map((line) => JSON.parse(line));
-    expect(records.map((record) => [record.stream, record.status])).toEqual([
-      [false, "ok"],
-      [true, "aborted"],
+    expect(records.map((record) => [record.stream, record.status, record.errorType])).toEqual([
+      [false, "ok", undefined],
+      [true, "error", "gateway_stopping"],
     ]);
   }, 30_000);
 });

@@ -109,7 +109,9 @@ export function buildGateway({
 }: GatewayOptions) {
   const app = new Hono<GatewayEnv>();
   const authenticate = createAuthenticator(config.keys, config.admin?.keyHash);
-  const slots = createChatModels(config.providers, transport);
+  // The host's stop: streams still running when it is aborted are cut with an error event.
+  const stopping = new AbortController();
+  const slots = createChatModels(config.providers, transport, stopping.signal);
   const metering = new Metering({ config, ledger, counter, telemetry, log });
   const policies = new Map(
     Object.entries(config.routes).map(([name, route]) => [name, PolicyChain.forRoute(route.policies, config.policyOrder[name] ?? [], store)]),
@@ -216,6 +218,12 @@ export function buildGateway({
     recorded: (timeoutMs: number): Promise<boolean> => metering.recorded(timeoutMs),
     /** At shutdown: the budget settlements still retrying, tried once more; those left over (see Admission.finishSettling). */
     finishSettling: () => admission.finishSettling(),
+    /**
+     * At shutdown, after the streams' drain: every stream still running ends with an error event
+     * in its client's dialect saying the gateway stopped (a stream waiting on a client that reads
+     * nothing sees it only when the client reads; the host closes those connections).
+     */
+    cutStreams: () => stopping.abort(),
   };
 }
 

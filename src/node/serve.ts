@@ -101,7 +101,7 @@ export async function startGateway({
   // The SDK first: telemetry takes its tracer and meter when it is created.
   const otel = await setupTelemetry(env, log);
   const telemetry = createGatewayTelemetry({ captureContent: resolved.telemetry?.captureContent ?? false, enabled: otel !== undefined });
-  const { app, recorded, finishSettling } = buildGateway({
+  const { app, recorded, finishSettling, cutStreams: endStreams } = buildGateway({
     config: resolved,
     transport,
     log,
@@ -165,19 +165,24 @@ export async function startGateway({
       stopped = true;
       clearTimeout(replayTimer);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // From streamDrainMs on, every stream is cut, also one whose answer begins only later (its
-      // SSE headers go out with its first part): looked for again every 250 ms.
-      let cuttingStreams: ReturnType<typeof setInterval> | undefined;
+      // At streamDrainMs every stream still running ends with an error event saying the gateway
+      // stopped, and so does one that begins later. A stream whose client reads nothing cannot
+      // take that event: from a second later its connection is closed (looked for every 250 ms).
+      let cuttingStreams: ReturnType<typeof setTimeout> | undefined;
+      const closeStuckStreams = () => {
+        draining.cutStreams();
+        cuttingStreams = setTimeout(closeStuckStreams, 250);
+      };
       const cutStreams = Number.isFinite(streamDrainMs)
         ? setTimeout(() => {
-            draining.cutStreams();
-            cuttingStreams = setInterval(() => draining.cutStreams(), 250);
+            endStreams();
+            cuttingStreams = setTimeout(closeStuckStreams, 1_000);
           }, streamDrainMs)
         : undefined;
       const cut = Number.isFinite(drainMs) && "closeAllConnections" in server ? setTimeout(() => server.closeAllConnections(), drainMs) : undefined;
       await closed;
       clearTimeout(cutStreams);
-      clearInterval(cuttingStreams);
+      clearTimeout(cuttingStreams);
       clearTimeout(cut);
       // A stream cut off above is recorded once its body sees the cancel: wait for those records.
       await recorded(2_000);

@@ -20,8 +20,20 @@ import { QuietTimer, type QuietListener } from "../runtime/quiet-timer.ts";
 //
 // Only time spent waiting on the upstream counts. While the client reads slowly, a stream sits at
 // its `yield` and the clock is not running: backpressure is not a stall.
+//
+// The host's stop is the last deadline: a stream still running when the gateway stops (after
+// its drain) is cut the same way, and the client gets an error event saying so in its dialect,
+// where a closed socket would read as a network fault.
 
-export type CallDeadlines = { timeoutMs: number; idleMs: number };
+export type CallDeadlines = {
+  timeoutMs: number;
+  idleMs: number;
+  /** Aborted when the host stops: streams still running are cut. */
+  stop?: AbortSignal;
+};
+
+/** Why a stream cut at the host's stop failed, as the client reads it. */
+export const STOPPING_MESSAGE = "tollgate is shutting down and cut this stream off; send the request again";
 
 export function withDeadlines(model: ChatModel, deadlines: CallDeadlines): ChatModel {
   return {
@@ -56,11 +68,11 @@ async function answerWithin<Answer>(
 
 async function* guarded(
   model: ChatModel,
-  { timeoutMs, idleMs }: CallDeadlines,
+  { timeoutMs, idleMs, stop }: CallDeadlines,
   client: AbortSignal,
   open: (signal: AbortSignal) => AsyncGenerator<StreamPart>,
 ): AsyncGenerator<StreamPart> {
-  const watchdog = new Watchdog(client);
+  const watchdog = new Watchdog(client, stop);
   const startedAt = performance.now();
   const parts = open(watchdog.signal);
   // Until the answer's first part, the call is held to `timeoutMs` from its start: a preamble
@@ -75,6 +87,12 @@ async function* guarded(
       const next = await parts.next();
       watchdog.arrived();
       // Once the watchdog fired, whatever the adapter made of the abort is replaced by why it fired.
+      if (watchdog.fired === "stop") {
+        watchdog.stop();
+        // Not retryable: the route's next target would be cut by the same stop.
+        yield { type: "error", error: new GatewayError("unavailable", STOPPING_MESSAGE, { code: "gateway_stopping", ...(began ? { billed: {} } : {}) }) };
+        return;
+      }
       if (watchdog.fired) {
         const where = `provider "${model.providerName}"`;
         const message = first ? didNotAnswer(where, timeoutMs) : `${where} went silent for ${idleMs} ms mid-stream; the stream was cut off`;
@@ -97,16 +115,26 @@ async function* guarded(
   }
 }
 
-/** The client's signal and the deadline, as one signal for the adapter's call. */
+/** The client's signal, the deadline and the host's stop, as one signal for the adapter's call. */
 class Watchdog implements QuietListener {
   private readonly controller = new AbortController();
   private readonly clock = new QuietTimer(this);
-  fired = false;
+  /** Why the call was cut by tollgate: a deadline ran out, or the host stopped. */
+  fired: false | "deadline" | "stop" = false;
+  private readonly onStop: (() => void) | undefined;
 
-  constructor(private readonly client: AbortSignal) {
+  constructor(
+    private readonly client: AbortSignal,
+    private readonly hostStop?: AbortSignal,
+  ) {
     // `this` as the listener (handleEvent): no closure per stream.
     if (client.aborted) this.controller.abort(client.reason);
     else client.addEventListener("abort", this, { once: true });
+    if (hostStop) {
+      this.onStop = () => this.cut("stop", new DOMException("the gateway is stopping", "AbortError"));
+      if (hostStop.aborted) this.onStop();
+      else hostStop.addEventListener("abort", this.onStop, { once: true });
+    }
   }
 
   /** What the adapter's call listens to: the client leaving, or this watchdog firing. */
@@ -125,6 +153,7 @@ class Watchdog implements QuietListener {
   stop(): void {
     this.clock.stop();
     this.client.removeEventListener("abort", this);
+    if (this.onStop) this.hostStop?.removeEventListener("abort", this.onStop);
   }
 
   /** The client went away. */
@@ -134,9 +163,13 @@ class Watchdog implements QuietListener {
 
   /** A deadline ran out. */
   quiet(limitMs: number): void {
-    // The client left first: that abort is the reason, not a timeout.
+    this.cut("deadline", new DOMException(`no answer within ${limitMs} ms`, "TimeoutError"));
+  }
+
+  private cut(why: "deadline" | "stop", reason: DOMException): void {
+    // The client left first (or the other cause came first): that abort is the reason.
     if (this.controller.signal.aborted) return;
-    this.fired = true;
-    this.controller.abort(new DOMException(`no answer within ${limitMs} ms`, "TimeoutError"));
+    this.fired = why;
+    this.controller.abort(reason);
   }
 }

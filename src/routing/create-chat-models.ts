@@ -8,7 +8,8 @@ import { withDeadlines } from "./call-deadlines.ts";
 /** A provider tollgate can call, or why it cannot (an optional provider without its key). */
 export type ProviderSlot = { model: ChatModel } | { unavailable: string };
 
-export function createChatModels(providers: Record<string, ResolvedProvider>, transport: TransportOptions): Map<string, ProviderSlot> {
+/** `stop`: the host's stop, which cuts the streams still running (see call-deadlines.ts). */
+export function createChatModels(providers: Record<string, ResolvedProvider>, transport: TransportOptions, stop?: AbortSignal): Map<string, ProviderSlot> {
   const slots = new Map<string, ProviderSlot>();
   for (const provider of Object.values(providers)) {
     if (provider.unavailableReason) {
@@ -25,7 +26,7 @@ export function createChatModels(providers: Record<string, ResolvedProvider>, tr
       ...(provider.baseUrl ? { baseUrl: provider.baseUrl } : {}),
     };
     const model = createAdapter(provider, common);
-    slots.set(provider.name, { model: withDeadlines(model, { timeoutMs: provider.timeoutMs, idleMs: provider.streamIdleTimeoutMs ?? provider.timeoutMs }) });
+    slots.set(provider.name, { model: withDeadlines(model, { timeoutMs: provider.timeoutMs, idleMs: provider.streamIdleTimeoutMs ?? provider.timeoutMs, ...(stop ? { stop } : {}) }) });
   }
   return slots;
 }
