@@ -128,6 +128,15 @@ describe("GET /healthz with Redis down", () => {
     await healthyAgain();
   }, 90_000);
 
+  it("says degraded as soon as Redis is gone, before any request has failed on it", async () => {
+    // Was: `ok` until an admission failed, so a gateway that started while Redis was away, or had
+    // no traffic since it went, looked healthy.
+    await redis.crash();
+    await vi.waitFor(async () => expect(await health()).toMatchObject({ status: "degraded", budgets: { store: "unreachable" } }), { timeout: 10_000, interval: 100 });
+    await redis.restart();
+    await healthyAgain();
+  }, 90_000);
+
   it("says degraded while the budget store is unreachable, also when no record waits (every request refused)", async () => {
     // Was: `ok`, since only the ledger's writes were looked at, and a refused request leaves no record.
     await redis.crash();

@@ -70,6 +70,8 @@ export interface AdmissionStore {
    */
   extend(requestIds: string[], expiresAt: number): Promise<void>;
   levels(scopeKeys: string[], now: number): Promise<ScopeLevel[]>;
+  /** Whether the store is connected now, where it can tell (for health checks; absent: in-process). */
+  connected?(): boolean;
 }
 
 /** Sliding-window counter over one-minute buckets: the previous minute weighs what is left of it. */

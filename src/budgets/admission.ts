@@ -95,9 +95,13 @@ export class Admission {
    */
   private lastAdmitFailed = false;
 
-  /** The last admission could not reach the budget store; the next that reaches it clears this (for health checks). */
+  /**
+   * For health checks: the last admission could not reach the budget store (the next that reaches
+   * it clears this), or the store says it is not connected now, which a gateway that started
+   * while Redis was away, or that has had no request since it went, learns no other way.
+   */
   get storeUnreachable(): boolean {
-    return this.lastAdmitFailed;
+    return this.lastAdmitFailed || this.deps.store.connected?.() === false;
   }
 
   async finishSettling(): Promise<SettlePlan[]> {

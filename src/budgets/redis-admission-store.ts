@@ -215,6 +215,11 @@ export class RedisAdmissionStore implements AdmissionStore {
     this.base = `${prefix}{tollgate:budgets}`;
   }
 
+  /** ioredis's own view of the connection: anything but "ready" (connecting, reconnecting, closed) is not. */
+  connected(): boolean {
+    return this.redis.status === "ready";
+  }
+
   private scopeKey = (key: string) => `${this.base}:scope:${key}`;
   private rateKey = (scope: string, kind: "rpm" | "tpm", minute: number) => `${this.base}:rate:${scope}|${kind}|${minute}`;
   private get fixedKeys() {
