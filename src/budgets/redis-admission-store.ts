@@ -21,6 +21,7 @@ import { nextTurn } from "../runtime/next-turn.ts";
 //   P{tollgate:budgets}:expiries                  zset   request id, scored by when it frees itself
 //   P{tollgate:budgets}:settled:<request id>      string marks a settled request for an hour
 //   P{tollgate:budgets}:rate:<scope>|rpm|<minute> string requests in that minute (tpm: tokens)
+//   P{tollgate:budgets}:tpm-counted:<request id>  string its admission counted tokens against tpm (3 minutes)
 
 /**
  * Frees reservations whose time is up, all of them (any call sweeps). In batches of 100: after a
@@ -51,7 +52,8 @@ local function sweep(now)
 end
 `;
 
-// KEYS: expiries, reservations, then n scope keys, then 4 per rate (rpm now, rpm before, tpm now, tpm before).
+// KEYS: expiries, reservations, then n scope keys, then 4 per rate (rpm now, rpm before, tpm now,
+//       tpm before), then the request's tpm-counted marker.
 // ARGV: now, request id, expires at, amount, n, m, then per scope: limit, mode, window end;
 //       per rate: rpm limit (0: none), tpm limit (0: none); then the tokens to count against tpm.
 const ADMIT = `${SWEEP}
@@ -115,6 +117,7 @@ if n > 0 or m > 0 then
   redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
 end
 local tokens = ARGV[6 + n * 3 + m * 2 + 1]
+local counted = false
 for j = 1, m do
   local key = KEYS[2 + n + (j - 1) * 4 + 1]
   redis.call('INCR', key)
@@ -123,18 +126,23 @@ for j = 1, m do
     local tpm_key = KEYS[2 + n + (j - 1) * 4 + 3]
     redis.call('INCRBY', tpm_key, tokens)
     redis.call('PEXPIRE', tpm_key, ${3 * MINUTE_MS})
+    counted = true
   end
 end
+-- What tells the settle that this Redis still holds the count it corrects: the reservation entry
+-- goes when the reservation expires, and the counts outlive it (as long as the minute counters).
+if counted then redis.call('SET', KEYS[#KEYS], '1', 'PX', ${3 * MINUTE_MS}) end
 return {'ok', levels, soft}
 `;
 
 // Settles a batch: the settlements issued in one event-loop turn, in one call. Each one is applied
 // on its own (a failing one does not stop those after it) and gets its own result: 1, or why not.
 // KEYS: expiries, reservations, then per settlement: its settled marker, n scope keys, m tpm keys
-//       of this minute, m tpm keys of the admission's minute.
+//       of this minute, m tpm keys of the admission's minute, its tpm-counted marker.
 // ARGV: now, count, then per settlement: request id, actual, tokens, n, m, tokens its admission counted.
 const SETTLE = `${SWEEP}
 local function settle(k, id, actual, tokens, n, m, reserved)
+  local counted_marker = KEYS[k + n + 2 * m + 1]
   -- Checked before anything is written: Redis does not undo a script's writes.
   if not (string.match(actual, '^%-?%d+$') and string.match(tokens, '^%d+$') and string.match(reserved, '^%d+$')) then
     error('actual cost and tokens must be whole numbers, got ' .. actual .. ', ' .. tokens .. ' and ' .. reserved)
@@ -147,19 +155,22 @@ local function settle(k, id, actual, tokens, n, m, reserved)
     redis.call('ZREM', KEYS[1], id)
   end
   for i = 1, n do redis.call('HINCRBY', KEYS[k + i], 'spent', actual) end
+  -- The admission's count gives way to the tokens used, in its minute while that still counts and
+  -- this Redis still holds that count (its marker: after Redis lost its data, the minute's
+  -- counter holds only later admissions, not this one's bound); otherwise the tokens count in
+  -- this one. Not the reservation entry, which goes when the reservation expires: the count
+  -- stayed, and the tokens were counted twice.
+  local still_counted = reserved ~= '0' and redis.call('EXISTS', counted_marker) == 1
   for j = 1, m do
-    -- The admission's count gives way to the tokens used, in its minute while that still counts
-    -- and this Redis still holds the admission (its reservation entry: after Redis lost its data,
-    -- the minute's counter holds only later admissions, not this one's bound); otherwise the
-    -- tokens count in this one.
     local admitted_key = KEYS[k + n + m + j]
-    if reserved ~= '0' and held and redis.call('EXISTS', admitted_key) == 1 then
+    if still_counted and redis.call('EXISTS', admitted_key) == 1 then
       redis.call('INCRBY', admitted_key, tonumber(tokens) - tonumber(reserved))
     else
       redis.call('INCRBY', KEYS[k + n + j], tokens)
       redis.call('PEXPIRE', KEYS[k + n + j], ${3 * MINUTE_MS})
     end
   end
+  if m > 0 then redis.call('DEL', counted_marker) end
   -- Marked last, so a settlement that failed half-way is redone by its retry. The marker only
   -- has to outlive retries of this settle (seconds to minutes): an hour.
   redis.call('SET', KEYS[k], '1', 'PX', 3600000)
@@ -173,7 +184,7 @@ for p = 1, tonumber(ARGV[2]) do
   if ok then results[p] = 1
   elseif type(failure) == 'table' then results[p] = tostring(failure.err)
   else results[p] = tostring(failure) end
-  k, a = k + 1 + n + 2 * m, a + 6
+  k, a = k + 2 + n + 2 * m, a + 6
 end
 return results
 `;
@@ -221,6 +232,7 @@ export class RedisAdmissionStore implements AdmissionStore {
   }
 
   private scopeKey = (key: string) => `${this.base}:scope:${key}`;
+  private tpmCountedKey = (requestId: string) => `${this.base}:tpm-counted:${requestId}`;
   private rateKey = (scope: string, kind: "rpm" | "tpm", minute: number) => `${this.base}:rate:${scope}|${kind}|${minute}`;
   private get fixedKeys() {
     return [`${this.base}:expiries`, `${this.base}:reservations`];
@@ -237,6 +249,7 @@ export class RedisAdmissionStore implements AdmissionStore {
         this.rateKey(rate.scope, "tpm", minute),
         this.rateKey(rate.scope, "tpm", minute - 1),
       ]),
+      this.tpmCountedKey(plan.requestId),
     ];
     const args = [
       plan.now,
@@ -292,6 +305,7 @@ export class RedisAdmissionStore implements AdmissionStore {
           ...plan.scopeKeys.map(this.scopeKey),
           ...plan.rateScopes.map((scope) => this.rateKey(scope, "tpm", minute)),
           ...plan.rateScopes.map((scope) => this.rateKey(scope, "tpm", admittedMinute)),
+          this.tpmCountedKey(plan.requestId),
         );
         // The admission's minute counts only while it is in the window (this minute or the one
         // before); a request settled later has its tokens counted in this minute instead.
