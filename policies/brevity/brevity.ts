@@ -25,9 +25,13 @@ export function brevityPolicy(options: BrevityOptions): Policy {
     name: "brevity",
     apply(request, log) {
       log.notes.push(`brevity=${options.maxSentences ?? "custom"}`);
-      // The last system message: a system prompt given in several blocks (Anthropic's `system`
-      // array, an OpenAI client's developer + system messages) ends with its last one.
-      const systemAt = request.messages.findLastIndex((message) => message.role === "system");
+      // The last of the system messages the request opens with: a system prompt given in several
+      // blocks (Anthropic's `system` array, an OpenAI client's developer + system messages) ends
+      // with its last one. A system message later in an OpenAI conversation (an agent's reminder)
+      // is not the system prompt, and changed it would change the prefix OpenAI caches each turn.
+      let leading = 0;
+      while (request.messages[leading]?.role === "system") leading++;
+      const systemAt = leading - 1;
       const messages = [...request.messages];
       if (systemAt === -1) messages.unshift({ role: "system", content: line });
       else {
