@@ -50,8 +50,10 @@ export class PolicyChain {
       brevity: () => (configured.brevity ? brevityPolicy(configured.brevity) : undefined),
       promptCache: () => (configured.promptCache ? promptCachePolicy(configured.promptCache) : undefined),
     };
-    // The config's order first, then the always-on ones it did not name.
-    const names = [...new Set([...order, "maxTokens", "stop", "format", "sampling"])].filter(
+    // The config's order first, then the always-on ones it did not name. The prompt cache last,
+    // wherever the config names it: it marks and counts the prompt as it will be sent, and the
+    // format policy writes a client's JSON Schema into Claude's system prompt (per target).
+    const names = [...new Set([...order.filter((name) => name !== "promptCache"), "maxTokens", "stop", "format", "sampling", "promptCache"])].filter(
       (name): name is keyof typeof build => name in build,
     );
     const chain = names.flatMap((name) => build[name]() ?? []);

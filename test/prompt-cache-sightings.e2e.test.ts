@@ -15,6 +15,7 @@ const rig = useMockedGateway(
   {
     "support-bot": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }], policies: { promptCache: { mode: "auto" } } },
     "finance-bot": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }], policies: { promptCache: { mode: "auto" } } },
+    "opus-4-1-cached": { targets: [{ provider: "anthropic", model: "claude-opus-4-1" }], policies: { promptCache: { mode: "auto" } } },
   },
   [
     { id: "finance-app", team: "finance", hash: sha256(OTHER_TENANT_KEY), routes: ["finance-bot"] },
@@ -50,5 +51,31 @@ describe("prompt-cache sightings", () => {
   it("are still shared within a team, so its repeated prefixes are cached", async () => {
     await policiesSeenBy(APP_KEY, "support-bot", "Ann Poe, salary 70,000");
     expect(await policiesSeenBy(SAME_TEAM_KEY, "support-bot", "Ann Poe, salary 70,000")).toContain("prompt_cache=conversation:5m");
+  });
+});
+
+describe("sightings of a prompt that carries the client's JSON Schema", () => {
+  // On a Claude model without structured outputs, the format policy writes the client's schema
+  // into the system prompt. The prompt cache counted the prefix before it did: two requests that
+  // differed only in their schema counted as one prefix seen twice, and the second paid a 1.25x
+  // cache write on a prefix never sent before.
+  const schema = (field: string) => ({
+    type: "json_schema" as const,
+    json_schema: { name: "order", schema: { type: "object", properties: { [field]: { type: "string" } }, required: [field], additionalProperties: false }, strict: true },
+  });
+  const system = "You extract order details from customer emails. ".repeat(200);
+
+  it("counts the prompt as sent: another schema is another prefix", async () => {
+    const ask = (field: string) =>
+      rig.gateway.openai.chat.completions.create({ model: "opus-4-1-cached", messages: [{ role: "system", content: system }, { role: "user", content: "email 1" }], response_format: schema(field) });
+    await ask("orderId");
+    const first = rig.mocks.anthropic.requests.at(-1)!.body as { system: { text: string }[] };
+    await ask("customerName");
+    const second = rig.mocks.anthropic.requests.at(-1)!.body as { system: { text: string }[] };
+    expect(second.system[0]!.text).not.toBe(first.system[0]!.text);
+    expect(JSON.stringify(second.system)).not.toContain("cache_control");
+    // The same schema again is a repeat, and is marked (so the test above can fail).
+    await ask("customerName");
+    expect(JSON.stringify(rig.mocks.anthropic.requests.at(-1)!.body.system)).toContain("cache_control");
   });
 });
