@@ -59,6 +59,12 @@ export type GatewayOptions = {
    * the body is errored, and the runtime ends the response as cut off.
    */
   dropClient?: (c: Context<GatewayEnv>) => void;
+  /**
+   * The host's stop, where it has one (the Node server): once aborted, every stream still running
+   * ends with an error event saying the gateway stopped (see src/routing/call-deadlines.ts). A
+   * Worker has none: workerd ends nothing of a request's on its own.
+   */
+  stop?: AbortSignal;
 };
 
 /** What each endpoint takes: another method on one of these paths is a 405, not a 404. */
@@ -106,12 +112,11 @@ export function buildGateway({
   now = Date.now,
   keepAlive = () => {},
   dropClient,
+  stop,
 }: GatewayOptions) {
   const app = new Hono<GatewayEnv>();
   const authenticate = createAuthenticator(config.keys, config.admin?.keyHash);
-  // The host's stop: streams still running when it is aborted are cut with an error event.
-  const stopping = new AbortController();
-  const slots = createChatModels(config.providers, transport, stopping.signal);
+  const slots = createChatModels(config.providers, transport, stop);
   const metering = new Metering({ config, ledger, counter, telemetry, log });
   const policies = new Map(
     Object.entries(config.routes).map(([name, route]) => [name, PolicyChain.forRoute(route.policies, config.policyOrder[name] ?? [], store)]),
@@ -218,12 +223,6 @@ export function buildGateway({
     recorded: (timeoutMs: number): Promise<boolean> => metering.recorded(timeoutMs),
     /** At shutdown: the budget settlements still retrying, tried once more; those left over (see Admission.finishSettling). */
     finishSettling: () => admission.finishSettling(),
-    /**
-     * At shutdown, after the streams' drain: every stream still running ends with an error event
-     * in its client's dialect saying the gateway stopped (a stream waiting on a client that reads
-     * nothing sees it only when the client reads; the host closes those connections).
-     */
-    cutStreams: () => stopping.abort(),
   };
 }
 

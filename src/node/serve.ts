@@ -101,7 +101,11 @@ export async function startGateway({
   // The SDK first: telemetry takes its tracer and meter when it is created.
   const otel = await setupTelemetry(env, log);
   const telemetry = createGatewayTelemetry({ captureContent: resolved.telemetry?.captureContent ?? false, enabled: otel !== undefined });
-  const { app, recorded, finishSettling, cutStreams: endStreams } = buildGateway({
+  // Aborted after the streams' drain: every stream still running ends with an error event in its
+  // client's dialect saying the gateway stopped (one waiting on a client that reads nothing sees
+  // it only when the client reads: those connections are closed below).
+  const stopping = new AbortController();
+  const { app, recorded, finishSettling } = buildGateway({
     config: resolved,
     transport,
     log,
@@ -112,6 +116,7 @@ export async function startGateway({
     admissionStore,
     // @hono/node-server passes the Node response as the app's env.
     dropClient: (c) => (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing?.destroy(),
+    stop: stopping.signal,
   });
   log(`[tollgate] cost records go to ${describe}${otel ? "; OpenTelemetry export is on" : ""}`);
   // What a gateway stopped during a Redis outage kept: settled and recorded before serving. A
@@ -175,7 +180,7 @@ export async function startGateway({
       };
       const cutStreams = Number.isFinite(streamDrainMs)
         ? setTimeout(() => {
-            endStreams();
+            stopping.abort();
             cuttingStreams = setTimeout(closeStuckStreams, 1_000);
           }, streamDrainMs)
         : undefined;
