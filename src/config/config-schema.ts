@@ -232,10 +232,17 @@ export const configSchema = z
          * body is in. 60 covers 4 MiB at 70 KB/s. Answers are not limited: a stream may run longer.
          */
         requestTimeoutSeconds: z.number().int().positive().max(3600, { error: "at most 3600 s" }).default(60),
+        /**
+         * Node: how long an idle keep-alive connection stays open for the client's next request.
+         * A load balancer in front reuses its idle connections for up to its own idle timeout
+         * (AWS ALB 60 s): one the gateway closed first is a 502 to a client. Node's own 5 s made
+         * that happen; this must be longer than the balancer's (on Google Cloud's, above 600).
+         */
+        keepAliveTimeoutSeconds: z.number().int().positive().max(3600, { error: "at most 3600 s" }).default(65),
         /** How long a budget reservation outlives its gateway's last renewal of it (default 120): how soon a crashed gateway's holds free themselves. */
         reservationTtlSeconds: z.number().int().positive().max(MAX_TIMER_MS / 1000, { error: "at most 2147483 s, the longest timer Node keeps" }).optional(),
       })
-      .default({ maxBodyBytes: 4 * 1024 * 1024, streamKeepAliveSeconds: 15, streamSendTimeoutSeconds: 60, drainStreamsSeconds: 8, drainAnswersSeconds: 15, requestTimeoutSeconds: 60 }),
+      .default({ maxBodyBytes: 4 * 1024 * 1024, streamKeepAliveSeconds: 15, streamSendTimeoutSeconds: 60, drainStreamsSeconds: 8, drainAnswersSeconds: 15, requestTimeoutSeconds: 60, keepAliveTimeoutSeconds: 65 }),
     providers: z.record(z.string(), providerSchema, {
       error: 'required: an object of providers by name, e.g. {"openai": {"type": "openai", "apiKey": {"env": "OPENAI_API_KEY"}}}',
     }),

@@ -139,7 +139,7 @@ export async function startGateway({
 
   let server: Server;
   try {
-    server = (await listen(app.fetch, port, host, resolved.server.requestTimeoutSeconds)) as Server;
+    server = (await listen(app.fetch, port, host, resolved.server)) as Server;
   } catch (error) {
     // Nothing may hold the process open after a failed start (a supervisor restarts it).
     await ledger.close(0);
@@ -210,17 +210,25 @@ export async function startGateway({
 /**
  * How long a client may take to send its request (server.requestTimeoutSeconds; its headers, at
  * most 20 s of it). Node checks for requests past their deadline every connectionsCheckingInterval
- * (30 s by default): a quarter of the deadline here, so a request is cut within 25% of it.
+ * (30 s by default): a quarter of the deadline here, so a request is cut within 25% of it. And how
+ * long an idle keep-alive connection waits for the next request (server.keepAliveTimeoutSeconds).
  */
-function requestDeadlines(requestTimeoutSeconds: number) {
+function serverTimeouts({ requestTimeoutSeconds, keepAliveTimeoutSeconds }: ServerTimeouts) {
   const requestTimeout = requestTimeoutSeconds * 1000;
-  return { requestTimeout, headersTimeout: Math.min(20_000, requestTimeout), connectionsCheckingInterval: Math.max(250, Math.min(5_000, requestTimeout / 4)) };
+  return {
+    requestTimeout,
+    headersTimeout: Math.min(20_000, requestTimeout),
+    connectionsCheckingInterval: Math.max(250, Math.min(5_000, requestTimeout / 4)),
+    keepAliveTimeout: keepAliveTimeoutSeconds * 1000,
+  };
 }
 
+type ServerTimeouts = { requestTimeoutSeconds: number; keepAliveTimeoutSeconds: number };
+
 /** Listens, or fails with what to do: a port in use is a start-up error, not an unhandled 'error' event. */
-function listen(fetch: (request: Request, env: unknown) => Response | Promise<Response>, port: number, host: string, requestTimeoutSeconds: number): Promise<ReturnType<typeof serve>> {
+function listen(fetch: (request: Request, env: unknown) => Response | Promise<Response>, port: number, host: string, timeouts: ServerTimeouts): Promise<ReturnType<typeof serve>> {
   return new Promise((resolve, reject) => {
-    const started = serve({ fetch, port, hostname: host, serverOptions: requestDeadlines(requestTimeoutSeconds) }, () => {
+    const started = serve({ fetch, port, hostname: host, serverOptions: serverTimeouts(timeouts) }, () => {
       started.off("error", failed);
       resolve(started);
     });
