@@ -10,8 +10,10 @@ export type ErrorKind =
   | "permission" // 403: the key may not use this route
   | "not_found" // 404: unknown route or path
   | "method_not_allowed" // 405: a served path, another method
+  | "request_timeout" // 408: the request did not arrive whole in time (Node)
   | "request_too_large" // 413
   | "unsupported_media_type" // 415: a compressed request body
+  | "headers_too_large" // 431: a header block over what Node reads
   | "rate_limit" // 429
   | "internal" // 500: a bug in tollgate
   | "not_implemented" // 501: this runtime does not offer the endpoint (reports on Workers)
@@ -26,8 +28,10 @@ const STATUS: Record<ErrorKind, number> = {
   permission: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   request_too_large: 413,
   unsupported_media_type: 415,
+  headers_too_large: 431,
   rate_limit: 429,
   internal: 500,
   not_implemented: 501,

@@ -14,6 +14,7 @@ import { setupTelemetry } from "./setup-telemetry.ts";
 import { keepUnsettled, REPLAY_RETRY_MS, replayUnwritten } from "./unwritten-records.ts";
 import { createUndiciFetch, createUndiciPost } from "./undici-fetch.ts";
 import { oneLine } from "./one-line.ts";
+import { answerClientErrors } from "./answer-client-errors.ts";
 
 export type StartGatewayOptions = {
   /** The config as parsed JSON; validated here. */
@@ -149,6 +150,7 @@ export async function startGateway({
   }
   const draining = drainOnClose(server);
   answerBeforeUpload(server, resolved.server.maxBodyBytes);
+  answerClientErrors(server, resolved.server.requestTimeoutSeconds);
   streamsForHttp10(server);
   const address = server.address();
   const actualPort = typeof address === "object" && address ? address.port : port;
