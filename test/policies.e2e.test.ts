@@ -224,6 +224,12 @@ describe("sampling", () => {
     expect(dropped.status).toBe(200);
     expect(mocks.anthropic.requests.at(-1)!.body).not.toHaveProperty("temperature");
     expect((await recordOf(dropped)).policies).toContain("temperature=dropped");
+    // Above Claude's range, as an OpenAI client may send it: dropped as sent, not first "clamped"
+    // (was: `temperature=clamped:1.5->1`, then a warning that temperature 1 was not sent).
+    const high = await chat({ model: "fixed", temperature: 1.5, messages: user("hi") });
+    const highRecord = await recordOf(high);
+    expect(highRecord.policies.filter((note) => note.startsWith("temperature"))).toEqual(["temperature=dropped"]);
+    expect(highRecord.warnings.join()).toContain("temperature 1.5 was not sent");
 
     // A target that refuses the parameter is skipped for one that takes it (Anthropic has top_k).
     const skipped = await chat({ model: "strict-then-claude", messages: user("hi"), top_k: 5 });

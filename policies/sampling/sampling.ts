@@ -102,11 +102,6 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
       refuseLogprobs(request, target);
       refuseUsOnlyInference(request, target);
       let next = request;
-      // Anthropic's temperature range is 0–1, OpenAI's 0–2: the same intent at the top of the scale.
-      if (target.providerType === "anthropic" && next.temperature !== undefined && next.temperature > 1) {
-        log.notes.push(`temperature=clamped:${next.temperature}->1`);
-        next = { ...next, temperature: 1 };
-      }
       // A field the target does not take: the request refused (400), or a note and a warning.
       const refuseOrNote = (wire: string, value: unknown, why: string) => {
         if (options?.onUnsupported === "reject") {
@@ -123,6 +118,12 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
         next = { ...next, [parameter]: undefined };
       };
       for (const parameter of unsupported(request, target)) drop(parameter, "");
+      // Anthropic's temperature range is 0–1, OpenAI's 0–2: the same intent at the top of the
+      // scale. After the drops: a temperature the model does not take is dropped as it was sent.
+      if (target.providerType === "anthropic" && next.temperature !== undefined && next.temperature > 1) {
+        log.notes.push(`temperature=clamped:${next.temperature}->1`);
+        next = { ...next, temperature: 1 };
+      }
       // While Claude thinks it samples its own way: temperature only 1, no top_k, top_p of at
       // least 0.95. A route's default (or a client's value) would turn the request into a 400.
       if (target.providerType === "anthropic" && next.thinking && next.thinking.type !== "disabled") {
