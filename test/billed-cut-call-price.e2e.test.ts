@@ -59,6 +59,22 @@ describe("a billed call cut before its first content", () => {
     expect([cut?.cost.totalNano, cut?.inferenceGeo]).toEqual([CUT_IN_THE_US, "us"]);
   });
 
+  it("before a fallback that is refused: the request's own record says nothing of the cut call's model or region", async () => {
+    // Was: the last target's record (refused, $0) kept the cut Claude call's responseModel and
+    // inferenceGeo, as if Claude had answered it in the US.
+    claudeOpensInTheUsThenEnds();
+    rig.mocks.openai.enqueue({ kind: "http-error", status: 503 });
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "claude-then-gpt", stream: true, messages: [{ role: "user", content: "hi" }] });
+    await response.text();
+    const record = await waitForRecord(rig.gateway, response.headers.get("x-tollgate-request-id")!);
+    expect({ provider: record.provider, status: record.status, responseModel: record.responseModel, inferenceGeo: record.inferenceGeo }).toEqual({
+      provider: "openai",
+      status: "error",
+      responseModel: undefined,
+      inferenceGeo: undefined,
+    });
+  });
+
   it("on OpenAI at the priority tier: recorded at the priority price", async () => {
     const chunk = { id: "chatcmpl-cut", object: "chat.completion.chunk", created: 1, model: "gpt-4o-2024-08-06", service_tier: "priority", system_fingerprint: "fp_0123456789" };
     rig.mocks.server.use(

@@ -83,6 +83,12 @@ export class RequestMeter {
     this.upstreamStartedAt = startedAt;
     this.lastAttempt = "running";
     this.usage = undefined;
+    // What an earlier call's answer said (its model, region, tier) is that call's, in its own
+    // record: this call's answer says its own, or nothing.
+    this.responseModel = undefined;
+    this.responseId = undefined;
+    this.inferenceGeo = undefined;
+    this.serviceTier = undefined;
   }
 
   /**
