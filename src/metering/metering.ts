@@ -214,6 +214,10 @@ export class MeteredCall implements RouteObserver {
     if (!(await this.chargeEarlierCall(call))) return false;
     this.earlierCalls++;
     this.meter.attemptRecordedApart();
+    // The route has moved on from that call: the request's record says so now, also when the
+    // client leaves before the next target starts.
+    if (this.lastFailure) this.meter.fellBackFrom(this.lastFailure.target, this.lastFailure.errorType);
+    this.lastFailure = undefined;
     this.deps.ledger.record(call);
     // Its duration point was recorded when it failed; its tokens and cost are recorded here.
     this.deps.telemetry.recordMetrics(call, { providerName: failed.target.model.providerName, providerType: failed.target.model.providerType }, {});

@@ -16,7 +16,8 @@ import { createGatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
 // The client leaves while the billed first call is being charged to the budgets (mayTryNext awaits
 // the budget store: two Redis round trips). Was: the router checked for that only before, so it
 // went on to "call" the second target with an aborted signal; that call never reached the
-// provider, yet the request's record billed its prompt (status aborted, counted).
+// provider, yet the request's record billed its prompt (status aborted, counted). And the
+// request's record did not say the route fell back from the first call (found by review).
 
 const counter = createTiktokenCounter();
 const config = resolveConfig(
@@ -66,5 +67,8 @@ describe("client leaves while the earlier billed call is charged", () => {
     expect(earlier.cost.totalNano).toBe(10 * 2500 + 90 * 10000);
     // The request's record bills nothing more: b was never called.
     expect({ status: main.status, provider: main.provider, totalNano: main.cost.totalNano, estimated: main.estimated }).toMatchObject({ status: "aborted", totalNano: 0, estimated: false });
+    // And it says the route had moved on from that call, billed apart (was: nothing did, and two
+    // records named call a).
+    expect(main.fallbackFrom).toEqual([expect.objectContaining({ provider: "a", model: "gpt-4o" })]);
   });
 });
