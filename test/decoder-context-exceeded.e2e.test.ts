@@ -1,7 +1,6 @@
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
-import { startLlamaServer } from "./support/llama-server.ts";
+import { describe, expect, it } from "vitest";
+import { useLlamaGateway } from "./support/llama-server.ts";
 
 // A prompt longer than llama-server's context. The real server (build b11669) answers
 //   400 {"error":{"code":400,"message":"request (4822 tokens) exceeds the available context size
@@ -11,25 +10,13 @@ import { startLlamaServer } from "./support/llama-server.ts";
 // context length" 400 is mapped the same way: adapters/shared/map-provider-error.test.ts).
 // Used to be wrong: the client got code null, and nothing said the context was the cause.
 
-const decoder = await startLlamaServer();
-afterAll(async () => {
-  if (!("skipped" in decoder)) await decoder.stop();
-});
+const rig = await useLlamaGateway();
 
-describe.skipIf("skipped" in decoder)("context length exceeded on a real llama-server", () => {
-  let gateway: TestGateway;
-  beforeAll(async () => {
-    if ("skipped" in decoder) return;
-    gateway = await startTestGateway(testConfig(decoder.baseUrl), "undici");
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
-
+describe.skipIf(rig.skipped)("context length exceeded on a real llama-server", () => {
   const tooLong = "hello world ".repeat(400); // about 4,800 tokens for a 512-token slot
 
   it.each([false, true])("reaches the OpenAI client as 400 context_length_exceeded (stream: %s)", async (stream) => {
-    const failure = await gateway.openai.chat.completions
+    const failure = await rig.gateway.openai.chat.completions
       .create({ model: "local", messages: [{ role: "user", content: tooLong }], max_tokens: 8, stream } as never)
       .then(async (answer: unknown) => {
         if (stream) for await (const _part of answer as AsyncIterable<unknown>) {

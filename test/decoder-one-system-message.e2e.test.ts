@@ -1,9 +1,8 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestGateway, testConfig, type TestGateway } from "./support/gateway.ts";
-import { startLlamaServer, TINY_LOCAL_ANSWER } from "./support/llama-server.ts";
+import { describe, expect, it } from "vitest";
+import { TINY_LOCAL_ANSWER, useLlamaGateway } from "./support/llama-server.ts";
 
 // Many open models' chat templates take one system message, first, and then strictly alternating
 // user and assistant turns (Mistral's and Gemma's raise "conversation roles must alternate").
@@ -17,24 +16,11 @@ const TEMPLATE = `{%- if messages[0]['role'] == 'system' %}{%- set system = mess
 
 const templateFile = join(mkdtempSync(join(tmpdir(), "tollgate-template-")), "one-system.jinja");
 writeFileSync(templateFile, TEMPLATE);
-const decoder = await startLlamaServer(["--jinja", "--chat-template-file", templateFile]);
-afterAll(async () => {
-  if (!("skipped" in decoder)) await decoder.stop();
-});
+const rig = await useLlamaGateway(["--jinja", "--chat-template-file", templateFile]);
 
-describe.skipIf("skipped" in decoder)("system blocks for a decoder whose template takes one system message", () => {
-  let gateway: TestGateway;
-  beforeAll(async () => {
-    if ("skipped" in decoder) return;
-    gateway = await startTestGateway(testConfig(decoder.baseUrl), "undici");
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
-
+describe.skipIf(rig.skipped)("system blocks for a decoder whose template takes one system message", () => {
   it("the decoder refuses two system messages itself (so the test below can fail)", async () => {
-    if ("skipped" in decoder) return;
-    const response = await fetch(`${decoder.baseUrl}/chat/completions`, {
+    const response = await fetch(`${rig.decoder!.baseUrl}/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ messages: [{ role: "system", content: "a" }, { role: "system", content: "b" }, { role: "user", content: "hi" }], max_tokens: 4 }),
@@ -53,12 +39,12 @@ describe.skipIf("skipped" in decoder)("system blocks for a decoder whose templat
       ],
       messages: [{ role: "user" as const, content: "Hello" }],
     };
-    const message = stream ? await gateway.anthropic.messages.stream(request).finalMessage() : await gateway.anthropic.messages.create(request);
+    const message = stream ? await rig.gateway.anthropic.messages.stream(request).finalMessage() : await rig.gateway.anthropic.messages.create(request);
     expect(message.content).toEqual([{ type: "text", text: TINY_LOCAL_ANSWER }]);
   });
 
   it("and are counted as the chat sends them", async () => {
-    const counted = await gateway.anthropic.messages.countTokens({
+    const counted = await rig.gateway.anthropic.messages.countTokens({
       model: "local",
       system: [
         { type: "text", text: "You are a support agent for Acme." },

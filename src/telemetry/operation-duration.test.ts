@@ -1,5 +1,5 @@
-import { INVALID_SPAN_CONTEXT, metrics, trace } from "@opentelemetry/api";
-import { MeterProvider, MetricReader, type HistogramMetricData } from "@opentelemetry/sdk-metrics";
+import { INVALID_SPAN_CONTEXT, trace } from "@opentelemetry/api";
+import type { HistogramMetricData } from "@opentelemetry/sdk-metrics";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { resolveConfig } from "../../src/config/resolve-config.ts";
 import { GatewayError } from "../../src/errors/gateway-error.ts";
@@ -10,6 +10,7 @@ import { approximateTokenCounter } from "../../src/metering/token-counter.ts";
 import type { ChatRequest } from "../../src/model/chat-request.ts";
 import type { Target } from "../../src/routing/route-chat.ts";
 import { createGatewayTelemetry } from "../../src/telemetry/gateway-telemetry.ts";
+import { useTestMeterProvider } from "../../test/support/test-meter.ts";
 
 // gen_ai.client.operation.duration is the CLIENT's duration of one GenAI call. The gateway
 // records one point per failed upstream attempt (recordFailedAttempt, measured from that
@@ -17,17 +18,9 @@ import { createGatewayTelemetry } from "../../src/telemetry/gateway-telemetry.ts
 // measured from the request's ARRIVAL: the failed attempt's time is counted again (and so is
 // the gateway's own time before the first call).
 
-class TestReader extends MetricReader {
-  protected async onForceFlush(): Promise<void> {}
-  protected async onShutdown(): Promise<void> {}
-}
-const reader = new TestReader();
-const provider = new MeterProvider({ readers: [reader] });
-metrics.setGlobalMeterProvider(provider);
-afterAll(async () => {
+const reader = useTestMeterProvider();
+afterAll(() => {
   vi.restoreAllMocks();
-  await provider.shutdown();
-  metrics.disable();
 });
 
 describe("gen_ai.client.operation.duration after a fallback", () => {

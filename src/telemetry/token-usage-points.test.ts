@@ -1,6 +1,7 @@
-import { INVALID_SPAN_CONTEXT, metrics, trace } from "@opentelemetry/api";
-import { MeterProvider, MetricReader, type HistogramMetricData } from "@opentelemetry/sdk-metrics";
-import { afterAll, describe, expect, it } from "vitest";
+import { INVALID_SPAN_CONTEXT, trace } from "@opentelemetry/api";
+import type { HistogramMetricData } from "@opentelemetry/sdk-metrics";
+import { describe, expect, it } from "vitest";
+import { useTestMeterProvider } from "../../test/support/test-meter.ts";
 import { resolveConfig } from "../../src/config/resolve-config.ts";
 import { GatewayError } from "../../src/errors/gateway-error.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
@@ -16,17 +17,7 @@ import { createGatewayTelemetry } from "../../src/telemetry/gateway-telemetry.ts
 // recorded, put an input and an output point of 0 in the histogram: only failed ("error")
 // records were kept out.
 
-class TestReader extends MetricReader {
-  protected async onForceFlush(): Promise<void> {}
-  protected async onShutdown(): Promise<void> {}
-}
-const reader = new TestReader();
-const provider = new MeterProvider({ readers: [reader] });
-metrics.setGlobalMeterProvider(provider);
-afterAll(async () => {
-  await provider.shutdown();
-  metrics.disable();
-});
+const reader = useTestMeterProvider();
 
 const config = resolveConfig({ providers: { a: { type: "openai", apiKey: { env: "K" } } }, routes: { r: { targets: [{ provider: "a", model: "gpt-4o" }] } } }, { K: "sk" });
 const metering = new Metering({ config, ledger: new Ledger({ store: new MemoryLedgerStore(), log: () => {} }), counter: approximateTokenCounter, telemetry: createGatewayTelemetry({ enabled: true }) });

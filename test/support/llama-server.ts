@@ -12,7 +12,9 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, renameSync,
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll } from "vitest";
 import { gracefulStop, killOnProcessExit } from "./child-process.ts";
+import { startTestGateway, testConfig, type TestGateway } from "./gateway.ts";
 
 export interface LlamaServer {
   baseUrl: string; // OpenAI-compatible API root, e.g. http://127.0.0.1:PORT/v1
@@ -49,6 +51,24 @@ export async function startLlamaServer(extraArgs: string[] = []): Promise<LlamaS
 
 function cacheDir(): string {
   return process.env.TOLLGATE_CACHE_DIR ?? join(homedir(), ".cache", "tollgate");
+}
+
+/**
+ * A real llama-server for a test file, and a gateway whose "local" route goes to it (the undici
+ * transport, as in production), started before the file's tests and stopped after them. Top-level
+ * await, so that vitest knows at collection time whether to skip: `describe.skipIf(rig.skipped)`.
+ */
+export async function useLlamaGateway(extraArgs: string[] = []) {
+  const decoder = await startLlamaServer(extraArgs);
+  const rig = { skipped: "skipped" in decoder, decoder: "skipped" in decoder ? undefined : decoder, gateway: undefined as unknown as TestGateway };
+  beforeAll(async () => {
+    if (rig.decoder) rig.gateway = await startTestGateway(testConfig(rig.decoder.baseUrl), "undici");
+  });
+  afterAll(async () => {
+    await rig.gateway?.close();
+    await rig.decoder?.stop();
+  });
+  return rig;
 }
 
 // ---- the binary ----
