@@ -44,6 +44,6 @@ describe("errors Node meets before the app", () => {
   it("a body that stops arriving is a 408 naming server.requestTimeoutSeconds", async () => {
     const answer = await exchange(`POST /v1/messages HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${APP_KEY}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"model":`);
     expect(answer.status).toBe(408);
-    expect(JSON.parse(answer.body).error).toMatchObject({ code: "request_timeout", message: expect.stringContaining("server.requestTimeoutSeconds (1 s)") });
+    expect(JSON.parse(answer.body).error).toMatchObject({ code: "request_timeout", message: expect.stringContaining("its headers must arrive within 1 s, and all of it within server.requestTimeoutSeconds (1 s)") });
   }, 10_000);
 });

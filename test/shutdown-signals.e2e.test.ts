@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startGateway } from "../src/node/serve.ts";
 import { APP_KEY, sha256 } from "./support/gateway.ts";
 import { spawnGateway, startUpstream } from "./support/ops-rig.ts";
 
@@ -115,4 +116,36 @@ describe("stop signals while answers are in flight", () => {
     expect(await ended).toBeLessThan(6_000);
     expect((await gateway.exited).code).toBe(0);
   }, 60_000);
+});
+
+describe("the stop signal of a gateway with many streams running", () => {
+  // Each running stream listens to the one stop signal; Node warned of a leak past 10 listeners
+  // ("MaxListenersExceededWarning: Possible EventTarget memory leak detected") on any busy gateway.
+  it("raises no warning with 12 streams running", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on("warning", onWarning);
+    const upstream = await startUpstream(); // endless streams
+    const gateway = await startGateway({ config: configFor(upstream.url, join(directory, "many.jsonl")), port: 0, log: () => {} });
+    try {
+      const leave = new AbortController();
+      const streams = await Promise.all(
+        Array.from({ length: 12 }, () =>
+          fetch(`${gateway.url}/v1/chat/completions`, {
+            method: "POST",
+            signal: leave.signal,
+            headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
+            body: JSON.stringify({ model: "local", stream: true, messages: [{ role: "user", content: "go on" }] }),
+          }),
+        ),
+      );
+      expect(streams.map((stream) => stream.status)).toEqual(Array(12).fill(200));
+      leave.abort();
+    } finally {
+      await gateway.close({ drainMs: 0 });
+      await upstream.close();
+      process.off("warning", onWarning);
+    }
+    expect(warnings).toEqual([]);
+  }, 30_000);
 });

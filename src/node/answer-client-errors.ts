@@ -3,6 +3,7 @@ import type { Duplex } from "node:stream";
 import { openAIDialect } from "../dialects/dialect.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import { newRequestId } from "../gateway/request-id.ts";
+import { headersTimeoutSeconds } from "./server-timeouts.ts";
 
 // What Node answers itself, before the app sees a request: a header block over what it reads, a
 // request not in whole by server.requestTimeoutSeconds, a request line or length it cannot parse.
@@ -38,10 +39,13 @@ function clientFailure(error: NodeJS.ErrnoException, requestTimeoutSeconds: numb
       return new GatewayError("headers_too_large", `the request's headers are over the ${maxHeaderSize} bytes this server reads: send fewer or shorter headers, or start tollgate with NODE_OPTIONS=--max-http-header-size=<bytes>`, {
         code: "headers_too_large",
       });
+    // Node says the same of headers slower than their own limit (at most 20 s, see serve.ts).
     case "ERR_HTTP_REQUEST_TIMEOUT":
-      return new GatewayError("request_timeout", `the request did not arrive whole within server.requestTimeoutSeconds (${requestTimeoutSeconds} s): send it again, or raise server.requestTimeoutSeconds for clients this slow`, {
-        code: "request_timeout",
-      });
+      return new GatewayError(
+        "request_timeout",
+        `the request did not arrive in time: its headers must arrive within ${headersTimeoutSeconds(requestTimeoutSeconds)} s, and all of it within server.requestTimeoutSeconds (${requestTimeoutSeconds} s); send it again, or raise server.requestTimeoutSeconds for clients this slow`,
+        { code: "request_timeout" },
+      );
     default:
       return new GatewayError("invalid_request", `a malformed HTTP request (${error.code ?? error.message}): check the client, or the proxy in front of tollgate`, { code: "malformed_http_request" });
   }

@@ -1,4 +1,5 @@
 import { serve } from "@hono/node-server";
+import { setMaxListeners } from "node:events";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { Agent } from "undici";
 import { resolveConfig, type Environment } from "../config/resolve-config.ts";
@@ -15,6 +16,7 @@ import { keepUnsettled, REPLAY_RETRY_MS, replayUnwritten } from "./unwritten-rec
 import { createUndiciFetch, createUndiciPost } from "./undici-fetch.ts";
 import { oneLine } from "./one-line.ts";
 import { answerClientErrors } from "./answer-client-errors.ts";
+import { serverTimeouts, type ServerTimeouts } from "./server-timeouts.ts";
 
 export type StartGatewayOptions = {
   /** The config as parsed JSON; validated here. */
@@ -106,6 +108,8 @@ export async function startGateway({
   // client's dialect saying the gateway stopped (one waiting on a client that reads nothing sees
   // it only when the client reads: those connections are closed below).
   const stopping = new AbortController();
+  // One listener per running stream: many, and none left behind (Node would warn past 10).
+  setMaxListeners(0, stopping.signal);
   const { app, recorded, finishSettling } = buildGateway({
     config: resolved,
     transport,
@@ -208,24 +212,6 @@ export async function startGateway({
     },
   };
 }
-
-/**
- * How long a client may take to send its request (server.requestTimeoutSeconds; its headers, at
- * most 20 s of it). Node checks for requests past their deadline every connectionsCheckingInterval
- * (30 s by default): a quarter of the deadline here, so a request is cut within 25% of it. And how
- * long an idle keep-alive connection waits for the next request (server.keepAliveTimeoutSeconds).
- */
-function serverTimeouts({ requestTimeoutSeconds, keepAliveTimeoutSeconds }: ServerTimeouts) {
-  const requestTimeout = requestTimeoutSeconds * 1000;
-  return {
-    requestTimeout,
-    headersTimeout: Math.min(20_000, requestTimeout),
-    connectionsCheckingInterval: Math.max(250, Math.min(5_000, requestTimeout / 4)),
-    keepAliveTimeout: keepAliveTimeoutSeconds * 1000,
-  };
-}
-
-type ServerTimeouts = { requestTimeoutSeconds: number; keepAliveTimeoutSeconds: number };
 
 /** Listens, or fails with what to do: a port in use is a start-up error, not an unhandled 'error' event. */
 function listen(fetch: (request: Request, env: unknown) => Response | Promise<Response>, port: number, host: string, timeouts: ServerTimeouts): Promise<ReturnType<typeof serve>> {
