@@ -255,6 +255,20 @@ describe("Ledger queue while the store is down", () => {
     // One try, then a pause: not one try (and one log line) per record.
     expect(logs.filter((line) => line.includes("could not be kept (disk full)"))).toHaveLength(1);
   });
+
+  it("close() tries the store about once per retryDelayMs, and says so once (was: a hot loop of failed writes, each saying 'retrying in 30000 ms')", async () => {
+    let writes = 0;
+    const logs: string[] = [];
+    const store: LedgerStore = { write: (records) => ((writes += 1), down.write(records)), close: async () => {} };
+    const ledger = new Ledger({ store, log: (line) => logs.push(line), retryDelayMs: 100, keepUnwritten: async () => "kept.jsonl" });
+    ledger.record(makeCostRecord());
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the first write fails; its retry is set
+    await ledger.close(1_000);
+    // 1 s at one try per 100 ms is about 10; the loop made tens of thousands.
+    expect(writes).toBeLessThan(30);
+    const failed = logs.filter((line) => line.includes("cost records failed"));
+    expect(failed).toEqual([expect.stringMatching(/retrying in 100 ms/), expect.stringMatching(/while stopping .*trying again every 100 ms until the stop's deadline/)]);
+  });
 });
 
 describe("log ledger (the Workers store)", () => {

@@ -46,6 +46,7 @@ export class Ledger {
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private failures = 0;
   private closing = false;
+  private failedWhileClosing = false;
   private readonly store: LedgerStore;
   private readonly log: (line: string) => void;
   private readonly maxBatch: number;
@@ -131,8 +132,10 @@ export class Ledger {
   flush(): Promise<void> {
     this.flushing ??= this.drain().finally(() => {
       this.flushing = undefined;
-      // A record queued while the last write was finishing still needs its own flush.
-      if (this.queue.length > 0) this.schedule();
+      // A record queued while the last write was finishing still needs its own flush. Not while
+      // closing: close() tries again every retryDelayMs, and a flush here on the next turn made a
+      // store that refuses at once (Redis away) a hot loop of failed writes until the deadline.
+      if (this.queue.length > 0 && !this.closing) this.schedule();
     });
     return this.flushing;
   }
@@ -177,10 +180,16 @@ export class Ledger {
           continue;
         }
         this.failures += 1;
+        clearTimeout(this.retryTimer);
+        if (this.closing) {
+          // close() retries on its own clock, every retryDelayMs until its deadline: said once,
+          // not once a try.
+          if (!this.failedWhileClosing) this.log(`[tollgate] error: writing ${batch.length} cost records failed while stopping (${(error as Error).message}); trying again every ${this.retryDelayMs} ms until the stop's deadline, ${this.queue.length} queued`);
+          this.failedWhileClosing = true;
+          return;
+        }
         const delay = Math.min(this.retryDelayMs * 2 ** (this.failures - 1), this.maxRetryDelayMs);
         this.log(`[tollgate] error: writing ${batch.length} cost records failed (${(error as Error).message}); retrying in ${delay} ms, ${this.queue.length} queued`);
-        clearTimeout(this.retryTimer);
-        if (this.closing) return; // close() retries on its own clock
         this.retryTimer = setTimeout(() => {
           this.retryTimer = undefined;
           void this.flush();
