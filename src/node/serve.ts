@@ -101,57 +101,63 @@ export async function startGateway({
   const transport =
     upstreamTransport === "undici" ? { fetch: createUndiciFetch(dispatcher), post: createUndiciPost(dispatcher) } : { fetchOptions: { dispatcher } };
   const { ledger, ledgerStore: store, keyValues, admissionStore, describe, keptRecordsIn } = await openStores(resolved, log, maxQueuedRecords);
-  // The SDK first: telemetry takes its tracer and meter when it is created.
-  const otel = await setupTelemetry(env, log);
-  const telemetry = createGatewayTelemetry({ captureContent: resolved.telemetry?.captureContent ?? false, enabled: otel !== undefined });
   // Aborted after the streams' drain: every stream still running ends with an error event in its
   // client's dialect saying the gateway stopped (one waiting on a client that reads nothing sees
   // it only when the client reads: those connections are closed below).
   const stopping = new AbortController();
   // One listener per running stream: many, and none left behind (Node would warn past 10).
   setMaxListeners(0, stopping.signal);
-  const { app, recorded, finishSettling } = buildGateway({
-    config: resolved,
-    transport,
-    log,
-    ledger,
-    counter: tokenCounter(),
-    telemetry,
-    store: keyValues,
-    admissionStore,
-    // @hono/node-server passes the Node response as the app's env.
-    dropClient: (c) => (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing?.destroy(),
-    stop: stopping.signal,
-  });
-  log(`[tollgate] cost records go to ${describe}${otel ? "; OpenTelemetry export is on" : ""}`);
-  // What a gateway stopped during a Redis outage kept: settled and recorded before serving. A
-  // store still down at start-up gets them later: tried again every minute until it takes them
-  // (a pod that started during the outage would otherwise hold them until its next restart).
-  // Every minute after that too: records past what the ledger holds in memory during an outage
-  // are kept in the same directory while this gateway runs (Ledger's maxQueued).
+  let otel: Awaited<ReturnType<typeof setupTelemetry>>;
+  let gateway: ReturnType<typeof buildGateway>;
+  let server: Server;
   let replayTimer: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
-  if (keptRecordsIn) {
-    const replay = () => replayUnwritten(keptRecordsIn, { ledger: store, settle: (plan) => admissionStore.settle(plan) }, log);
-    const again = () => {
-      if (stopped) return; // a try that was under way when the gateway closed goes no further
-      replayTimer = setTimeout(() => void replay().finally(again), replayRetryMs);
-      replayTimer.unref();
-    };
-    await replay();
-    again();
-  }
-
-  let server: Server;
   try {
-    server = (await listen(app.fetch, port, host, resolved.server)) as Server;
+    // The SDK first: telemetry takes its tracer and meter when it is created.
+    otel = await setupTelemetry(env, log);
+    const telemetry = createGatewayTelemetry({ captureContent: resolved.telemetry?.captureContent ?? false, enabled: otel !== undefined });
+    gateway = buildGateway({
+      config: resolved,
+      transport,
+      log,
+      ledger,
+      counter: tokenCounter(),
+      telemetry,
+      store: keyValues,
+      admissionStore,
+      // @hono/node-server passes the Node response as the app's env.
+      dropClient: (c) => (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing?.destroy(),
+      stop: stopping.signal,
+    });
+    log(`[tollgate] cost records go to ${describe}${otel ? "; OpenTelemetry export is on" : ""}`);
+    // What a gateway stopped during a Redis outage kept: settled and recorded before serving. A
+    // store still down at start-up gets them later: tried again every minute until it takes them
+    // (a pod that started during the outage would otherwise hold them until its next restart).
+    // Every minute after that too: records past what the ledger holds in memory during an outage
+    // are kept in the same directory while this gateway runs (Ledger's maxQueued).
+    if (keptRecordsIn) {
+      const replay = () => replayUnwritten(keptRecordsIn, { ledger: store, settle: (plan) => admissionStore.settle(plan) }, log);
+      const again = () => {
+        if (stopped) return; // a try that was under way when the gateway closed goes no further
+        replayTimer = setTimeout(() => void replay().finally(again), replayRetryMs);
+        replayTimer.unref();
+      };
+      await replay();
+      again();
+    }
+    server = (await listen(gateway.app.fetch, port, host, resolved.server)) as Server;
   } catch (error) {
-    // Nothing may hold the process open after a failed start (a supervisor restarts it).
+    // Nothing may hold the process open after a failed start (a supervisor restarts it): any
+    // start-up error once the stores are open (a port in use, an OTLP endpoint that is not a URL)
+    // closes what was opened. The Redis connection left open kept the process running, never listening.
+    stopped = true;
+    clearTimeout(replayTimer);
     await ledger.close(0);
     await otel?.shutdown();
     await dispatcher.close();
     throw error;
   }
+  const { recorded, finishSettling } = gateway;
   const draining = drainOnClose(server);
   answerBeforeUpload(server, resolved.server.maxBodyBytes);
   answerClientErrors(server, resolved.server.requestTimeoutSeconds);

@@ -1,6 +1,7 @@
 // With REDIS_URL set, a port in use still stops start-up: the process exits 1 (a supervisor then
 // restarts it). Used to be wrong: startGateway left the stores it had opened (the ioredis socket,
-// the undici Agent, telemetry) open when listen() failed, and the process never exited.
+// the undici Agent, telemetry) open when listen() failed, and the process never exited. So did any
+// other start-up error after Redis connected (telemetry's, the gateway's build).
 import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import net from "node:net";
@@ -35,11 +36,12 @@ afterAll(async () => {
   await redisServer.stop();
 });
 
-it("with REDIS_URL set, a port in use still stops start-up (the process exits 1)", async () => {
-  const result = await new Promise<{ exitCode?: number | null; stderr: string }>((resolve) => {
+/** Starts the CLI with REDIS_URL set; resolves when it exits, or 15 s on, killed, if it has not. */
+function startWithRedis(env: Record<string, string>): Promise<{ exitCode?: number | null; stderr: string }> {
+  return new Promise((resolve) => {
     const child = spawn("node", [BIN, "--config", config], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? "", PORT: String(busyPort), HOST: "127.0.0.1", REDIS_URL: redisServer.url },
+      env: { PATH: process.env.PATH ?? "", PORT: "0", HOST: "127.0.0.1", REDIS_URL: redisServer.url, ...env },
       stdio: ["ignore", "ignore", "pipe"],
     });
     let stderr = "";
@@ -53,6 +55,16 @@ it("with REDIS_URL set, a port in use still stops start-up (the process exits 1)
       resolve({ exitCode: code, stderr });
     });
   });
+}
+
+it("with REDIS_URL set, a port in use still stops start-up (the process exits 1)", async () => {
+  const result = await startWithRedis({ PORT: String(busyPort) });
   expect(result.stderr).toContain(String(busyPort));
+  expect(result.exitCode).toBe(1);
+}, 30_000);
+
+it("with REDIS_URL set, a start-up error after Redis connected (an OTLP endpoint that is not a URL) exits 1", async () => {
+  const result = await startWithRedis({ OTEL_EXPORTER_OTLP_ENDPOINT: "not a url" });
+  expect(result.stderr).toMatch(/Could not parse user-provided export URL/);
   expect(result.exitCode).toBe(1);
 }, 30_000);
