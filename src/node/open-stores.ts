@@ -15,6 +15,7 @@ import { MemoryKeyValueStore } from "../store/memory-key-value-store.ts";
 import { RedisKeyValueStore } from "../store/redis-key-value-store.ts";
 import { connectRedis, isClusterNode, RedisUrlError, type RedisClient } from "../store/redis-connection.ts";
 import { keepUnwritten } from "./unwritten-records.ts";
+import { checkStorePath } from "./store-path-checks.ts";
 
 /** Where the embedded store keeps records when the config names no path. */
 export const DEFAULT_LEDGER_PATH = ".tollgate/ledger.jsonl";
@@ -54,6 +55,7 @@ export async function openStores(config: ResolvedConfig, log: (line: string) => 
   // Without Redis, budgets live in memory: the spend on record is rebuilt from the same read
   // that opens the file, so a restart does not reset them.
   const spend = hasBudgets(config) ? new SpendTally(config) : undefined;
+  await checkStorePath(path);
   const ledgerStore = await FileLedgerStore.open(path, { ...(spend ? { follower: spend } : {}), log });
   const admissionStore = new MemoryAdmissionStore();
   for (const [scopeKey, nano] of spend?.totals ?? []) admissionStore.addSpent(scopeKey, nano);
