@@ -16,6 +16,7 @@ import { startRedis, uniquePrefix, type RedisHandle } from "./support/redis-serv
 let redis: RedisHandle;
 let proxy: Awaited<ReturnType<typeof startPartitionableProxy>>;
 let directory = "";
+const EARLIER = "00000000-0000-4000-8000-0000000000e1";
 
 beforeAll(async () => {
   redis = await startRedis({ privateServer: true });
@@ -31,8 +32,9 @@ afterAll(async () => {
 describe("the kept-records replay loop", () => {
   it("does not go on after close()", async () => {
     // Something under a kept file's name that can never be replayed (here a directory: EISDIR),
-    // so that the start-up replay fails and the retry loop runs.
-    await mkdir(join(directory, "unwritten-stuck.jsonl"));
+    // so that the start-up replay fails and the retry loop runs. Names of files kept before they
+    // named their store (a bare uuid), which any gateway replays.
+    await mkdir(join(directory, "unwritten-00000000-0000-4000-8000-000000000001.jsonl"));
     const logs: string[] = [];
     const gateway = await startGateway({
       config: { ...testConfig(), store: { redisUrl: { env: "REDIS_URL" }, keyPrefix: uniquePrefix("replay-after-close"), path: join(directory, "ledger.jsonl") } },
@@ -45,8 +47,8 @@ describe("the kept-records replay loop", () => {
     // The store goes silent, and a file an earlier gateway kept is there: each replay now waits
     // its 2 s command timeout on it, and fails.
     proxy.partition();
-    await writeFile(join(directory, "unwritten-earlier.jsonl"), JSON.stringify(makeCostRecord()) + "\n");
-    const failures = () => logs.filter((line) => line.includes("could not write the cost records kept in") && line.includes("unwritten-earlier")).length;
+    await writeFile(join(directory, `unwritten-${EARLIER}.jsonl`), JSON.stringify(makeCostRecord()) + "\n");
+    const failures = () => logs.filter((line) => line.includes("could not write the cost records kept in") && line.includes(EARLIER)).length;
     for (let i = 0; i < 100 && failures() < 1; i++) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(failures()).toBeGreaterThanOrEqual(1);
     // Close while the next replay is in flight (it started 100 ms after the last failure).

@@ -14,7 +14,8 @@ import type { KeyValueStore } from "../store/key-value-store.ts";
 import { MemoryKeyValueStore } from "../store/memory-key-value-store.ts";
 import { RedisKeyValueStore } from "../store/redis-key-value-store.ts";
 import { connectRedis, isClusterNode, RedisUrlError, type RedisClient } from "../store/redis-connection.ts";
-import { keepUnwritten } from "./unwritten-records.ts";
+import { keepUnwritten, type KeptFiles } from "./unwritten-records.ts";
+import { keptFilesTag } from "./kept-files-tag.ts";
 import { checkStorePath } from "./store-path-checks.ts";
 
 /** Where the embedded store keeps records when the config names no path. */
@@ -27,7 +28,7 @@ export type OpenedStores = {
   admissionStore: AdmissionStore;
   describe: string;
   /** Where a gateway stopped during a Redis outage keeps the records it could not write (Redis only). */
-  keptRecordsIn?: string;
+  keptFiles?: KeptFiles;
 };
 
 /**
@@ -40,11 +41,11 @@ export async function openStores(config: ResolvedConfig, log: (line: string) => 
     const prefix = config.store?.keyPrefix ?? "";
     const ledgerStore = new RedisLedgerStore(redis, prefix);
     // Records a gateway stopped during an outage could not write wait beside the embedded ledger's
-    // file; the Node entry writes them (and charges them) at the next start.
-    const keptRecordsIn = dirname(resolve(config.store?.path ?? DEFAULT_LEDGER_PATH));
+    // file, named for this store; the Node entry writes them (and charges them) at the next start.
+    const keptFiles = { directory: dirname(resolve(config.store?.path ?? DEFAULT_LEDGER_PATH)), storeTag: keptFilesTag(config.redisUrl, config.store?.cluster ?? false, prefix) };
     return {
-      keptRecordsIn,
-      ledger: new Ledger({ store: ledgerStore, log, keepUnwritten: keepUnwritten(keptRecordsIn), ...(maxQueuedRecords ? { maxQueued: maxQueuedRecords } : {}) }),
+      keptFiles,
+      ledger: new Ledger({ store: ledgerStore, log, keepUnwritten: keepUnwritten(keptFiles), ...(maxQueuedRecords ? { maxQueued: maxQueuedRecords } : {}) }),
       ledgerStore,
       keyValues: new RedisKeyValueStore(redis, prefix),
       admissionStore: new RedisAdmissionStore(redis, prefix),

@@ -100,7 +100,7 @@ export async function startGateway({
   const dispatcher = new Agent(UPSTREAM_AGENT_OPTIONS);
   const transport =
     upstreamTransport === "undici" ? { fetch: createUndiciFetch(dispatcher), post: createUndiciPost(dispatcher) } : { fetchOptions: { dispatcher } };
-  const { ledger, ledgerStore: store, keyValues, admissionStore, describe, keptRecordsIn } = await openStores(resolved, log, maxQueuedRecords);
+  const { ledger, ledgerStore: store, keyValues, admissionStore, describe, keptFiles } = await openStores(resolved, log, maxQueuedRecords);
   // Aborted after the streams' drain: every stream still running ends with an error event in its
   // client's dialect saying the gateway stopped (one waiting on a client that reads nothing sees
   // it only when the client reads: those connections are closed below).
@@ -135,8 +135,8 @@ export async function startGateway({
     // (a pod that started during the outage would otherwise hold them until its next restart).
     // Every minute after that too: records past what the ledger holds in memory during an outage
     // are kept in the same directory while this gateway runs (Ledger's maxQueued).
-    if (keptRecordsIn) {
-      const replay = () => replayUnwritten(keptRecordsIn, { ledger: store, settle: (plan) => admissionStore.settle(plan) }, log);
+    if (keptFiles) {
+      const replay = () => replayUnwritten(keptFiles, { ledger: store, settle: (plan) => admissionStore.settle(plan) }, log);
       const again = () => {
         if (stopped) return; // a try that was under way when the gateway closed goes no further
         replayTimer = setTimeout(() => void replay().finally(again), replayRetryMs);
@@ -206,7 +206,7 @@ export async function startGateway({
       // Settlements still retrying go now (the store may be back), or are kept for the next start.
       const unsettled = await finishSettling();
       if (unsettled.length > 0) {
-        const kept = keptRecordsIn ? await keepUnsettled(keptRecordsIn)(unsettled).catch(() => undefined) : undefined;
+        const kept = keptFiles ? await keepUnsettled(keptFiles)(unsettled).catch(() => undefined) : undefined;
         log(`[tollgate] error: ${unsettled.length} budget settlements could not be made before shutdown${kept ? `; kept in ${kept}, applied at the next start` : ""}`);
       }
       try {

@@ -11,6 +11,9 @@ import { keepUnsettled, keepUnwritten, replayUnwritten } from "./unwritten-recor
 // The records a gateway stopped during a Redis outage could not write, kept on disk and written
 // (and charged) by the next start.
 
+/** Kept files of one store in `dir`. */
+const keptIn = (directory: string, storeTag = "0123456789ab") => ({ directory, storeTag });
+
 /** A ledger and a budget store that remember what reached them. */
 function fakeStores() {
   const written: CostRecord[] = [];
@@ -20,12 +23,38 @@ function fakeStores() {
 }
 
 describe("kept cost records", () => {
+  // Every config run from one working directory keeps its files in .tollgate/, also those of
+  // deployments apart only by store.keyPrefix. Was: any gateway replayed every file there, so one
+  // deployment wrote another's records to its own ledger and charged its settlements to its own budgets.
+  it("are written and settled only by a gateway of the store that kept them", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tollgate-kept-"));
+    const record = makeCostRecord();
+    const plan: SettlePlan = { requestId: record.requestId, now: 1, scopeKeys: ["route:a|total"], actualNano: 12_500_000, tokens: 2000, rateScopes: [] };
+    await keepUnwritten(keptIn(dir, "aaaaaaaaaaaa"))([record]);
+    await keepUnsettled(keptIn(dir, "aaaaaaaaaaaa"))([plan]);
+    const other = fakeStores();
+    await replayUnwritten(keptIn(dir, "bbbbbbbbbbbb"), other.stores, () => {});
+    expect({ written: other.written, settled: other.settled, kept: readdirSync(dir).length }).toEqual({ written: [], settled: [], kept: 2 });
+    const own = fakeStores();
+    await replayUnwritten(keptIn(dir, "aaaaaaaaaaaa"), own.stores, () => {});
+    expect({ written: own.written.map((each) => each.requestId), settled: own.settled, kept: readdirSync(dir) }).toEqual({ written: [record.requestId], settled: [plan], kept: [] });
+  });
+
+  it("kept before files named their store are written by the first gateway to start, whose they are being unknown", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tollgate-kept-"));
+    const record = makeCostRecord();
+    writeFileSync(join(dir, "unwritten-11111111-2222-3333-4444-555555555555.jsonl"), JSON.stringify(record) + "\n");
+    const { written, stores } = fakeStores();
+    await replayUnwritten(keptIn(dir), stores, () => {});
+    expect(written.map((each) => each.requestId)).toEqual([record.requestId]);
+  });
+
   it("are written by the next start, and their file is removed", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tollgate-kept-"));
     const records = Array.from({ length: 3 }, () => makeCostRecord());
-    await keepUnwritten(dir)(records);
+    await keepUnwritten(keptIn(dir))(records);
     const { written, stores } = fakeStores();
-    await replayUnwritten(dir, stores, () => {});
+    await replayUnwritten(keptIn(dir), stores, () => {});
     expect(written.map((record) => record.requestId)).toEqual(records.map((record) => record.requestId));
     expect(readdirSync(dir)).toEqual([]);
   });
@@ -35,7 +64,7 @@ describe("kept cost records", () => {
     const dir = mkdtempSync(join(tmpdir(), "tollgate-kept-"));
     writeFileSync(join(dir, "unwritten-11111111-2222-3333-4444-555555555555.jsonl.partial"), JSON.stringify(makeCostRecord()).slice(0, 30));
     const { written, stores } = fakeStores();
-    await replayUnwritten(dir, stores, () => {});
+    await replayUnwritten(keptIn(dir), stores, () => {});
     expect(written).toEqual([]);
     expect(readdirSync(dir)).toHaveLength(1);
   });
@@ -49,7 +78,7 @@ describe("kept cost records", () => {
     writeFileSync(join(dir, name), text.slice(0, text.length - 40));
     const { written, stores } = fakeStores();
     const logs: string[] = [];
-    await replayUnwritten(dir, stores, (line) => logs.push(line));
+    await replayUnwritten(keptIn(dir), stores, (line) => logs.push(line));
     expect(written.map((record) => record.requestId)).toEqual(records.slice(0, 2).map((record) => record.requestId));
     expect(readdirSync(dir)).toEqual([`${name}.unreadable`]);
     expect(readFileSync(join(dir, `${name}.unreadable`), "utf8")).toContain(records[2]!.requestId.slice(0, 4));
@@ -60,7 +89,7 @@ describe("kept cost records", () => {
     const dir = mkdtempSync(join(tmpdir(), "tollgate-kept-"));
     const fine = makeCostRecord({ requestId: "req_fine" });
     const absurd = makeCostRecord({ requestId: "req_absurd", cost: { inputNano: 4.6e22, cacheReadNano: 0, cacheWriteNano: 0, outputNano: 0, totalNano: 4.6e22, cacheSavingsNano: 0 } });
-    await keepUnwritten(dir)([fine, absurd]);
+    await keepUnwritten(keptIn(dir))([fine, absurd]);
     const written: CostRecord[] = [];
     const ledger = {
       write: async (records: readonly CostRecord[]) => {
@@ -71,7 +100,7 @@ describe("kept cost records", () => {
       close: async () => {},
     };
     const logs: string[] = [];
-    await replayUnwritten(dir, { ledger, settle: async () => {} }, (line) => logs.push(line));
+    await replayUnwritten(keptIn(dir), { ledger, settle: async () => {} }, (line) => logs.push(line));
     expect(written.map((record) => record.requestId)).toEqual(["req_fine"]);
     expect(readdirSync(dir)).toEqual([]);
     expect(logs.some((line) => line.startsWith("[tollgate] error: cost record req_absurd cannot be written") && line.includes(JSON.stringify(absurd)))).toBe(true);
@@ -80,9 +109,9 @@ describe("kept cost records", () => {
   it("kept settlements are made by the next start, and their file is removed", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tollgate-kept-"));
     const plan: SettlePlan = { requestId: "req_kept", now: 1, scopeKeys: ["route:a|total"], actualNano: 12_500_000, tokens: 2000, rateScopes: [] };
-    await keepUnsettled(dir)([plan]);
+    await keepUnsettled(keptIn(dir))([plan]);
     const { settled, stores } = fakeStores();
-    await replayUnwritten(dir, stores, () => {});
+    await replayUnwritten(keptIn(dir), stores, () => {});
     expect(settled).toEqual([plan]);
     expect(readdirSync(dir)).toEqual([]);
   });

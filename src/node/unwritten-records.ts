@@ -7,19 +7,24 @@ import type { CostRecord } from "../metering/cost-record.ts";
 
 // A gateway stopped while Redis is away would drop the cost records it could not write: billed
 // requests with no record. They are kept in a file of their own beside the embedded ledger's
-// (`unwritten-<uuid>.jsonl`), and the next gateway to start on that directory writes them to
-// Redis before it serves; the budget settlements it could not make are kept and made the same way.
-// Both are idempotent by request id, so a file replayed twice (two gateways at once) counts once.
+// (`unwritten-<store>-<uuid>.jsonl`), and the next gateway on the same store to start on that
+// directory writes them to Redis before it serves; the budget settlements it could not make are
+// kept and made the same way. Both are idempotent by request id, so a file replayed twice (two
+// gateways at once) counts once. `<store>` is the store's tag (kept-files-tag.ts): a gateway of
+// another store (another Redis, or another keyPrefix on the same one) leaves the file alone.
 
 const PREFIX = "unwritten-";
 /** Budget settlements a stopped gateway could not make: applied at the next start too. */
 const SETTLE_PREFIX = "unsettled-";
 
+/** Where kept files go, and the tag of the store they belong to. */
+export type KeptFiles = { directory: string; storeTag: string };
+
 /** Keeps the records `Ledger.close()` could not write, for the next start. */
-export function keepUnwritten(directory: string, prefix = PREFIX): (records: readonly object[]) => Promise<string> {
+export function keepUnwritten({ directory, storeTag }: KeptFiles, prefix = PREFIX): (records: readonly object[]) => Promise<string> {
   return async (records) => {
     await mkdir(directory, { recursive: true });
-    const path = join(directory, `${prefix}${randomUUID()}.jsonl`);
+    const path = join(directory, `${prefix}${storeTag}-${randomUUID()}.jsonl`);
     // Written whole under another name, then renamed: a gateway starting meanwhile never reads
     // (and removes) a file half-written.
     const partial = `${path}.partial`;
@@ -36,23 +41,36 @@ export function keepUnwritten(directory: string, prefix = PREFIX): (records: rea
 }
 
 /** Keeps the settlements `Admission.finishSettling()` could not make, for the next start. */
-export function keepUnsettled(directory: string): (plans: readonly SettlePlan[]) => Promise<string> {
-  return keepUnwritten(directory, SETTLE_PREFIX);
+export function keepUnsettled(kept: KeptFiles): (plans: readonly SettlePlan[]) => Promise<string> {
+  return keepUnwritten(kept, SETTLE_PREFIX);
 }
+
+/**
+ * Whether a kept file is this store's: its tag, or none (`<prefix><uuid>.jsonl`, kept before files
+ * named their store: whose they are is unknown, and the first gateway to start replays them, as
+ * it did then).
+ */
+function isOwnFile(name: string, prefix: string, storeTag: string): boolean {
+  if (!name.startsWith(prefix) || !name.endsWith(".jsonl")) return false;
+  return name.startsWith(`${prefix}${storeTag}-`) || UNTAGGED.test(name.slice(prefix.length));
+}
+
+/** The rest of a kept file's name that names no store: a bare uuid. */
+const UNTAGGED = /^[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}\.jsonl$/;
 
 /**
  * Makes the settlements and writes the records earlier gateways kept, then removes their files.
  * A file that fails stays, and the result says so (false): the caller tries again later.
  */
 export async function replayUnwritten(
-  directory: string,
+  { directory, storeTag }: KeptFiles,
   stores: { ledger: LedgerStore; settle: (plan: SettlePlan) => Promise<void> },
   log: (line: string) => void,
 ): Promise<boolean> {
   let allDone = true;
   const names = await readdir(directory).catch(() => [] as string[]);
-  for (const name of names.filter((each) => each.startsWith(SETTLE_PREFIX) && each.endsWith(".jsonl"))) allDone = (await replayFile(join(directory, name), stores.settle, log)) && allDone;
-  const files = names.filter((each) => each.startsWith(PREFIX) && each.endsWith(".jsonl"));
+  for (const name of names.filter((each) => isOwnFile(each, SETTLE_PREFIX, storeTag))) allDone = (await replayFile(join(directory, name), stores.settle, log)) && allDone;
+  const files = names.filter((each) => isOwnFile(each, PREFIX, storeTag));
   for (const [index, name] of files.entries()) {
     const path = join(directory, name);
     const records: CostRecord[] = [];
