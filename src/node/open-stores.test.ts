@@ -1,8 +1,9 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ANTHROPIC_KEY, OPENAI_KEY, testConfig } from "../../test/support/gateway.ts";
+import { useRedis } from "../../test/support/use-redis.ts";
 import { startGateway } from "./serve.ts";
 
 // Where the stores keep files: a path the gateway cannot write stops start-up naming the setting,
@@ -40,5 +41,29 @@ describe("store.path", () => {
 
   it("a file that can be written starts", async () => {
     expect(await startWith({ path: join(directory, "fine", "ledger.jsonl") })).toBe("started");
+  });
+});
+
+describe("store.path on Redis", () => {
+  const redis = useRedis("store-path-on-redis");
+
+  // Its directory is where a gateway keeps what it cannot write during an outage. Was: a directory
+  // it could not write (a read-only root filesystem; here one under a plain file, as root may
+  // write anywhere) started without a word, and a stop during an outage lost the records.
+  it("whose directory cannot be written stops start-up, naming it and what it is for", async () => {
+    const file = join(directory, "plain-file-on-redis");
+    writeFileSync(file, "");
+    const path = join(file, "ledger.jsonl");
+    const failure = await startWith({ redisUrl: { env: "REDIS_URL" }, keyPrefix: redis.prefix, path }, { REDIS_URL: redis.url });
+    expect(failure).toBe(
+      `invalid tollgate config:\n  - store.path: ${path} cannot be created: part of the path above it is a file, not a directory; name a file in a directory. ` +
+        "On Redis its directory is where a gateway keeps the cost records and budget settlements it cannot write during an outage",
+    );
+  });
+
+  it("whose directory can be written starts, and leaves nothing there", async () => {
+    const kept = join(directory, "kept-on-redis");
+    expect(await startWith({ redisUrl: { env: "REDIS_URL" }, keyPrefix: redis.prefix, path: join(kept, "ledger.jsonl") }, { REDIS_URL: redis.url })).toBe("started");
+    expect(readdirSync(kept)).toEqual([]);
   });
 });

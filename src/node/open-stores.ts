@@ -16,7 +16,7 @@ import { RedisKeyValueStore } from "../store/redis-key-value-store.ts";
 import { connectRedis, isClusterNode, RedisUrlError, type RedisClient } from "../store/redis-connection.ts";
 import { keepUnwritten, type KeptFiles } from "./unwritten-records.ts";
 import { keptFilesTag } from "./kept-files-tag.ts";
-import { checkStorePath } from "./store-path-checks.ts";
+import { checkKeptDirectory, checkStorePath } from "./store-path-checks.ts";
 
 /** Where the embedded store keeps records when the config names no path. */
 export const DEFAULT_LEDGER_PATH = ".tollgate/ledger.jsonl";
@@ -37,12 +37,14 @@ export type OpenedStores = {
  */
 export async function openStores(config: ResolvedConfig, log: (line: string) => void, maxQueuedRecords?: number): Promise<OpenedStores> {
   if (config.redisUrl) {
+    const storePath = resolve(config.store?.path ?? DEFAULT_LEDGER_PATH);
+    await checkKeptDirectory(storePath, config.store?.path !== undefined);
     const redis = await openRedis(config.redisUrl, config.store?.cluster ?? false, log);
     const prefix = config.store?.keyPrefix ?? "";
     const ledgerStore = new RedisLedgerStore(redis, prefix);
     // Records a gateway stopped during an outage could not write wait beside the embedded ledger's
     // file, named for this store; the Node entry writes them (and charges them) at the next start.
-    const keptFiles = { directory: dirname(resolve(config.store?.path ?? DEFAULT_LEDGER_PATH)), storeTag: keptFilesTag(config.redisUrl, config.store?.cluster ?? false, prefix) };
+    const keptFiles = { directory: dirname(storePath), storeTag: keptFilesTag(config.redisUrl, config.store?.cluster ?? false, prefix) };
     return {
       keptFiles,
       ledger: new Ledger({ store: ledgerStore, log, keepUnwritten: keepUnwritten(keptFiles), ...(maxQueuedRecords ? { maxQueued: maxQueuedRecords } : {}) }),
