@@ -140,8 +140,11 @@ export class Ledger {
     return this.flushing;
   }
 
-  /** Flushes, retrying until `deadlineMs` has passed, then closes the store. */
-  async close(deadlineMs = 5000): Promise<void> {
+  /**
+   * Flushes, retrying until `deadlineMs` has passed, then closes the store. Resolves to how many
+   * records were lost: neither written nor kept (each loss is also logged).
+   */
+  async close(deadlineMs = 5000): Promise<{ lost: number }> {
     this.closing = true;
     const giveUpAt = Date.now() + deadlineMs;
     clearTimeout(this.retryTimer);
@@ -152,18 +155,22 @@ export class Ledger {
     }
     clearTimeout(this.retryTimer);
     await this.keeping;
-    if (this.queue.length > 0) await this.keepQueue();
+    const lost = this.queue.length > 0 ? await this.keepQueue() : 0;
     await this.store.close();
+    return { lost };
   }
 
-  private async keepQueue(): Promise<void> {
+  /** Keeps what is still queued; resolves to how many records could not be kept. */
+  private async keepQueue(): Promise<number> {
     const count = this.queue.length;
     try {
       if (!this.keepUnwritten) throw new Error("nowhere to keep them");
       const where = await this.keepUnwritten(this.queue.splice(0));
       this.log(`[tollgate] error: ${count} cost records could not be written before shutdown; kept in ${where}, written at the next start`);
+      return 0;
     } catch (error) {
       this.log(`[tollgate] error: ${count} cost records could not be written before shutdown, nor kept (${(error as Error).message})`);
+      return count;
     }
   }
 

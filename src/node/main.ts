@@ -104,11 +104,20 @@ async function start({ config: configFlag }: { config?: string }) {
     if (stopping) return;
     stopping = true;
     console.error(`[tollgate] ${signal}: stopping; streams in flight get up to ${streamDrainMs / 1000} s, then are cut (and recorded); other answers up to ${drainMs / 1000} s`);
-    setTimeout(() => process.exit(0), drainMs + WRITE_OUT_MS).unref();
+    // A stop that lost records exits 1 and its last line says so: "records written" and 0 after
+    // a loss told the operator and the supervisor that all was well.
+    setTimeout(() => {
+      console.error(`[tollgate] stopped: the write-out did not finish ${WRITE_OUT_MS / 1000} s after the drain (a store or the telemetry exporter did not answer); cost records and budget settlements not yet written or kept are lost`);
+      process.exit(1);
+    }, drainMs + WRITE_OUT_MS).unref();
     gateway.close({ streamDrainMs, drainMs }).then(
-      () => {
-        console.error("[tollgate] stopped: records written");
-        process.exit(0);
+      ({ lostRecords, lostSettlements }) => {
+        if (lostRecords + lostSettlements === 0) {
+          console.error("[tollgate] stopped: records written");
+          process.exit(0);
+        }
+        console.error(`[tollgate] stopped: ${lostRecords} cost records and ${lostSettlements} budget settlements lost, neither written nor kept (see the errors above)`);
+        process.exit(1);
       },
       (error: unknown) => {
         console.error(oneLine(`[tollgate] error while stopping: ${(error as Error)?.message ?? String(error)}`));

@@ -37,6 +37,9 @@ export type StartGatewayOptions = {
   maxQueuedRecords?: number;
 };
 
+/** What a stop could neither write nor keep for the next start: lost, and logged each as an error. */
+export type StopOutcome = { lostRecords: number; lostSettlements: number };
+
 export type RunningGateway = {
   url: string;
   port: number;
@@ -51,7 +54,7 @@ export type RunningGateway = {
    * recorded as aborted). Then writes out the ledger and the telemetry, and closes the upstream
    * connections.
    */
-  close(options?: { drainMs?: number; streamDrainMs?: number }): Promise<void>;
+  close(options?: { drainMs?: number; streamDrainMs?: number }): Promise<StopOutcome>;
   /** The config's drain on a stop signal (server.drainStreamsSeconds, server.drainAnswersSeconds), for `close`. */
   drainOnStop: { streamDrainMs: number; drainMs: number };
 };
@@ -205,12 +208,15 @@ export async function startGateway({
       await recorded(2_000);
       // Settlements still retrying go now (the store may be back), or are kept for the next start.
       const unsettled = await finishSettling();
+      let lostSettlements = 0;
       if (unsettled.length > 0) {
         const kept = keptFiles ? await keepUnsettled(keptFiles)(unsettled).catch(() => undefined) : undefined;
+        if (!kept) lostSettlements = unsettled.length;
         log(`[tollgate] error: ${unsettled.length} budget settlements could not be made before shutdown${kept ? `; kept in ${kept}, applied at the next start` : ""}`);
       }
       try {
-        await ledger.close();
+        const { lost } = await ledger.close();
+        return { lostRecords: lost, lostSettlements };
       } finally {
         // The spans and metrics of the last requests go out even when the ledger's store failed to close.
         await Promise.allSettled([otel?.shutdown(), dispatcher.close()]);
