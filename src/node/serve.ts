@@ -1,6 +1,7 @@
 import { serve } from "@hono/node-server";
 import { setMaxListeners } from "node:events";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import { Agent } from "undici";
 import { resolveConfig, type Environment } from "../config/resolve-config.ts";
 import { buildGateway } from "../gateway/create-gateway.ts";
@@ -249,7 +250,19 @@ function listen(fetch: (request: Request, env: unknown) => Response | Promise<Re
 function drainOnClose(server: Server) {
   let closing = false;
   const open = new Set<ServerResponse>();
-  const closeWhenIdle = () => setImmediate(() => server.closeIdleConnections());
+  // Node's closeIdleConnections() passes over a keep-alive connection whose client aborted a
+  // stream and kept it (seen with undici): with a 65 s keep-alive timeout that held close() for a
+  // minute. Every connection without an answer in flight is closed instead.
+  const sockets = new Set<Socket>();
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  const closeIdle = () => {
+    server.closeIdleConnections();
+    for (const socket of sockets) if (!(socket as Socket & { _httpMessage?: unknown })._httpMessage) socket.destroy();
+  };
+  const closeWhenIdle = () => setImmediate(closeIdle);
   server.on("request", (_incoming: IncomingMessage, outgoing: ServerResponse) => {
     open.add(outgoing);
     if (closing) outgoing.shouldKeepAlive = false;
@@ -264,6 +277,7 @@ function drainOnClose(server: Server) {
       // Answers whose headers are still to be written say `Connection: close`; those already
       // under way end their connection when they finish (closeWhenIdle above).
       for (const outgoing of open) if (!outgoing.headersSent) outgoing.shouldKeepAlive = false;
+      closeWhenIdle();
     },
     /** Closes the connections of the answers being streamed (their bodies are cancelled and recorded). */
     cutStreams(): void {
