@@ -220,6 +220,33 @@ describe("GET /v1/models", () => {
     expect((await fetch(`${rig.gateway.url}/v1/models`)).status).toBe(401);
   });
 
+  it("pages as Anthropic's list does (limit, after_id, before_id), and the SDK walks every page", async () => {
+    // Was: every route on every page, so `limit` and `after_id` were ignored.
+    const first = await rig.gateway.anthropic.models.list({ limit: 2 });
+    expect([first.data.map((model) => model.id), first.has_more, first.last_id]).toEqual([["gpt", "claude"], true, "claude"]);
+    const next = await rig.gateway.anthropic.models.list({ limit: 2, after_id: "claude" });
+    expect([next.data.map((model) => model.id), next.has_more]).toEqual([["gpt-then-claude"], false]);
+    const before = await rig.gateway.anthropic.models.list({ limit: 1, before_id: "gpt-then-claude" });
+    expect([before.data.map((model) => model.id), before.has_more]).toEqual([["claude"], true]);
+    const walked = [];
+    for await (const model of rig.gateway.anthropic.models.list({ limit: 1 })) walked.push(model.id);
+    expect(walked).toEqual(["gpt", "claude", "gpt-then-claude"]);
+    const bad = await rig.gateway.anthropic.models.list({ limit: 0 }).catch((error: unknown) => error);
+    expect(bad).toMatchObject({ status: 400, message: expect.stringContaining("limit must be a whole number from 1 to 1000") });
+  });
+
+  it("gives Anthropic's model fields, null where a route has no value, and the least max_tokens of its targets", async () => {
+    // Was: left out, where the SDK types them as required (a number or null): `undefined` in apps.
+    const model = await rig.gateway.anthropic.models.retrieve("gpt-then-claude");
+    // gpt-4o answers at most 16,384 tokens, claude-sonnet-4-6 64,000.
+    expect(model).toMatchObject({ type: "model", max_tokens: 16_384, max_input_tokens: null, capabilities: null, lifecycle: "active", deprecated_at: null, retires_at: null });
+  });
+
+  it("answers GET /v1/models/ (no id) with a 404, not a 405 that says it takes GET", async () => {
+    const response = await fetch(`${rig.gateway.url}/v1/models/`, { headers: { authorization: `Bearer ${APP_KEY}` } });
+    expect(response.status).toBe(404);
+  });
+
   it("refuses a bad key in the dialect of the SDK that asked", async () => {
     const anthropic = new Anthropic({ baseURL: rig.gateway.url, apiKey: "tg_wrong", maxRetries: 0 });
     const anthropicError = await anthropic.models.list().catch((error: unknown) => error);

@@ -162,7 +162,9 @@ export function buildGateway({
   app.notFound(function notFound(c) {
     // A served path asked with another method: 405 with the method it takes (RFC 9110 §15.5.6).
     const allow = ENDPOINT_METHODS.get(c.req.path) ?? (c.req.path.startsWith("/v1/models/") ? "GET" : undefined);
-    if (allow) {
+    // `GET /v1/models/` (the SDKs' retrieve("")) names no model: a 404 below, not a 405 "takes GET, not GET".
+    const gotIt = allow === "GET" && (c.req.method === "GET" || c.req.method === "HEAD");
+    if (allow && !gotIt) {
       const error = new GatewayError("method_not_allowed", `${c.req.path} takes ${allow}, not ${c.req.method}: send the request with ${allow}`);
       return jsonResponse(c.get("dialect").renderError(error, c.get("requestId")), error.status, c.get("requestId"), { allow: allow === "GET" ? "GET, HEAD" : allow });
     }
@@ -201,7 +203,9 @@ export function buildGateway({
 
   app.get("/v1/models", (c) => {
     const caller = c.get("caller");
-    return jsonResponse(renderModelList(Object.keys(config.routes).filter((route) => mayUseRoute(caller, route))), 200, c.get("requestId"));
+    const routes = Object.keys(config.routes).filter((route) => mayUseRoute(caller, route));
+    const page = { limit: c.req.query("limit"), afterId: c.req.query("after_id"), beforeId: c.req.query("before_id") };
+    return jsonResponse(renderModelList(config, routes, page), 200, c.get("requestId"));
   });
   // A route the key may not use is not there for it, as in the list: a 404, not a 403 that
   // would tell the key which routes exist.
@@ -210,7 +214,7 @@ export function buildGateway({
     if (!Object.hasOwn(config.routes, id) || !mayUseRoute(c.get("caller"), id)) {
       throw new GatewayError("not_found", `no model "${id}" for this key: GET /v1/models lists the routes it may use`, { param: "model", code: "model_not_found" });
     }
-    return jsonResponse(renderModel(id), 200, c.get("requestId"));
+    return jsonResponse(renderModel(config, id), 200, c.get("requestId"));
   });
   app.get("/v1/budgets", async (c) => jsonResponse(await renderBudgets(config, admission, admissionStore, c.get("caller"), now()), 200, c.get("requestId")));
   app.get("/v1/admin/costs", (c) => answerCostReport(c, ledger, now(), config.admin !== undefined));
