@@ -41,8 +41,7 @@ export class FinishCheck {
     if (!this.begun || mapped.billed || !isNetworkFailure(error)) return mapped;
     if (this.finished) return undefined;
     if (this.ended) return mapped;
-    const reason = redactSecrets((error as Error)?.message ?? "connection lost", context.apiKey);
-    return new GatewayError("upstream", `provider "${this.providerName}" lost the connection before the answer was complete (${reason})`, { retryable: true, billed: {}, cause: error });
+    return connectionLost(this.providerName, error, context);
   }
 
   /** The error part a stream that just stopped ends with; none when it ended, or the client left. */
@@ -50,6 +49,16 @@ export class FinishCheck {
     if (this.ended || signal.aborted) return undefined;
     return { type: "error", error: unfinishedAnswer(this.providerName) };
   }
+}
+
+/**
+ * A call whose connection was lost after the provider began to answer (its stream's first event,
+ * or an answer's headers): the provider took it, and bills it (`billed`: the prompt as counted,
+ * and what came of the answer). Retryable: before the client got anything, the route may go on.
+ */
+export function connectionLost(providerName: string, error: unknown, context: ProviderErrorContext): GatewayError {
+  const reason = redactSecrets((error as Error)?.message ?? "connection lost", context.apiKey);
+  return new GatewayError("upstream", `provider "${providerName}" lost the connection before the answer was complete (${reason})`, { retryable: true, billed: {}, cause: error });
 }
 
 /**
