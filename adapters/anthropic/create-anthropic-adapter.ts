@@ -5,7 +5,7 @@ import type { ChatRequest } from "../../src/model/chat-request.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
 import { mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
-import { FinishCheck } from "../shared/finish-check.ts";
+import { answerFailure, FinishCheck, readAnswerBody } from "../shared/finish-check.ts";
 import { convertToAnthropicRequest, refuseBlankLastTurn, refuseImageType } from "./convert-to-anthropic-request.ts";
 import { contextManagementOf, mapAnthropicResponse } from "./map-anthropic-response.ts";
 import { streamWithPrefill, withPrefill } from "./prefill.ts";
@@ -52,11 +52,13 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
       const body = convertToAnthropicRequest(request, model);
       const headers = callHeaders(request, traceHeaders);
       try {
-        const message = await client.post<Anthropic.Message>(MESSAGES_PATH, { body: { ...body, stream: false }, signal, ...(headers ? { headers } : {}) });
+        // The body read apart from the headers, so that a connection lost between them is billed.
+        const raw = await client.post<Anthropic.Message>(MESSAGES_PATH, { body: { ...body, stream: false }, signal, ...(headers ? { headers } : {}) }).asResponse();
+        const message = await readAnswerBody<Anthropic.Message>(raw, signal, options.name, errorContext);
         const response = mapAnthropicResponse(message);
         return request.prefill ? withPrefill(response, request.prefill) : response;
       } catch (error) {
-        throw mapProviderError(error, errorContext);
+        throw answerFailure(error, signal, options.name, errorContext);
       }
     },
 

@@ -8,9 +8,9 @@ import { convertToOpenAIRequest } from "../openai/convert-to-openai-request.ts";
 import { mapOpenAIResponse } from "../openai/map-openai-response.ts";
 import { mapOpenAIStream } from "../openai/map-openai-stream.ts";
 import { refuseAnthropicDefinedTools } from "../shared/refuse-anthropic-tools.ts";
-import { isNetworkFailure, mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
+import { mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
-import { connectionLost, FinishCheck } from "../shared/finish-check.ts";
+import { FinishCheck, readAnswerBody } from "../shared/finish-check.ts";
 import { decoderTokenCount } from "./count-tokens.ts";
 import { postChatCompletions } from "./post-chat-completions.ts";
 import { readSseData } from "./read-sse-data.ts";
@@ -62,11 +62,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
       const body = convertToOpenAIRequest({ ...request, stream: false }, model, "compatible");
       try {
         const response = await call(body, signal, headers);
-        // Lost after the headers came (a reset, a proxy dropping it), the decoder had taken the
-        // call and run it: billed, as a stream cut after it began is (was: "could not reach", $0).
-        const completion = (await response.json().catch((error: unknown) => {
-          throw !signal.aborted && isNetworkFailure(error) ? connectionLost(options.name, error, errorContext) : error;
-        })) as OpenAI.Chat.Completions.ChatCompletion;
+        const completion = await readAnswerBody<OpenAI.Chat.Completions.ChatCompletion>(response, signal, options.name, errorContext);
         let answer = mapOpenAIResponse(completion, options.name, request.stop);
         answer = withoutRepeatedTurn(answer, request);
         return request.logprobs ? withAlternatives(answer, request.logprobs.top ?? 0) : answer;

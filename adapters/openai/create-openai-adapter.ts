@@ -2,9 +2,9 @@ import OpenAI from "openai";
 import type { ChatModel, ProviderType, TransportOptions } from "../../src/model/chat-model.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
 import { refuseAnthropicDefinedTools } from "../shared/refuse-anthropic-tools.ts";
-import { mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
+import type { ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
-import { FinishCheck } from "../shared/finish-check.ts";
+import { answerFailure, FinishCheck, readAnswerBody } from "../shared/finish-check.ts";
 import { convertToOpenAIRequest, type OpenAIFlavor } from "./convert-to-openai-request.ts";
 import { mapOpenAIResponse } from "./map-openai-response.ts";
 import { mapOpenAIStream } from "./map-openai-stream.ts";
@@ -48,10 +48,12 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
     async generate(request, model, signal, headers) {
       const body = convertToOpenAIRequest({ ...request, ...pinnedTier, stream: false }, model, flavor);
       try {
-        const completion = await client.chat.completions.create({ ...body, stream: false }, { signal, ...(headers ? { headers } : {}) });
+        // The body read apart from the headers, so that a connection lost between them is billed.
+        const response = await client.chat.completions.create({ ...body, stream: false }, { signal, ...(headers ? { headers } : {}) }).asResponse();
+        const completion = await readAnswerBody<OpenAI.Chat.Completions.ChatCompletion>(response, signal, options.name, errorContext);
         return mapOpenAIResponse(completion, options.name, request.stop);
       } catch (error) {
-        throw mapProviderError(error, errorContext);
+        throw answerFailure(error, signal, options.name, errorContext);
       }
     },
 

@@ -62,6 +62,50 @@ export function connectionLost(providerName: string, error: unknown, context: Pr
 }
 
 /**
+ * A transport that reads an answer whole before handing it to an SDK (src/node/undici-fetch.ts)
+ * says with this that the connection was lost after the headers, not before: the SDK wraps it as
+ * a connection error either way.
+ */
+export class AnswerCutError extends Error {
+  override readonly name = "AnswerCutError";
+  constructor(cause: unknown) {
+    super(`the answer's body was cut off after its headers (${(cause as Error)?.message ?? String(cause)})`, { cause });
+  }
+}
+
+/**
+ * What an answer not streamed that failed becomes: a connection lost after its headers (marked by
+ * the transport, see AnswerCutError) is billed; anything else is mapped as it is.
+ */
+export function answerFailure(error: unknown, signal: AbortSignal, providerName: string, context: ProviderErrorContext): GatewayError {
+  if (!signal.aborted && cutAfterHeaders(error)) return connectionLost(providerName, error, context);
+  return mapProviderError(error, context);
+}
+
+/** Whether an AnswerCutError is the error or among its causes (the SDKs wrap what fetch threw). */
+function cutAfterHeaders(error: unknown): boolean {
+  let at: unknown = error;
+  for (let depth = 0; at instanceof Error && depth < 4; depth++) {
+    if (at instanceof AnswerCutError) return true;
+    at = at.cause;
+  }
+  return false;
+}
+
+/**
+ * An answer's JSON body, read once its headers are in. Lost meanwhile (a reset, a proxy dropping
+ * the socket), the provider had taken the call and run it: billed (`connectionLost`), as a stream
+ * cut after it began is. Was: "could not reach provider", at $0.
+ */
+export async function readAnswerBody<T>(response: { json(): Promise<unknown> }, signal: AbortSignal, providerName: string, context: ProviderErrorContext): Promise<T> {
+  try {
+    return (await response.json()) as T;
+  } catch (error) {
+    throw !signal.aborted && isNetworkFailure(error) ? connectionLost(providerName, error, context) : error;
+  }
+}
+
+/**
  * A provider stopped short of a whole answer. Retryable: when nothing came at all, the route may
  * still try its next target. Billed: the provider had taken the call (`usage`, where it said).
  */

@@ -1,5 +1,6 @@
 import type { Readable } from "node:stream";
 import { request, type Dispatcher } from "undici";
+import { AnswerCutError } from "../../adapters/shared/finish-check.ts";
 import type { PlainPost } from "../model/chat-model.ts";
 
 // A `fetch` for the provider SDKs built on undici.request. Node 20's global fetch spends about
@@ -77,7 +78,12 @@ export function createUndiciFetch(dispatcher: Dispatcher): typeof fetch {
     }
     // Streams stay streams (SSE); everything else is read whole.
     if (headers.get("content-type")?.startsWith("text/event-stream")) return new Response(toWebStream(upstream.body), init200);
-    return new BufferedResponse(new Uint8Array(await upstream.body.arrayBuffer()), upstream.statusCode, headers, url) as unknown as Response;
+    // Read here, before the SDK has its response: a connection lost now, after the headers, is
+    // marked so that the adapter bills the call the provider had taken.
+    const bytes = await upstream.body.arrayBuffer().catch((error: unknown) => {
+      throw new AnswerCutError(error);
+    });
+    return new BufferedResponse(new Uint8Array(bytes), upstream.statusCode, headers, url) as unknown as Response;
   };
 }
 
