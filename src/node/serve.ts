@@ -252,22 +252,29 @@ function drainOnClose(server: Server) {
   const open = new Set<ServerResponse>();
   // Node's closeIdleConnections() passes over a keep-alive connection whose client aborted a
   // stream and kept it (seen with undici): with a 65 s keep-alive timeout that held close() for a
-  // minute. Every connection without an answer in flight is closed instead.
+  // minute. A connection is closed here too when it is at rest: no answer in flight, and not a
+  // byte read since the last one ended (one whose next request is arriving is left to Node, which
+  // answers it with `Connection: close`).
   const sockets = new Set<Socket>();
+  const bytesAtRest = new WeakMap<Socket, number>();
   server.on("connection", (socket: Socket) => {
     sockets.add(socket);
+    bytesAtRest.set(socket, 0);
     socket.once("close", () => sockets.delete(socket));
   });
+  const atRest = (socket: Socket) => !(socket as Socket & { _httpMessage?: unknown })._httpMessage && socket.bytesRead === bytesAtRest.get(socket);
   const closeIdle = () => {
     server.closeIdleConnections();
-    for (const socket of sockets) if (!(socket as Socket & { _httpMessage?: unknown })._httpMessage) socket.destroy();
+    for (const socket of sockets) if (atRest(socket)) socket.destroy();
   };
   const closeWhenIdle = () => setImmediate(closeIdle);
-  server.on("request", (_incoming: IncomingMessage, outgoing: ServerResponse) => {
+  server.on("request", (incoming: IncomingMessage, outgoing: ServerResponse) => {
     open.add(outgoing);
     if (closing) outgoing.shouldKeepAlive = false;
+    const socket = incoming.socket as Socket;
     outgoing.once("close", () => {
       open.delete(outgoing);
+      bytesAtRest.set(socket, socket.bytesRead);
       if (closing) closeWhenIdle();
     });
   });
