@@ -179,7 +179,7 @@ describe.each([
     expect(closed.at(-1)).toBe(true);
   });
 
-  it("with the router's deadlines, an answer whose body stalls after the headers is cut off at timeoutMs and its connection closed", async () => {
+  it("with the router's deadlines, an answer whose body stalls after the headers is cut off at timeoutMs, billed (the decoder had begun it) and its connection closed", async () => {
     handle = (_request, response) => {
       response.writeHead(200, { "content-type": "application/json" });
       response.write('{"id":"c1","object":"chat.completion",'); // …and then nothing
@@ -189,7 +189,8 @@ describe.each([
       kind: "timeout",
       status: 504,
       retryable: true,
-      message: 'provider "gpu" did not answer within 200 ms',
+      message: 'provider "gpu" did not finish its answer within 200 ms',
+      billed: {},
     });
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(closed.at(-1)).toBe(true);

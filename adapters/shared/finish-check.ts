@@ -63,8 +63,8 @@ export function connectionLost(providerName: string, error: unknown, context: Pr
 
 /**
  * A transport that reads an answer whole before handing it to an SDK (src/node/undici-fetch.ts)
- * says with this that the connection was lost after the headers, not before: the SDK wraps it as
- * a connection error either way.
+ * says with this that the connection was lost after the headers, not before: the answer's body
+ * reads fail with it.
  */
 export class AnswerCutError extends Error {
   override readonly name = "AnswerCutError";
@@ -83,7 +83,7 @@ export function answerFailure(error: unknown, signal: AbortSignal, providerName:
 }
 
 /** Whether an AnswerCutError is the error or among its causes (the SDKs wrap what fetch threw). */
-function cutAfterHeaders(error: unknown): boolean {
+export function cutAfterHeaders(error: unknown): boolean {
   let at: unknown = error;
   for (let depth = 0; at instanceof Error && depth < 4; depth++) {
     if (at instanceof AnswerCutError) return true;
@@ -101,7 +101,10 @@ export async function readAnswerBody<T>(response: { json(): Promise<unknown> }, 
   try {
     return (await response.json()) as T;
   } catch (error) {
-    throw !signal.aborted && isNetworkFailure(error) ? connectionLost(providerName, error, context) : error;
+    // Stopped on purpose meanwhile (a deadline, the client): marked as begun, so that the
+    // deadline's error bills the call the provider had taken (call-deadlines.ts).
+    if (signal.aborted) throw error instanceof AnswerCutError ? error : new AnswerCutError(error);
+    throw error instanceof AnswerCutError || isNetworkFailure(error) ? connectionLost(providerName, error, context) : error;
   }
 }
 

@@ -78,11 +78,17 @@ export function createUndiciFetch(dispatcher: Dispatcher): typeof fetch {
     }
     // Streams stay streams (SSE); everything else is read whole.
     if (headers.get("content-type")?.startsWith("text/event-stream")) return new Response(toWebStream(upstream.body), init200);
-    // Read here, before the SDK has its response: a connection lost now, after the headers, is
-    // marked so that the adapter bills the call the provider had taken.
-    const bytes = await upstream.body.arrayBuffer().catch((error: unknown) => {
-      throw new AnswerCutError(error);
-    });
+    let bytes: ArrayBuffer;
+    try {
+      bytes = await upstream.body.arrayBuffer();
+    } catch (error) {
+      // The connection was lost after the headers. Thrown here, an SDK would take it for a call
+      // that never reached the provider, and send it again (maxRetries); an answer the provider
+      // had taken is handed back instead, its body failing with AnswerCutError, which the adapter
+      // bills. A refusal (4xx/5xx) cut short is a failed call as before.
+      if (upstream.statusCode >= 300) throw error;
+      return new CutResponse(new AnswerCutError(error), upstream.statusCode, headers, url) as unknown as Response;
+    }
     return new BufferedResponse(new Uint8Array(bytes), upstream.statusCode, headers, url) as unknown as Response;
   };
 }
@@ -131,6 +137,45 @@ class BufferedResponse {
 
   clone(): BufferedResponse {
     return new BufferedResponse(this.bytes, this.status, this.headers, this.url);
+  }
+}
+
+/** An answer whose headers came and whose body was cut off: each read of the body fails with why. */
+class CutResponse {
+  readonly ok: boolean;
+  readonly statusText = "";
+  readonly redirected = false;
+  readonly type = "basic";
+  bodyUsed = false;
+
+  constructor(
+    private readonly cut: AnswerCutError,
+    readonly status: number,
+    readonly headers: Headers,
+    readonly url: string,
+  ) {
+    this.ok = status >= 200 && status < 300;
+  }
+
+  get body(): ReadableStream<Uint8Array> {
+    return new ReadableStream({ start: (controller) => controller.error(this.cut) });
+  }
+
+  async text(): Promise<string> {
+    this.bodyUsed = true;
+    throw this.cut;
+  }
+
+  async json(): Promise<unknown> {
+    return this.text();
+  }
+
+  async arrayBuffer(): Promise<ArrayBuffer> {
+    return this.text() as never;
+  }
+
+  clone(): CutResponse {
+    return this;
   }
 }
 

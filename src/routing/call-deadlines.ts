@@ -1,3 +1,4 @@
+import { cutAfterHeaders } from "../../adapters/shared/finish-check.ts";
 import { didNotAnswer } from "../../adapters/shared/timeouts.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { ChatModel } from "../model/chat-model.ts";
@@ -58,8 +59,14 @@ async function answerWithin<Answer>(
   try {
     return await call(watchdog.signal);
   } catch (error) {
-    // Whatever the adapter made of the abort, the reason is the deadline.
-    if (watchdog.fired) throw new GatewayError("timeout", didNotAnswer(`provider "${model.providerName}"`, timeoutMs), { retryable: true, cause: error });
+    // Whatever the adapter made of the abort, the reason is the deadline. Cut while its body was
+    // being read, the answer had begun: the provider had taken the call, which is billed (the
+    // prompt, as counted), as a stream cut by its deadline after it began is.
+    if (watchdog.fired) {
+      const where = `provider "${model.providerName}"`;
+      if (cutAfterHeaders(error)) throw new GatewayError("timeout", `${where} did not finish its answer within ${timeoutMs} ms`, { retryable: true, billed: {}, cause: error });
+      throw new GatewayError("timeout", didNotAnswer(where, timeoutMs), { retryable: true, cause: error });
+    }
     throw error;
   } finally {
     watchdog.stop();
