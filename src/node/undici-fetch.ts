@@ -87,7 +87,7 @@ export function createUndiciFetch(dispatcher: Dispatcher): typeof fetch {
       // had taken is handed back instead, its body failing with AnswerCutError, which the adapter
       // bills. A refusal (4xx/5xx) cut short is a failed call as before.
       if (upstream.statusCode >= 300) throw error;
-      return new CutResponse(new AnswerCutError(error), upstream.statusCode, headers, url) as unknown as Response;
+      return new BufferedResponse(new AnswerCutError(error), upstream.statusCode, headers, url) as unknown as Response;
     }
     return new BufferedResponse(new Uint8Array(bytes), upstream.statusCode, headers, url) as unknown as Response;
   };
@@ -99,7 +99,8 @@ const decoder = new TextDecoder();
  * A read-whole answer with the part of Response that the SDKs use (ok, status, url, headers,
  * text, json; `body` for their debug log). A WHATWG Response would build a byte stream for a
  * body that is already in memory: about 8% of the gateway's CPU in the benchmark. The SDK
- * tests in undici-fetch.test.ts hold both SDKs to this surface.
+ * tests in undici-fetch.test.ts hold both SDKs to this surface. A body cut off after the
+ * headers is an AnswerCutError, which every read of it throws.
  */
 class BufferedResponse {
   readonly ok: boolean;
@@ -109,7 +110,7 @@ class BufferedResponse {
   bodyUsed = false;
 
   constructor(
-    private readonly bytes: Uint8Array,
+    private readonly bytes: Uint8Array | AnswerCutError,
     readonly status: number,
     readonly headers: Headers,
     readonly url: string,
@@ -118,12 +119,13 @@ class BufferedResponse {
   }
 
   get body(): ReadableStream<Uint8Array> {
-    return new Response(this.bytes as Uint8Array<ArrayBuffer>).body!;
+    const bytes = this.bytes;
+    if (bytes instanceof AnswerCutError) return new ReadableStream({ start: (controller) => controller.error(bytes) });
+    return new Response(bytes as Uint8Array<ArrayBuffer>).body!;
   }
 
   async text(): Promise<string> {
-    this.bodyUsed = true;
-    return decoder.decode(this.bytes);
+    return decoder.decode(this.read());
   }
 
   async json(): Promise<unknown> {
@@ -131,51 +133,17 @@ class BufferedResponse {
   }
 
   async arrayBuffer(): Promise<ArrayBuffer> {
+    return this.read().slice().buffer;
+  }
+
+  private read(): Uint8Array {
     this.bodyUsed = true;
-    return this.bytes.slice().buffer;
+    if (this.bytes instanceof AnswerCutError) throw this.bytes;
+    return this.bytes;
   }
 
   clone(): BufferedResponse {
     return new BufferedResponse(this.bytes, this.status, this.headers, this.url);
-  }
-}
-
-/** An answer whose headers came and whose body was cut off: each read of the body fails with why. */
-class CutResponse {
-  readonly ok: boolean;
-  readonly statusText = "";
-  readonly redirected = false;
-  readonly type = "basic";
-  bodyUsed = false;
-
-  constructor(
-    private readonly cut: AnswerCutError,
-    readonly status: number,
-    readonly headers: Headers,
-    readonly url: string,
-  ) {
-    this.ok = status >= 200 && status < 300;
-  }
-
-  get body(): ReadableStream<Uint8Array> {
-    return new ReadableStream({ start: (controller) => controller.error(this.cut) });
-  }
-
-  async text(): Promise<string> {
-    this.bodyUsed = true;
-    throw this.cut;
-  }
-
-  async json(): Promise<unknown> {
-    return this.text();
-  }
-
-  async arrayBuffer(): Promise<ArrayBuffer> {
-    return this.text() as never;
-  }
-
-  clone(): CutResponse {
-    return this;
   }
 }
 
