@@ -191,7 +191,7 @@ describe("a provider that does not answer", () => {
 
 describe("a provider that sends its headers and then nothing", () => {
   // The official SDKs' timeout ends at the response headers; the router's deadline bounds the rest.
-  it("is cut off at timeoutMs: a 504 in the client's dialect, the upstream call aborted, one error record", async () => {
+  it("is cut off at timeoutMs: a 504 in the client's dialect, the upstream call aborted, one error record, billed (its answer had begun)", async () => {
     const config = testConfig();
     (config.providers.anthropic as Record<string, unknown>).timeoutMs = 300;
     const gateway = await startTestGateway(config);
@@ -199,10 +199,11 @@ describe("a provider that sends its headers and then nothing", () => {
       rig.mocks.anthropic.enqueue({ kind: "stall", afterChunks: 0, headersOnly: true });
       const failure = await gateway.openai.chat.completions.create({ model: "claude", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }).catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(OpenAI.APIError);
-      expect(failure).toMatchObject({ status: 504, error: { message: 'provider "anthropic" did not answer within 300 ms', type: "server_error" } });
+      expect(failure).toMatchObject({ status: 504, error: { message: 'provider "anthropic" did not finish its answer within 300 ms', type: "server_error" } });
       await until(() => rig.mocks.anthropic.requests[0]!.aborted, "the stalled upstream request to be aborted");
       const record = await waitForRecord(gateway, (failure as InstanceType<typeof OpenAI.APIError>).headers!.get("x-tollgate-request-id")!);
-      expect(record).toMatchObject({ status: "error", httpStatus: 504, errorType: "timeout", provider: "anthropic" });
+      expect(record).toMatchObject({ status: "error", httpStatus: 504, errorType: "timeout", provider: "anthropic", estimated: true });
+      expect(record.cost.totalNano).toBeGreaterThan(0);
     } finally {
       await gateway.close();
     }
