@@ -94,6 +94,12 @@ describe("isNetworkFailure", () => {
     expect(isNetworkFailure(Object.assign(new Error("Connection error."), { name: "APIConnectionError" }))).toBe(true);
   });
 
+  it("is true for a lost connection as workerd reports it (a plain Error, cloudflare/workerd#7195)", () => {
+    // Was false: on Workers a stream cut after it began read as "could not reach", at $0.
+    expect(isNetworkFailure(new Error("Network connection lost."))).toBe(true);
+    expect(isNetworkFailure(new TypeError("Network connection lost"))).toBe(true);
+  });
+
   it("is false for anything else without a status: a bug reading the stream, a parse error, a timeout", () => {
     expect(isNetworkFailure(new TypeError("Cannot read properties of undefined (reading 'delta')"))).toBe(false);
     expect(isNetworkFailure(new SyntaxError("Unexpected token < in JSON at position 0"))).toBe(false);

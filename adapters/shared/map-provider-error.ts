@@ -30,7 +30,8 @@ export function isNetworkFailure(error: unknown): boolean {
 }
 
 const NETWORK_CODES = /^(ECONNRESET|ECONNREFUSED|ECONNABORTED|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR_SOCKET|UND_ERR_CLOSED)$/;
-const NETWORK_MESSAGES = /^(terminated|fetch failed|socket hang up|other side closed|network ?error|connection error\.?)$/i;
+// workerd rejects a fetch whose connection dropped with a plain Error, "Network connection lost."
+const NETWORK_MESSAGES = /^(terminated|fetch failed|socket hang up|other side closed|network ?error|connection error\.?|network connection lost\.?)$/i;
 
 export function mapProviderError(error: unknown, context: ProviderErrorContext): GatewayError {
   if (error instanceof GatewayError) return error;
