@@ -43,15 +43,18 @@ describe.skipIf(rig.skipped)("system blocks for a decoder whose template takes o
     expect(message.content).toEqual([{ type: "text", text: TINY_LOCAL_ANSWER }]);
   });
 
-  it("and are counted as the chat sends them", async () => {
-    const counted = await rig.gateway.anthropic.messages.countTokens({
+  it("and are counted as the chat sends them: count_tokens equals the input the chat is billed", async () => {
+    const prompt = {
       model: "local",
       system: [
-        { type: "text", text: "You are a support agent for Acme." },
-        { type: "text", text: "Today is Tuesday." },
+        { type: "text" as const, text: "You are a support agent for Acme." },
+        { type: "text" as const, text: "Today is Tuesday." },
       ],
-      messages: [{ role: "user", content: "Hello" }],
-    });
-    expect(counted.input_tokens).toBeGreaterThan(0);
+      messages: [{ role: "user" as const, content: "Hello" }],
+    };
+    const counted = await rig.gateway.anthropic.messages.countTokens(prompt);
+    const answered = await rig.gateway.anthropic.messages.create({ ...prompt, max_tokens: 16 });
+    // Anthropic's input_tokens leave out what the decoder's prefix cache read (the tests above sent this prefix).
+    expect(counted.input_tokens).toBe(answered.usage.input_tokens + (answered.usage.cache_read_input_tokens ?? 0));
   });
 });

@@ -160,7 +160,7 @@ local function settle(k, id, actual, tokens, n, m, reserved)
   -- counter holds only later admissions, not this one's bound); otherwise the tokens count in
   -- this one. Not the reservation entry, which goes when the reservation expires: the count
   -- stayed, and the tokens were counted twice.
-  local still_counted = reserved ~= '0' and redis.call('EXISTS', counted_marker) == 1
+  local still_counted = m > 0 and reserved ~= '0' and redis.call('EXISTS', counted_marker) == 1
   for j = 1, m do
     local admitted_key = KEYS[k + n + m + j]
     if still_counted and redis.call('EXISTS', admitted_key) == 1 then

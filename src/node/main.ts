@@ -90,10 +90,11 @@ async function start({ config: configFlag }: { config?: string }) {
     console.error(oneLine(`[tollgate] ${which} accepts the public demo key \`tollgate-dev-key\`${reach}`));
   }
   // Finish in-flight answers, but do not let a long stream hold a restart (by default 8 s: it then
-  // ends with an error event saying the gateway stopped, and is recorded as an error). An answer that is not streamed is all-or-nothing (cut, the
-  // client's SDK retries it and the provider is paid twice), so it gets longer (15 s). Then the
-  // records (2 s), the budget settlements (one store timeout, 2 s) and the ledger (5 s, a write in
-  // flight up to 2 s more) are written out or kept: 11 s at most. The exit 13 s after the drain
+  // ends with an error event saying the gateway stopped, and is recorded as an error). An answer
+  // that is not streamed is all-or-nothing (cut, the client's SDK retries it and the provider is
+  // paid twice), so it gets longer (15 s). Then the records (2 s), the budget settlements (one
+  // store timeout, 2 s) and the ledger (5 s, a write in flight up to 2 s more) are written out or
+  // kept: 11 s at most. The exit 13 s after the drain
   // (28 s by default) is for an exporter or store that does not answer, before a supervisor's
   // SIGKILL (Kubernetes: at 30 s).
   const { streamDrainMs, drainMs } = gateway.drainOnStop;

@@ -50,10 +50,11 @@ export type RunningGateway = {
   /** Budgets' and rate limits' state (Redis, or this process's memory). */
   admissionStore: AdmissionStore;
   /**
-   * Stops taking requests and lets those in flight finish; after `streamDrainMs` cuts the streams
-   * still open, and after `drainMs` (default for both: no limit) every answer still open (each is
-   * recorded as aborted). Then writes out the ledger and the telemetry, and closes the upstream
-   * connections.
+   * Stops taking requests and lets those in flight finish; after `streamDrainMs` ends the streams
+   * still open with an error event (`gateway_stopping`, recorded as an error), and after `drainMs`
+   * (default for both: no limit) closes every connection still open. Then writes out the ledger
+   * and the telemetry, closes the upstream connections, and says what could be neither written
+   * nor kept.
    */
   close(options?: { drainMs?: number; streamDrainMs?: number }): Promise<StopOutcome>;
   /** The config's drain on a stop signal (server.drainStreamsSeconds, server.drainAnswersSeconds), for `close`. */

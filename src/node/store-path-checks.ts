@@ -5,8 +5,9 @@ import { ConfigError } from "../config/resolve-config.ts";
 
 // A store.path the gateway cannot write stops start-up, as every other start-up error does, with
 // the setting and the fix: Node's own error ("EISDIR: illegal operation on a directory, read")
-// named neither. On Redis too: its directory holds what the gateway keeps during an outage. Checked by opening the file to append, as the ledger will, so a file that can be
-// read but not written is found now, not at the first record.
+// named neither. On Redis too: its directory holds what the gateway keeps during an outage.
+// Checked by opening the file to append, as the ledger will, so a file that can be read but not
+// written is found now, not at the first record.
 
 /** Creates the embedded ledger's file (and its directory) if need be, or says why it cannot be. */
 export async function checkStorePath(path: string): Promise<void> {

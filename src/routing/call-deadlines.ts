@@ -128,20 +128,16 @@ class Watchdog implements QuietListener {
   private readonly clock = new QuietTimer(this);
   /** Why the call was cut by tollgate: a deadline ran out, or the host stopped. */
   fired: false | "deadline" | "stop" = false;
-  private readonly onStop: (() => void) | undefined;
 
   constructor(
     private readonly client: AbortSignal,
     private readonly hostStop?: AbortSignal,
   ) {
-    // `this` as the listener (handleEvent): no closure per stream.
+    // `this` as the listener of both (handleEvent): no closure per stream.
     if (client.aborted) this.controller.abort(client.reason);
     else client.addEventListener("abort", this, { once: true });
-    if (hostStop) {
-      this.onStop = () => this.cut("stop", new DOMException("the gateway is stopping", "AbortError"));
-      if (hostStop.aborted) this.onStop();
-      else hostStop.addEventListener("abort", this.onStop, { once: true });
-    }
+    if (hostStop?.aborted) this.stopped();
+    else hostStop?.addEventListener("abort", this, { once: true });
   }
 
   /** What the adapter's call listens to: the client leaving, or this watchdog firing. */
@@ -160,12 +156,17 @@ class Watchdog implements QuietListener {
   stop(): void {
     this.clock.stop();
     this.client.removeEventListener("abort", this);
-    if (this.onStop) this.hostStop?.removeEventListener("abort", this.onStop);
+    this.hostStop?.removeEventListener("abort", this);
   }
 
-  /** The client went away. */
-  handleEvent(): void {
-    this.controller.abort(this.client.reason);
+  /** The client went away, or the host stopped. */
+  handleEvent(event: Event): void {
+    if (event.target === this.hostStop) this.stopped();
+    else this.controller.abort(this.client.reason);
+  }
+
+  private stopped(): void {
+    this.cut("stop", new DOMException("the gateway is stopping", "AbortError"));
   }
 
   /** A deadline ran out. */
