@@ -49,6 +49,18 @@ export class PriceBook {
     return pinnedTierPrice(tier, this.priceOf(providerName, model));
   }
 
+  /**
+   * Where and at which tier a call to this provider runs before its answer says: what a call cut
+   * before its answer is billed at. The request's `inference_geo` (only Claude is asked it, and
+   * honours it); "priority" for an OpenAI provider pinned to it or seen serving at it unasked.
+   */
+  askedFor(providerName: string, requestedGeo: string | undefined): { geo?: string; tier?: string } {
+    const provider = this.providers[providerName];
+    const tier = provider?.type === "openai" && (provider.serviceTier === "priority" || this.servedAtPriority.has(providerName)) ? "priority" : undefined;
+    const geo = provider?.type === "anthropic" ? requestedGeo : undefined;
+    return { ...(geo ? { geo } : {}), ...(tier ? { tier } : {}) };
+  }
+
   /** A call of this provider's was served at `tier`, as its answer said. */
   heardTier(providerName: string, tier: string | undefined): void {
     if (tier !== "priority" || this.servedAtPriority.has(providerName)) return;

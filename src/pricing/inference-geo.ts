@@ -4,7 +4,8 @@ import type { FoundPrice } from "./find-model-price.ts";
 // Anthropic bills inference it keeps in the US (`inference_geo: "us"`, on the request or as the
 // workspace's default) at 1.1× every token price: input, output, cache reads and writes
 // (platform.claude.com/docs/en/about-claude/pricing, data residency). Its answer's usage says where
-// inference ran, so the price follows what Anthropic reports, not what was asked.
+// inference ran, so the price follows what Anthropic reports; what was asked only where no answer
+// says (a call cut before it, request-meter.ts).
 
 /** Where inference ran, by what Anthropic bills for it: numerator / denominator of the base price. */
 const GEO_MULTIPLIERS: Readonly<Record<string, readonly [number, number]>> = { us: [11, 10] };

@@ -3,7 +3,7 @@ import { findModelPrice, type FoundPrice, type PricedProvider } from "./find-mod
 // OpenAI bills a call at the rates of the tier that served it, and its answer says which
 // (`service_tier`). tollgate asks for none unless told to, so a call runs at the project's
 // default tier, which the project's settings may make "priority". The price follows what the
-// answer says, not what was asked.
+// answer says; what was asked only where no answer says (a call cut before it, request-meter.ts).
 
 /** The tiers billed at the standard rates ("standard" is how some servers spell "default"). */
 const STANDARD_TIERS = new Set(["default", "standard"]);
