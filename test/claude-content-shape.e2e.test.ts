@@ -61,11 +61,20 @@ describe("tool-call arguments that are JSON but not an object", () => {
 
   // Streamed, the SDK parses the input_json_delta pieces as they come. Passed through, `[1,2]`
   // became an array input and text that is not JSON threw "Unable to parse tool parameter JSON".
+  // So did arguments that open as an object and stop being JSON part-way: a small local model's
+  // Python dict, two parallel calls' arguments run together (Gemini's OpenAI endpoint and local
+  // models do both) threw "Unexpected non-whitespace character after JSON" where the same answer
+  // not streamed read fine. The mock streams arguments in pieces of 4 characters.
   it.each([
     ["[1,2]", { _raw: "[1,2]" }],
     ["not json", { _raw: "not json" }],
     ["null", {}],
     [' {"city":"Paris"}', { city: "Paris" }],
+    ["{}", {}],
+    ['{"a":{"b":[1,"}"]},"c":true}', { a: { b: [1, "}"] }, c: true }],
+    ["{'city': 'Paris'}", { _raw: "{'city': 'Paris'}" }],
+    ['{"city":"Paris"}{"city":"Rome"}', { city: "Paris" }],
+    ['{"city": "Paris", "warm": True}', { city: "Paris" }],
   ])("%s streamed from an OpenAI model reach an Anthropic client as the same object input", async (args, input) => {
     rig.mocks.openai.enqueue({ kind: "tool-calls", calls: [{ id: "call_a", name: "f", arguments: args }] });
     const stream = rig.gateway.anthropic.messages.stream({ model: "gpt", max_tokens: 50, messages: [{ role: "user", content: "go" }], tools: [{ name: "f", input_schema: { type: "object" } }] });

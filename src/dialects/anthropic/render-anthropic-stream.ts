@@ -163,32 +163,83 @@ export class AnthropicStreamRenderer {
 }
 
 /**
- * A tool call's arguments on their way to an Anthropic client, whose SDK parses the pieces as
- * they come and needs them to make an object (see parseToolArguments). Arguments that open with
- * `{` pass through piece by piece; anything else (`[1,2]`, `null`, text that is not JSON, which
- * made the SDK throw) is held to the block's end and sent as the object the non-streamed answer
- * would hold.
+ * A tool call's arguments on their way to an Anthropic client, whose SDK parses what it has after
+ * every piece (partial JSON) and throws on text that cannot begin an object: the stream then
+ * fails in the client's hands, where the same answer not streamed reads fine (parseToolArguments).
+ *
+ * Arguments that open as an object (`{"` or `{}`) pass through piece by piece, as Claude's own do,
+ * for as long as they read as JSON (outside strings only JSON's own characters) and up to the
+ * object's closing brace. What comes after that brace, or from where they stop reading as JSON,
+ * is never sent, so the client keeps the object up to that point: two calls' arguments run
+ * together, `{"city":"Paris"}{"city":"Rome"}`, read as the first (not streamed, the answer holds
+ * both as `{"_raw": …}`). Anything else (`[1,2]`, `null`, `{'city': 'Paris'}` from a small local
+ * model) is held whole and sent at the end as the object the answer not streamed holds.
  */
 class StreamedToolInput {
+  /** Received and not sent, while deciding or held whole. */
   private held = "";
-  private passing = false;
+  private mode: "deciding" | "passing" | "stopped" | "whole" = "deciding";
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
 
-  /** The JSON to send now for this piece: the piece itself, what was held with it, or "". */
+  /** The JSON to send now for this piece: the piece itself, a part of it, what was held with it, or "". */
   add(piece: string): string {
-    if (this.passing) return piece;
+    if (this.mode === "stopped") return "";
+    if (this.mode === "whole") {
+      this.held += piece;
+      return "";
+    }
+    if (this.mode === "passing") return this.pass(piece);
     this.held += piece;
-    if (this.held.trimStart()[0] !== "{") return "";
-    this.passing = true;
-    return this.held;
+    const text = this.held.trimStart();
+    if (text === "") return "";
+    const second = text.slice(1).trimStart()[0];
+    if (text[0] !== "{" || (second !== undefined && second !== '"' && second !== "}")) {
+      this.mode = "whole";
+      return "";
+    }
+    if (second === undefined) return ""; // `{` alone: its next character decides
+    this.mode = "passing";
+    return this.pass(this.held);
   }
 
   /** What is still owed when the block closes: the held arguments as an object, or "". */
   end(): string {
-    if (this.passing) return "";
+    if (this.mode === "passing" || this.mode === "stopped") return "";
     const input = parseToolArguments(this.held);
     return Object.keys(input).length > 0 ? JSON.stringify(input) : "";
   }
+
+  /** The part of `piece` that still reads as JSON, up to the object's closing brace. */
+  private pass(piece: string): string {
+    for (let i = 0; i < piece.length; i++) {
+      const char = piece[i]!;
+      if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (char === "\\") this.escaped = true;
+        else if (char === '"') this.inString = false;
+        continue;
+      }
+      if (char === '"') this.inString = true;
+      else if (char === "{" || char === "[") this.depth++;
+      else if (char === "}" || char === "]") {
+        if (--this.depth === 0) return this.stop(piece, i + 1); // the object is whole
+      } else if (!JSON_OUTSIDE_STRINGS.has(char)) {
+        return this.stop(piece, i); // not JSON: nothing from here on is sent
+      }
+    }
+    return piece;
+  }
+
+  private stop(piece: string, at: number): string {
+    this.mode = "stopped";
+    return piece.slice(0, at);
+  }
 }
+
+/** The characters JSON has outside strings: structure, whitespace, numbers and true/false/null. */
+const JSON_OUTSIDE_STRINGS = new Set("{}[],: \t\r\n-+.0123456789eEtrufalsn");
 
 function inputJsonDelta(index: number, json: string): string {
   return json === "" ? "" : event("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json } });
