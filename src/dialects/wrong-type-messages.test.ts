@@ -26,6 +26,20 @@ describe("a request field of the wrong type", () => {
   it("Anthropic: the same words", () => {
     expect(messageOf(() => parseAnthropicRequest({ model: "claude", max_tokens: 10 }))).toBe("messages: required: write an array");
   });
+
+  // Was: "system: Invalid input", zod's words for a union, with no fix.
+  it("Anthropic: a system that is neither a string nor blocks says what to write", () => {
+    expect(messageOf(() => parseAnthropicRequest({ model: "claude", max_tokens: 10, system: 3, messages: [{ role: "user", content: "hi" }] }))).toBe(
+      'system: write a string, or an array of text blocks ({"type": "text", "text": "…"})',
+    );
+  });
+
+  it("Anthropic: a block in a turn that cannot hold it is named in plain words", () => {
+    const image = { type: "image", source: { type: "url", url: "https://example.com/a.png" } };
+    expect(messageOf(() => parseAnthropicRequest({ model: "claude", max_tokens: 10, messages: [{ role: "user", content: "hi" }, { role: "assistant", content: [image] }] }))).toBe(
+      "messages[1].content[0]: an image block cannot be in an assistant turn: send images in user turns",
+    );
+  });
 });
 
 describe("what an Anthropic client may send that tollgate does not carry", () => {

@@ -104,7 +104,7 @@ export const anthropicMessagesRequestSchema = z.object({
   model: z.string({ error: "required: write the name of a tollgate route" }).min(1),
   max_tokens: z.number({ error: "required: write the most output tokens to allow, e.g. 1024" }).int().min(1).max(MAX_TOKENS_BOUND, maxTokensBoundError),
   messages: z.array(message).min(1, { error: "send at least one message" }),
-  system: z.union([z.string(), z.array(textBlock)]).optional(),
+  system: z.union([z.string(), z.array(textBlock)], { error: 'write a string, or an array of text blocks ({"type": "text", "text": "…"})' }).optional(),
   stop_sequences: z.array(z.string()).optional(),
   stream: z.boolean().optional(),
   temperature: z.number().min(0).max(1).optional(),

@@ -91,7 +91,7 @@ function convertMessage(message: AnthropicMessage, index: number): ChatMessage[]
   if (misplaced >= 0) {
     const type = message.content[misplaced]!.type;
     const fix = type === "tool_use" ? "move it to the assistant turn that made the call" : type === "tool_result" ? "move it to the user turn after the call" : "send images in user turns";
-    throw new GatewayError("invalid_request", `messages[${index}].content[${misplaced}]: a ${type} block cannot be in a ${message.role} turn: ${fix}`, { param: `messages[${index}].content[${misplaced}]` });
+    throw new GatewayError("invalid_request", `messages[${index}].content[${misplaced}]: ${withArticle(type)} block cannot be in ${withArticle(message.role)} turn: ${fix}`, { param: `messages[${index}].content[${misplaced}]` });
   }
 
   if (message.role === "assistant") {
@@ -186,3 +186,6 @@ function convertToolChoice(choice: AnthropicMessagesRequest["tool_choice"]): Too
 function outputFormat(schema: Record<string, unknown>): ResponseFormat {
   return { type: "json-schema", name: "output", schema, ...(fitsOpenAIStrictMode(schema) ? { strict: true } : {}) };
 }
+
+/** "an image", "a tool_use", "an assistant". */
+const withArticle = (word: string) => `${/^[aeiou]/.test(word) ? "an" : "a"} ${word}`;
