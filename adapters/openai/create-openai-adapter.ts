@@ -1,5 +1,6 @@
 import OpenAI from "openai";
 import type { ChatModel, ProviderType, TransportOptions } from "../../src/model/chat-model.ts";
+import type { ChatRequest } from "../../src/model/chat-request.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
 import { refuseAnthropicDefinedTools } from "../shared/refuse-anthropic-tools.ts";
 import type { ProviderErrorContext } from "../shared/map-provider-error.ts";
@@ -8,6 +9,7 @@ import { answerFailure, FinishCheck, readAnswerBody } from "../shared/finish-che
 import { convertToOpenAIRequest, type OpenAIFlavor } from "./convert-to-openai-request.ts";
 import { mapOpenAIResponse } from "./map-openai-response.ts";
 import { mapOpenAIStream } from "./map-openai-stream.ts";
+import { prefillOf, streamWithoutRepeatedPrefill, withoutRepeatedPrefill } from "./repeated-prefill.ts";
 
 export type OpenAIAdapterOptions = TransportOptions & {
   name: string;
@@ -38,6 +40,8 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
   const providerType: ProviderType = flavor === "openai" ? "openai" : "openai-compatible";
   // A client may name only "auto" or "default" (the other tiers are refused): the pin replaces both.
   const pinnedTier = options.serviceTier ? { openAIServiceTier: options.serviceTier } : {};
+  // OpenAI has no prefill (a local decoder is asked to continue the turn, and does).
+  const repeatablePrefill = (request: ChatRequest) => (flavor === "openai" ? prefillOf(request) : "");
 
   return {
     providerName: options.name,
@@ -51,7 +55,7 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
         // The body read apart from the headers, so that a connection lost between them is billed.
         const response = await client.chat.completions.create({ ...body, stream: false }, { signal, ...(headers ? { headers } : {}) }).asResponse();
         const completion = await readAnswerBody<OpenAI.Chat.Completions.ChatCompletion>(response, signal, options.name, errorContext);
-        return mapOpenAIResponse(completion, options.name, request.stop);
+        return withoutRepeatedPrefill(mapOpenAIResponse(completion, options.name, request.stop), repeatablePrefill(request));
       } catch (error) {
         throw answerFailure(error, signal, options.name, errorContext);
       }
@@ -62,7 +66,9 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
       const check = new FinishCheck(options.name);
       try {
         const chunks = await client.chat.completions.create({ ...body, stream: true }, { signal, ...(headers ? { headers } : {}) });
-        for await (const part of mapOpenAIStream(chunks, request.stop)) {
+        const prefill = repeatablePrefill(request);
+        const parts = mapOpenAIStream(chunks, request.stop);
+        for await (const part of prefill ? streamWithoutRepeatedPrefill(parts, prefill) : parts) {
           check.see(part);
           yield part;
         }

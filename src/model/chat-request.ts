@@ -84,7 +84,8 @@ export type ChatRequest = {
    * An Anthropic client's conversation ends with its own assistant turn (its prefill): the answer
    * continues that turn, and is the continuation only. (An OpenAI conversation ending with an
    * assistant message asks OpenAI for a new one; llama-server continues it either way.) Local
-   * decoders are asked to continue it.
+   * decoders are asked to continue it; OpenAI, which cannot, answers anew, and the OpenAI adapter
+   * takes the prefill off the front of an answer that repeats it.
    */
   continueLastTurn?: true;
   /** An OpenAI client's own `prompt_cache_key`: it goes to OpenAI in place of the policy's. */
