@@ -1,11 +1,12 @@
 import type { ChatResponse } from "../../model/chat-response.ts";
 import type { RefusalDetails } from "../../model/stream-part.ts";
 import type { Usage } from "../../model/usage.ts";
+import { newAnswerId } from "../answer-id.ts";
 import { toAnthropicStopReasonWith } from "../finish-reasons.ts";
 
 export function renderAnthropicResponse(response: ChatResponse) {
   return {
-    id: response.id,
+    id: response.id || newAnswerId("msg_"), // a decoder may send none
     type: "message" as const,
     role: "assistant" as const,
     model: response.model,

@@ -72,10 +72,15 @@ describe("AnthropicStreamRenderer", () => {
 });
 
 describe("AnthropicStreamRenderer with a decoder that sends no id", () => {
-  it("message_start has an id all the same (the SDKs keep it as the message's id)", () => {
-    const renderer = new AnthropicStreamRenderer();
-    const out = events(renderer.render({ type: "start", id: "", model: "tiny" }) + renderer.render({ type: "text-delta", text: "hi" }));
-    expect(out[0]!.data.message.id).toBe("msg_tollgate");
+  // Was: "msg_tollgate" on every such answer, one message to an app that keeps answers by id.
+  it("message_start has an id all the same (the SDKs keep it as the message's id), one of its own per answer", () => {
+    const ids = [1, 2].map(() => {
+      const renderer = new AnthropicStreamRenderer();
+      const out = events(renderer.render({ type: "start", id: "", model: "tiny" }) + renderer.render({ type: "text-delta", text: "hi" }));
+      return out[0]!.data.message.id as string;
+    });
+    expect(ids[0]).toMatch(/^msg_[0-9a-f]{32}$/);
+    expect(ids[1]).not.toBe(ids[0]);
   });
 });
 

@@ -2,6 +2,7 @@ import type { GatewayError } from "../../errors/gateway-error.ts";
 import type { FinishReason, RefusalDetails, StreamPart } from "../../model/stream-part.ts";
 import type { Usage } from "../../model/usage.ts";
 import { mergeUsage } from "../../model/usage.ts";
+import { newAnswerId } from "../answer-id.ts";
 import { toAnthropicStopReasonWith } from "../finish-reasons.ts";
 import { billedUsage, summaryComment, type StreamSummary } from "../stream-summary.ts";
 import { renderAnthropicError } from "./render-anthropic-error.ts";
@@ -12,7 +13,7 @@ import { parseToolArguments, renderAnthropicUsage, renderStopDetails, usageExtra
 // upstream reports input usage up front (Anthropic does), the client's message_start carries it.
 
 export class AnthropicStreamRenderer {
-  private id = "msg_tollgate";
+  private id = "";
   private model = "";
   private started = false;
   private usage: Usage | undefined;
@@ -30,7 +31,7 @@ export class AnthropicStreamRenderer {
   render(part: StreamPart): string {
     switch (part.type) {
       case "start":
-        this.id = part.id || this.id; // a decoder may send none
+        this.id = part.id || newAnswerId("msg_"); // a decoder may send none
         this.model = part.model;
         this.inferenceGeo = part.inferenceGeo;
         return "";
@@ -127,7 +128,7 @@ export class AnthropicStreamRenderer {
     return event("message_start", {
       type: "message_start",
       message: {
-        id: this.id,
+        id: this.id || (this.id = newAnswerId("msg_")),
         type: "message",
         role: "assistant",
         model: this.model,

@@ -1,6 +1,7 @@
 import type { ChatResponse } from "../../model/chat-response.ts";
 import type { Usage } from "../../model/usage.ts";
 import { totalInputTokens } from "../../model/usage.ts";
+import { newAnswerId } from "../answer-id.ts";
 import { toOpenAIFinishReason } from "../finish-reasons.ts";
 
 export function renderOpenAIResponse(response: ChatResponse) {
@@ -11,7 +12,7 @@ export function renderOpenAIResponse(response: ChatResponse) {
       : [],
   );
   return {
-    id: response.id,
+    id: response.id || newAnswerId("chatcmpl-"), // a decoder may send none
     object: "chat.completion" as const,
     created: Math.floor(Date.now() / 1000),
     model: response.model,

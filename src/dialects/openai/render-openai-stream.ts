@@ -2,6 +2,7 @@ import type { GatewayError } from "../../errors/gateway-error.ts";
 import type { StreamPart, TokenLogprob } from "../../model/stream-part.ts";
 import type { Usage } from "../../model/usage.ts";
 import { mergeUsage } from "../../model/usage.ts";
+import { newAnswerId } from "../answer-id.ts";
 import { toOpenAIFinishReason } from "../finish-reasons.ts";
 import { billedUsage, summaryComment, type StreamSummary } from "../stream-summary.ts";
 import { renderOpenAIError } from "./render-openai-error.ts";
@@ -12,7 +13,7 @@ import { renderOpenAIUsage } from "./render-openai-response.ts";
 // sent only when the client asked for it with `stream_options.include_usage`.
 
 export class OpenAIStreamRenderer {
-  private id = "chatcmpl-tollgate";
+  private id = "";
   private model = "";
   /** The upstream's service_tier and system_fingerprint, as OpenAI repeats them on every chunk. */
   private identity: Record<string, string> = {};
@@ -27,7 +28,7 @@ export class OpenAIStreamRenderer {
   render(part: StreamPart): string {
     switch (part.type) {
       case "start":
-        this.id = part.id || this.id;
+        this.id = part.id || newAnswerId("chatcmpl-"); // a decoder may send none
         this.model = part.model;
         this.identity = {
           ...(part.serviceTier ? { service_tier: part.serviceTier } : {}),
@@ -68,7 +69,7 @@ export class OpenAIStreamRenderer {
     let out = "";
     if (this.includeUsage) {
       out += frame({
-        id: this.id,
+        id: this.id || (this.id = newAnswerId("chatcmpl-")),
         object: "chat.completion.chunk",
         created: this.created,
         model: this.model,
@@ -98,7 +99,7 @@ export class OpenAIStreamRenderer {
    * request's CPU profile. The bytes are the same (render-openai-stream.test.ts).
    */
   private chunk(delta: Record<string, unknown>, finishReason: string | null = null, logprobs?: TokenLogprob[], ofRefusal?: true): string {
-    this.head ??= `data: {"id":${JSON.stringify(this.id)},"object":"chat.completion.chunk","created":${this.created},"model":${JSON.stringify(this.model)},${identityFields(this.identity)}"choices":[{"index":0,"delta":`;
+    this.head ??= `data: {"id":${JSON.stringify(this.id || (this.id = newAnswerId("chatcmpl-")))},"object":"chat.completion.chunk","created":${this.created},"model":${JSON.stringify(this.model)},${identityFields(this.identity)}"choices":[{"index":0,"delta":`;
     const tail = this.includeUsage ? '}],"usage":null}\n\n' : "}]}\n\n";
     const probabilities = logprobs ? JSON.stringify(ofRefusal ? { content: null, refusal: logprobs } : { content: logprobs, refusal: null }) : "null";
     return `${this.head}${JSON.stringify(delta)},"logprobs":${probabilities},"finish_reason":${JSON.stringify(finishReason)}${tail}`;
