@@ -1,5 +1,5 @@
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { makeCostRecord } from "../../test/support/cost-records.ts";
 import { startRedis, uniquePrefix, type RedisHandle } from "../../test/support/redis-server.ts";
 import { resolveConfig } from "../config/resolve-config.ts";
@@ -26,6 +26,8 @@ const config = resolveConfig(
       openai: { type: "openai", apiKey: { env: "K" } },
       gpu: { type: "openai-compatible", baseUrl: "http://127.0.0.1:1/v1" },
       pricedGpu: { type: "openai-compatible", baseUrl: "http://127.0.0.1:1/v1", pricing: { default: { inputPerMillion: 0.1, outputPerMillion: 0.4 } } },
+      // Optional, and its key is not set: never called.
+      keyless: { type: "anthropic", apiKey: { env: "KEYLESS" }, optional: true },
     },
     routes: {
       "priced-local": { targets: [{ provider: "pricedGpu", model: "llama" }], budget: { usd: 1, window: "day" } },
@@ -36,6 +38,10 @@ const config = resolveConfig(
       capped: { targets: [{ provider: "openai", model: "gpt-4o" }], maxCostPerRequestUsd: 0.0005 },
       limited: { targets: [{ provider: "openai", model: "gpt-4o" }], rateLimit: { rpm: 3 } },
       tokens: { targets: [{ provider: "openai", model: "gpt-4o" }], rateLimit: { tpm: 1000 } },
+      // claude-opus-4-1 ($15 / $75 per 1M, 1.1× in the US) would cost 8,547,000 nano at most.
+      "keyless-capped": { targets: [{ provider: "keyless", model: "claude-opus-4-1" }, { provider: "openai", model: "gpt-4o" }], maxCostPerRequestUsd: 0.0015 },
+      "keyless-budgeted": { targets: [{ provider: "keyless", model: "claude-opus-4-1" }, { provider: "openai", model: "gpt-4o" }], budget: { usd: 0.003, window: "day" } },
+      "all-keyless": { targets: [{ provider: "keyless", model: "claude-opus-4-1" }], budget: { usd: 0.003, window: "day" } },
       berlin: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 0.002, window: "day", timeZone: "Europe/Berlin" } },
     },
     keys: [{ id: "app", team: "search", hash: `sha256:${"a".repeat(64)}`, budget: { usd: 1, window: "month" } }],
@@ -187,6 +193,29 @@ describe.each([
     const first = await admit("tokens");
     await first.settle(makeCostRecord({ usage: { inputTokens: 600, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 400, reasoningTokens: 0 } }));
     await expect(admit("tokens")).rejects.toMatchObject({ status: 429, message: expect.stringContaining("1000 tokens per minute") });
+  });
+});
+
+describe("a route with a target whose provider has no key", () => {
+  const at = Date.parse("2026-11-22T12:00:00Z");
+  function admitOn(routeName: string, store: AdmissionStore = new MemoryAdmissionStore()) {
+    const admission = new Admission({ config, store, prices: new PriceBook(config.providers), now: () => at });
+    return admission.admit({ requestId: `req_${routeName}`, caller, routeName, route: config.routes[routeName]!, request: request() });
+  }
+
+  it("weighs only the targets the router can call, in the per-request cap and in the reservation", async () => {
+    await admitOn("keyless-capped");
+    const store = new MemoryAdmissionStore();
+    await admitOn("keyless-budgeted", store);
+    expect(await store.levels(["route:keyless-budgeted|2026-11-22"], at)).toEqual([{ spentNano: 0, reservedNano: WORST }]);
+  });
+
+  it("with none it can call, reserves nothing: the router answers with the key to set", async () => {
+    const store = new MemoryAdmissionStore();
+    const admitted = vi.spyOn(store, "admit");
+    const ticket = await admitOn("all-keyless", store);
+    await ticket.settle(undefined);
+    expect(admitted).not.toHaveBeenCalled();
   });
 });
 

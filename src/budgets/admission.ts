@@ -116,12 +116,18 @@ export class Admission {
   }
 
   async admit({ requestId, caller, routeName, route, request }: AdmitInput): Promise<Ticket> {
+    // A provider marked optional whose key is missing is never called (the router skips it), so
+    // its price is no part of what this request can cost. Was: weighed all the same, so a cheap
+    // request on a route whose dear target had no key got a 400 or a 402, and held that price.
+    const callable = route.targets.filter((target) => !this.deps.config.providers[target.provider]?.unavailableReason);
+    // Nothing can be called: the router answers with the key to set; nothing to reserve or count.
+    if (callable.length === 0) return FREE_PASS;
     const now = this.now();
     let unknownMaximum = false;
     let largestOutputBound = 0;
     const worst = worstCaseCost(
       request,
-      route.targets.map((target) => {
+      callable.map((target) => {
         const provider = this.deps.config.providers[target.provider];
         const limits = provider ? findModelLimits(provider.type, target.model) : {};
         const listed = this.deps.prices.expectedPriceOf(target.provider, target.model);
@@ -158,7 +164,7 @@ export class Admission {
       if (capNano === undefined) return true;
       billedTargets ??= new Set();
       billedTargets.add(`${call.provider}\u0000${call.model}`);
-      const next = Math.max(0, ...route.targets.map((target, index) => (billedTargets!.has(`${target.provider}\u0000${target.model}`) ? 0 : worst.perTargetNano[index]!)));
+      const next = Math.max(0, ...callable.map((target, index) => (billedTargets!.has(`${target.provider}\u0000${target.model}`) ? 0 : worst.perTargetNano[index]!)));
       return earlierNano + call.cost.totalNano + next <= capNano;
     };
 
