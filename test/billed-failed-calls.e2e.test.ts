@@ -1,3 +1,4 @@
+import { http, HttpResponse } from "msw";
 import { describe, expect, it } from "vitest";
 import { APP_KEY, ledgerRecords, postJson, useMockedGateway, waitForRecord } from "./support/gateway.ts";
 
@@ -60,6 +61,23 @@ describe("a call the provider took, then cut by tollgate's deadline", () => {
     expect(response.status).toBe(200);
     const id = response.headers.get("x-tollgate-request-id")!;
     expect((await waitForRecord(rig.gateway, id)).cost.totalNano).toBe(17_500);
+    expect((await ledgerRecords(rig.gateway)).filter((record) => record.attemptOf === id)).toEqual([]);
+  });
+});
+
+// A 200 whose stream closes before its first event (a proxy or load balancer that lost the
+// provider): nothing says the provider read the prompt, so the call is not billed, as a reset
+// before the first event and an empty answer not streamed are not. Was billed the prompt as
+// counted, with a record of its own, and charged to the budgets on top of the call that answered.
+describe("an empty stream before a fallback", () => {
+  it("is not billed and has no record of its own", async () => {
+    const empty = () => new HttpResponse(new ReadableStream({ start: (controller) => controller.close() }), { status: 200, headers: { "content-type": "text/event-stream" } });
+    rig.mocks.server.use(http.post("https://api.openai.com/v1/chat/completions", empty, { once: true }));
+    rig.mocks.anthropic.enqueue({ kind: "text", text: "rescued" });
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "gpt-then-claude", stream: true, max_tokens: 20, messages: [{ role: "user", content: PROMPT }] });
+    expect(await response.text()).toContain("rescued");
+    const id = response.headers.get("x-tollgate-request-id")!;
+    expect(await waitForRecord(rig.gateway, id)).toMatchObject({ status: "ok", provider: "anthropic", fallbackFrom: [{ provider: "openai", model: "gpt-4o" }] });
     expect((await ledgerRecords(rig.gateway)).filter((record) => record.attemptOf === id)).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createAnthropicAdapter } from "../../adapters/anthropic/create-anthropic-adapter.ts";
 import { createOpenAIAdapter } from "../../adapters/openai/create-openai-adapter.ts";
+import { createOpenAICompatibleAdapter } from "../../adapters/openai-compatible/create-openai-compatible-adapter.ts";
 import type { ChatRequest } from "../../src/model/chat-request.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
 
@@ -39,5 +40,28 @@ describe("a cut-off upstream stream is not a complete answer", () => {
     const adapter = createOpenAIAdapter({ name: "openai", apiKey: "sk-test", fetch: sseFetch(chunk({ role: "assistant", content: "" }) + chunk({ content: "The answer is" })) });
     const parts = await collect(adapter.stream(request, "gpt-4o", new AbortController().signal));
     expect(parts.at(-1)?.type).toBe("error");
+  });
+});
+
+// A 200 whose stream closes before its first event (a proxy or load balancer that lost the
+// provider): nothing says the provider read the prompt. Not billed, as a reset before the first
+// event is not; retryable, so the route may try its next target. Was billed the prompt as counted
+// (`billed: {}`), and on a fallback charged on top of the call that answered.
+describe("a stream that closes before its first event", () => {
+  const adapters = {
+    anthropic: () => createAnthropicAdapter({ name: "anthropic", apiKey: "sk-ant-test", fetch: sseFetch("") }),
+    openai: () => createOpenAIAdapter({ name: "openai", apiKey: "sk-test", fetch: sseFetch("") }),
+    "openai-compatible": () => createOpenAICompatibleAdapter({ name: "gpu", baseUrl: "http://decoder.test/v1", fetch: sseFetch("") }),
+  };
+
+  it.each(Object.entries(adapters))("%s adapter: an unbilled failure the route may fall back from", async (_name, adapter) => {
+    const parts = await collect(adapter().stream(request, "some-model", new AbortController().signal));
+    const last = parts.at(-1);
+    expect(parts).toHaveLength(1);
+    expect(last?.type === "error" && { message: last.error.message, retryable: last.error.retryable, billed: last.error.billed }).toEqual({
+      message: expect.stringContaining("closed the stream without answering"),
+      retryable: true,
+      billed: undefined,
+    });
   });
 });

@@ -47,8 +47,20 @@ export class FinishCheck {
   /** The error part a stream that just stopped ends with; none when it ended, or the client left. */
   missing(signal: AbortSignal): StreamPart | undefined {
     if (this.ended || signal.aborted) return undefined;
+    if (!this.begun) return { type: "error", error: closedWithoutAnswering(this.providerName) };
     return { type: "error", error: unfinishedAnswer(this.providerName) };
   }
+}
+
+/**
+ * A stream that closed before its first event (a 200 with an empty body, from a proxy or a load
+ * balancer that lost the provider): nothing says the provider read the prompt, so it is not
+ * billed, as a reset before the first event and an empty answer not streamed are not. Was billed
+ * the prompt as counted, and charged again on top of the target the route fell back to.
+ * Retryable: the route may try its next target.
+ */
+function closedWithoutAnswering(providerName: string): GatewayError {
+  return new GatewayError("upstream", `provider "${providerName}" closed the stream without answering`, { retryable: true });
 }
 
 /**
