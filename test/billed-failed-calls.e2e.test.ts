@@ -17,6 +17,14 @@ const rig = useMockedGateway(
     "claude-then-gpt": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }], budget: { usd: 1, window: "total" } },
     "capped-claude-then-gpt": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }], maxCostPerRequestUsd: 0.05 },
     "capped-haiku-then-sonnet": { targets: [{ provider: "anthropic", model: "claude-haiku-4-5" }, { provider: "anthropic", model: "claude-sonnet-4-6" }], maxCostPerRequestUsd: 0.05 },
+    "capped-opus-haiku-mini": {
+      targets: [
+        { provider: "anthropic", model: "claude-opus-4-1" },
+        { provider: "anthropic", model: "claude-haiku-4-5" },
+        { provider: "openai", model: "gpt-4o-mini" },
+      ],
+      maxCostPerRequestUsd: 0.05,
+    },
   },
   [],
   { anthropic: { timeoutMs: 500 } },
@@ -121,5 +129,22 @@ describe("maxCostPerRequestUsd across a fallback", () => {
     rig.mocks.openai.enqueue({ kind: "text", text: "rescued", usage: { prompt_tokens: 3, completion_tokens: 1 } });
     const response = await ask("capped-claude-then-gpt", maxTokens);
     expect(await response.text()).toContain("rescued");
+  });
+
+  it("weighs only the targets still to be tried: not one that refused (a 429) before the billed call", async () => {
+    // Opus 4.1 sets the fitting max_tokens, its worst case within one output token (82,500 nano
+    // at its US price) of $0.05; it answers 429 (not billed, not tried again). Haiku 4.5 is then
+    // billed 105,000 nano (as above), which gpt-4o-mini's worst case leaves room for. Was: Opus's
+    // worst case still counted, and the request ended with Haiku's failure.
+    const prompt = "word ".repeat(100).trim();
+    const maxTokens = await fitting("capped-opus-haiku-mini", prompt);
+    rig.mocks.anthropic.enqueue({ kind: "http-error", status: 429 }, { kind: "stall", afterChunks: 0 });
+    rig.mocks.openai.enqueue({ kind: "text", text: "rescued", usage: { prompt_tokens: 3, completion_tokens: 1 } });
+    const response = await ask("capped-opus-haiku-mini", maxTokens, prompt);
+    expect(await response.text()).toContain("rescued");
+    const id = response.headers.get("x-tollgate-request-id")!;
+    expect(await waitForRecord(rig.gateway, id)).toMatchObject({ status: "ok", provider: "openai", model: "gpt-4o-mini" });
+    const earlier = (await ledgerRecords(rig.gateway)).filter((record) => record.attemptOf === id);
+    expect(earlier.map((record) => ({ model: record.model, totalNano: record.cost.totalNano }))).toEqual([{ model: "claude-haiku-4-5", totalNano: 105_000 }]);
   });
 });

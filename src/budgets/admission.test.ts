@@ -5,6 +5,7 @@ import { startRedis, uniquePrefix, type RedisHandle } from "../../test/support/r
 import { resolveConfig } from "../config/resolve-config.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import { PriceBook } from "../metering/price-book.ts";
+import type { CostRecord } from "../metering/cost-record.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import { Admission } from "./admission.ts";
 import { windowKey, windowOf } from "./budget-window.ts";
@@ -42,6 +43,8 @@ const config = resolveConfig(
       "keyless-capped": { targets: [{ provider: "keyless", model: "claude-opus-4-1" }, { provider: "openai", model: "gpt-4o" }], maxCostPerRequestUsd: 0.0015 },
       "keyless-budgeted": { targets: [{ provider: "keyless", model: "claude-opus-4-1" }, { provider: "openai", model: "gpt-4o" }], budget: { usd: 0.003, window: "day" } },
       "all-keyless": { targets: [{ provider: "keyless", model: "claude-opus-4-1" }], budget: { usd: 0.003, window: "day" } },
+      // gpt-4o's worst case (1,045,000 nano) leaves 55,000 under the cap; gpt-4o-mini's is 62,700.
+      "capped-pair": { targets: [{ provider: "openai", model: "gpt-4o" }, { provider: "openai", model: "gpt-4o-mini" }], maxCostPerRequestUsd: 0.0011 },
       berlin: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 0.002, window: "day", timeZone: "Europe/Berlin" } },
     },
     keys: [{ id: "app", team: "search", hash: `sha256:${"a".repeat(64)}`, budget: { usd: 1, window: "month" } }],
@@ -216,6 +219,26 @@ describe("a route with a target whose provider has no key", () => {
     const ticket = await admitOn("all-keyless", store);
     await ticket.settle(undefined);
     expect(admitted).not.toHaveBeenCalled();
+  });
+});
+
+// After a billed call, the route tries its next target only if the billed calls plus the worst
+// case of a target still to be tried fit the per-request cap.
+describe("the per-request cap across a fallback", () => {
+  const admission = new Admission({ config, store: new MemoryAdmissionStore(), prices: new PriceBook(config.providers) });
+  const admit = () => admission.admit({ requestId: `req_${Math.random()}`, caller, routeName: "capped-pair", route: config.routes["capped-pair"]!, request: request() });
+  const billedMini = (fallbackFrom: CostRecord["fallbackFrom"]) =>
+    makeCostRecord({ model: "gpt-4o-mini", status: "error", cost: { inputNano: 0, cacheReadNano: 0, cacheWriteNano: 0, outputNano: 0, totalNano: 100_000, cacheSavingsNano: 0 }, fallbackFrom });
+
+  it("leaves out a target that was tried and refused (not billed): the route does not call it again", async () => {
+    const ticket = await admit();
+    expect(await ticket.chargeEarlierCall(billedMini([{ provider: "openai", model: "gpt-4o", errorType: "rate_limit" }]))).toBe(true);
+  });
+
+  it("counts a target not tried yet, wherever the route lists it (a \"cheapest\" route may try the last first)", async () => {
+    const ticket = await admit();
+    // 100,000 billed + gpt-4o's 1,045,000 > 1,100,000.
+    expect(await ticket.chargeEarlierCall(billedMini(undefined))).toBe(false);
   });
 });
 

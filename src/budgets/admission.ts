@@ -157,14 +157,16 @@ export class Admission {
     /** What billed calls before a fallback were charged, since this request was admitted. */
     let earlierNano = 0;
     // The per-request cap holds for the whole request: the billed calls before a fallback, plus
-    // the worst case of a target still to be tried (not of one that was billed already). Was:
-    // checked at admission only, so a fallback after a billed call could take the request past it.
-    let billedTargets: Set<string> | undefined;
+    // the worst case of a target still to be tried. Was: checked at admission only, so a fallback
+    // after a billed call could take the request past it.
     const capTakes = (call: CostRecord) => {
       if (capNano === undefined) return true;
-      billedTargets ??= new Set();
-      billedTargets.add(`${call.provider}\u0000${call.model}`);
-      const next = Math.max(0, ...callable.map((target, index) => (billedTargets!.has(`${target.provider}\u0000${target.model}`) ? 0 : worst.perTargetNano[index]!)));
+      // The route does not call again a target it has tried: this call's, and those it fell back
+      // from, billed or not (a 429). Was: only the billed ones left out, so a dear target that
+      // had refused stopped the route before a cheap one that fits. Read from the record, not
+      // from a position in `route.targets`: a "cheapest" route tries its targets in another order.
+      const tried = new Set([call, ...(call.fallbackFrom ?? [])].map(({ provider, model }) => targetKey(provider, model)));
+      const next = Math.max(0, ...callable.map((target, index) => (tried.has(targetKey(target.provider, target.model)) ? 0 : worst.perTargetNano[index]!)));
       return earlierNano + call.cost.totalNano + next <= capNano;
     };
 
@@ -320,6 +322,9 @@ const SETTLE_RETRIES_BEFORE_WARNING = 8;
 const FREE_PASS: Ticket = { softExceeded: [], remainingNano: () => undefined, settle: async () => {}, chargeEarlierCall: async () => true };
 
 const levelTotal = (level: ScopeLevel) => level.spentNano + level.reservedNano;
+
+/** One target of a route, as records name it. */
+const targetKey = (provider: string, model: string) => `${provider}\u0000${model}`;
 
 function budgetError(scope: ScopeCharge, level: ScopeLevel, amountNano: number, budget: BudgetConfig, now: number): GatewayError {
   const resets = windowOf(budget, now).resetsAt;
