@@ -125,6 +125,12 @@ export class Admission {
     const now = this.now();
     let unknownMaximum = false;
     let largestOutputBound = 0;
+    // Claude may bill input as a cache write: where the client placed its own breakpoints (sent as
+    // they are, a 1-hour one bills 2× input) and where the route's policy caches, at its TTL (5
+    // minutes: 1.25×). Other providers bill no writes. Was: 2× input on every target whenever
+    // either applied, which refused requests under a cap they fit.
+    const policy = route.policies?.promptCache;
+    const cacheWrite = hasCacheMarks(request) ? "1h" : policy !== undefined && policy.mode !== "off" ? policy.ttl : undefined;
     const worst = worstCaseCost(
       request,
       callable.map((target) => {
@@ -143,11 +149,14 @@ export class Admission {
         const outputBound = Math.min(request.maxTokens ?? fallback, limits.maxOutputTokens ?? Infinity);
         largestOutputBound = Math.max(largestOutputBound, outputBound);
         const defaultBound = request.maxTokens === undefined && outputBound < (limits.maxOutputTokens ?? Infinity);
-        return { price, outputBound, defaultBound, ...(limits.maxImageTokens ? { imageTokens: limits.maxImageTokens } : {}) };
+        return {
+          price,
+          outputBound,
+          defaultBound,
+          ...(limits.maxImageTokens ? { imageTokens: limits.maxImageTokens } : {}),
+          ...(cacheWrite && provider?.type === "anthropic" ? { cacheWrite } : {}),
+        };
       }),
-      // Input may be billed as a cache write: where the route's policy caches, and where the client
-      // placed its own breakpoints (passed through as sent, a 1-hour one bills 2x input).
-      (route.policies?.promptCache !== undefined && route.policies.promptCache.mode !== "off") || hasCacheMarks(request),
     );
 
     const capNano = route.maxCostPerRequestUsd !== undefined ? usdToNano(route.maxCostPerRequestUsd) : undefined;

@@ -75,3 +75,44 @@ describe("worst case of a request with its own 1h cache_control marks", () => {
     expect(level!.spentNano).toBeLessThanOrEqual(reserved);
   });
 });
+
+// The route's own promptCache policy writes at its TTL, on Claude only: a 5-minute write bills
+// 1.25× input, and OpenAI bills no writes at all. Was: 2× input on every target whenever the
+// policy was on, which refused requests a per-request cap or a budget could take.
+describe("worst case on a route whose promptCache policy caches", () => {
+  const cached = resolveConfig(
+    {
+      providers: { anthropic: { type: "anthropic", apiKey: { env: "K" } }, openai: { type: "openai", apiKey: { env: "K" } } },
+      routes: {
+        claude5m: { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }], budget: { usd: 1, window: "total" }, policies: { promptCache: { mode: "auto" } } },
+        claude1h: { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }], budget: { usd: 1, window: "total" }, policies: { promptCache: { mode: "auto", ttl: "1h" } } },
+        gpt: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 1, window: "total" }, policies: { promptCache: { mode: "auto" } } },
+      },
+      keys: [{ id: "app", team: "search", hash: `sha256:${"a".repeat(64)}` }],
+    },
+    { K: "sk" },
+  );
+  const plain: ChatRequest = { ...request, route: "claude5m", messages: [{ role: "system", content: bigSystem }, { role: "user", content: [{ type: "text", text: "hi" }] }] };
+  const now = Date.parse("2026-11-22T12:00:00Z");
+  const reserved = async (routeName: string) => {
+    const store = new MemoryAdmissionStore();
+    const admission = new Admission({ config: cached, store, prices: new PriceBook(cached.providers), now: () => now });
+    await admission.admit({ requestId: `req_${routeName}`, caller: { kind: "key", key: cached.keys[0]! }, routeName, route: cached.routes[routeName]!, request: { ...plain, route: routeName } });
+    return (await store.levels([`route:${routeName}|total`], now))[0]!.reservedNano;
+  };
+  const inputBound = promptBytes(plain);
+  // Claude Sonnet 4.6 in the US (reserved there unless the request says "global"): $3.30 / 1M input, $16.50 output.
+  const sonnetUs = { input: 3_300, output: 16_500 };
+
+  it.each([
+    ["claude5m", 1.25],
+    ["claude1h", 2],
+  ])("%s: the prompt as a write at the policy's TTL (%s× input)", async (routeName, times) => {
+    expect(await reserved(routeName)).toBe(inputBound * sonnetUs.input * times + 10 * sonnetUs.output);
+  });
+
+  it("an OpenAI target: the prompt at the input price", async () => {
+    // gpt-4o: $2.50 / 1M input, $10 output.
+    expect(await reserved("gpt")).toBe(inputBound * 2_500 + 10 * 10_000);
+  });
+});

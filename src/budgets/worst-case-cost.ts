@@ -21,6 +21,8 @@ export type PricedTarget = {
   defaultBound?: boolean;
   /** The most input tokens one image can bill on this target, where above IMAGE_TOKEN_BOUND. */
   imageTokens?: number;
+  /** Input may be billed as a cache write of this lifetime (1.25× input for 5 minutes, 2× for an hour). */
+  cacheWrite?: "5m" | "1h";
 };
 
 export type WorstCase = {
@@ -32,13 +34,13 @@ export type WorstCase = {
   fittingMaxTokens(capNano: number): number;
 };
 
-export function worstCaseCost(request: ChatRequest, targets: PricedTarget[], cacheWrites: boolean): WorstCase {
+export function worstCaseCost(request: ChatRequest, targets: PricedTarget[]): WorstCase {
   const prompt = promptSize(request);
   const inputBoundOf = (target: PricedTarget) => prompt.bytes + prompt.images * (target.imageTokens ?? IMAGE_TOKEN_BOUND);
   const inputCost = (target: PricedTarget, price: ModelPrice) => {
     const inputBound = inputBoundOf(target);
-    // With prompt caching on, input may be billed as a 1-hour cache write (2x input): bound that.
-    return computeCost(cacheWrites ? { cacheWrite1hTokens: inputBound } : { inputTokens: inputBound }, price).totalNano;
+    const usage = target.cacheWrite === "1h" ? { cacheWrite1hTokens: inputBound } : target.cacheWrite === "5m" ? { cacheWrite5mTokens: inputBound } : { inputTokens: inputBound };
+    return computeCost(usage, price).totalNano;
   };
   let amountNano = 0;
   let inputBound = prompt.bytes + prompt.images * IMAGE_TOKEN_BOUND;

@@ -45,7 +45,7 @@ describe("max_tokens' upper bound", () => {
     // $2 an hour at 1 output token a second: 2 / 3600 USD = 555,555.5… nano a token.
     const price = toModelPrice({ gpuHourUsd: 2, inputTokensPerSecond: 1, outputTokensPerSecond: 1 });
     const request = parseOpenAIRequest({ model: "local", messages, max_tokens: MAX_TOKENS_BOUND });
-    const worst = worstCaseCost(request, [{ price, outputBound: MAX_TOKENS_BOUND }], false);
+    const worst = worstCaseCost(request, [{ price, outputBound: MAX_TOKENS_BOUND }]);
     expect(Number.isSafeInteger(worst.amountNano)).toBe(true);
     expect(worst.amountNano).toBeLessThan(2 ** 63);
   });
