@@ -27,12 +27,26 @@ describe("OpenAI provider errors through tollgate", () => {
   });
 });
 
-describe("a transport's own message, passed to the client", () => {
-  it("has any URL's user and password taken out", () => {
+describe("a transport's own message", () => {
+  it("goes to the log only, with any URL's user and password taken out", () => {
     // What fetch says of a URL with credentials in it (the config now refuses such a baseUrl).
     const error = new TypeError("Request cannot be constructed from a URL that includes credentials: http://svc-user:Sup3rS3cret@10.0.0.5:8000/v1/chat/completions");
     const mapped = mapProviderError(error, { provider: "local" });
-    expect(mapped.message).toBe('could not reach provider "local": Request cannot be constructed from a URL that includes credentials: http://[redacted]@10.0.0.5:8000/v1/chat/completions');
+    expect(mapped.message).toBe('could not reach provider "local" (network error)');
+    expect(mapped.logDetail).toBe("Request cannot be constructed from a URL that includes credentials: http://[redacted]@10.0.0.5:8000/v1/chat/completions");
+  });
+
+  // Was: `could not reach provider "local": connect ECONNREFUSED 10.0.0.5:8000` in the client's
+  // 502, an internal address handed to whoever sent the request.
+  it.each([
+    ["ECONNREFUSED", "connect ECONNREFUSED 10.0.0.5:8000", "connection refused"],
+    ["ENOTFOUND", "getaddrinfo ENOTFOUND gpu-3.internal", "host not found"],
+  ])("%s: the client learns the kind of failure, not the address", (code, text, kind) => {
+    const cause = Object.assign(new Error(text), { code });
+    const error = new TypeError("fetch failed", { cause });
+    const mapped = mapProviderError(error, { provider: "local" });
+    expect(mapped.message).toBe(`could not reach provider "local" (${kind})`);
+    expect(mapped.logDetail).toBe(`fetch failed: ${text}`);
   });
 });
 

@@ -57,8 +57,12 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
         cause: error,
       });
     }
-    return new GatewayError("upstream", `could not reach ${where}: ${redactSecrets(sdkError?.message ?? "connection failed", context.apiKey)}`, {
+    // The transport's own words name the provider's host and port ("connect ECONNREFUSED
+    // 10.0.0.5:8000", "getaddrinfo ENOTFOUND gpu-3.internal"): the log gets them, the client
+    // only what kind of failure it was. Was: the address in every client's 502.
+    return new GatewayError("upstream", `could not reach ${where} (${networkFailureKind(error)})`, {
       retryable: true,
+      logDetail: redactSecrets(transportMessage(error), context.apiKey),
       cause: error,
     });
   }
@@ -259,4 +263,39 @@ function retryAfter(headers: SdkError["headers"]): number | undefined {
 
 function isTimeout(error: SdkError): boolean {
   return /timeout|timed out/i.test(`${error?.name} ${error?.message}`);
+}
+
+/** What a network failure was, in words that name no host: from its system error code where it has one. */
+function networkFailureKind(error: unknown): string {
+  const code = systemErrorCode(error);
+  return (code && NETWORK_FAILURE_KINDS[code]) ?? "network error";
+}
+
+const NETWORK_FAILURE_KINDS: Record<string, string> = {
+  ECONNREFUSED: "connection refused",
+  ECONNRESET: "connection reset",
+  ENOTFOUND: "host not found",
+  EAI_AGAIN: "host name lookup failed",
+  ETIMEDOUT: "connection timed out",
+  UND_ERR_CONNECT_TIMEOUT: "connection timed out",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+  UND_ERR_SOCKET: "connection closed",
+  EPIPE: "connection closed",
+};
+
+/** The system error code of a failure or of its cause (fetch wraps undici's in `cause`). */
+function systemErrorCode(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current && depth < 4; current = (current as { cause?: unknown }).cause, depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string") return code;
+  }
+  return undefined;
+}
+
+/** The transport's message with its causes' (fetch says "fetch failed", its cause says why). */
+function transportMessage(error: unknown): string {
+  const messages: string[] = [];
+  for (let current = error, depth = 0; current instanceof Error && depth < 4; current = current.cause, depth++) messages.push(current.message);
+  return messages.join(": ") || "connection failed";
 }

@@ -63,6 +63,8 @@ export type GatewayErrorOptions = {
   billed?: BilledCall;
   /** Anthropic's `error.details`, which its SDK acts on (e.g. `thread_unsupported_request`). */
   details?: Record<string, unknown>;
+  /** For the gateway's log only, never the client: what the operator needs and a client may not see (an internal address). */
+  logDetail?: string;
   cause?: unknown;
 };
 
@@ -90,6 +92,7 @@ export class GatewayError extends Error {
   readonly retryable: boolean;
   readonly permanent: boolean;
   readonly details?: Record<string, unknown>;
+  readonly logDetail?: string;
   /** Set where the call was billed; the router adds the usage a stream's preamble reported. */
   billed?: BilledCall;
 
@@ -105,6 +108,7 @@ export class GatewayError extends Error {
     this.permanent = options.permanent ?? false;
     if (options.billed) this.billed = options.billed;
     if (options.details) this.details = options.details;
+    if (options.logDetail) this.logDetail = options.logDetail;
   }
 }
 

@@ -277,5 +277,6 @@ export function errorResponse(dialect: Dialect, error: GatewayError, requestId: 
  */
 function causeOf(error: GatewayError): string {
   const cause = error.cause as Error | undefined;
-  return error.kind === "internal" && cause?.stack ? `\n${cause.stack}` : "";
+  if (error.kind === "internal" && cause?.stack) return `\n${cause.stack}`;
+  return error.logDetail ? ` (${error.logDetail})` : "";
 }
