@@ -23,7 +23,9 @@ export function readConfigFile(path: string): unknown {
     throw new Error(`cannot read config file ${resolve(path)}: ${why}; check --config or TOLLGATE_CONFIG`);
   }
   try {
-    return JSON.parse(text);
+    // A byte order mark (PowerShell 5's `Out-File -Encoding utf8`) is no part of the JSON; Node's
+    // require() of a .json file drops it too.
+    return JSON.parse(text.replace(/^\uFEFF/, ""));
   } catch (error) {
     throw new Error(`config file ${path} is not valid JSON: ${(error as Error).message}`);
   }
