@@ -3,6 +3,7 @@ import { DEFAULT_TIMEOUT_MS } from "../../adapters/shared/timeouts.ts";
 import { routePoliciesSchema } from "../../policies/policy-chain.ts";
 import { budgetSchema, rateLimitSchema, teamSchema } from "../budgets/budget-config.ts";
 import { ADMIN_NAME } from "../metering/cost-record.ts";
+import { requiredAs } from "./format-config-issues.ts";
 
 // The config file's contract. Every message here is written for the person editing the file:
 // it says what is wrong and what to write instead. `formatConfigIssues` adds the path.
@@ -147,8 +148,8 @@ const providerSchema = z
   });
 
 const targetSchema = z.strictObject({
-  provider: z.string({ error: 'required: the name of a provider defined under "providers"' }).min(1, { error: 'the name of a provider defined under "providers"' }),
-  model: z.string({ error: 'required: the model the provider serves, such as "gpt-4o"' }).min(1, { error: 'the model the provider serves, such as "gpt-4o"' }),
+  provider: z.string({ error: requiredAs("string", 'the name of a provider defined under "providers"') }).min(1, { error: 'the name of a provider defined under "providers"' }),
+  model: z.string({ error: requiredAs("string", 'the model the provider serves, such as "gpt-4o"') }).min(1, { error: 'the model the provider serves, such as "gpt-4o"' }),
 });
 
 const routeSchema = z.strictObject({
@@ -180,13 +181,13 @@ const routeSchema = z.strictObject({
 /** A key's hash; `command` is the CLI command that prints one for this kind of key. */
 const hashOf = (command: string) =>
   z
-    .string({ error: `required: "sha256:" and 64 lowercase hex digits; \`${command}\` prints one` })
+    .string({ error: requiredAs("string", `"sha256:" and 64 lowercase hex digits; \`${command}\` prints one`) })
     .regex(/^sha256:[0-9a-f]{64}$/, { error: `write "sha256:" and 64 lowercase hex digits; \`${command}\` prints one` });
 const keyHash = hashOf("npx tollgate keys create");
 
 const virtualKeySchema = z.strictObject({
-  id: z.string({ error: 'required: a name for this key that its cost records carry, such as "search-app"' }).min(1, { error: 'a name for this key, such as "search-app"' }),
-  team: z.string({ error: 'required: the team this key bills to, such as "search"' }).min(1, { error: 'the team this key bills to, such as "search"' }),
+  id: z.string({ error: requiredAs("string", 'a name for this key that its cost records carry, such as "search-app"') }).min(1, { error: 'a name for this key, such as "search-app"' }),
+  team: z.string({ error: requiredAs("string", 'the team this key bills to, such as "search"') }).min(1, { error: 'the team this key bills to, such as "search"' }),
   hash: keyHash,
   /** Routes this key may use; absent means every route. */
   routes: z.array(z.string()).optional(),
@@ -244,10 +245,10 @@ export const configSchema = z
       })
       .default({ maxBodyBytes: 4 * 1024 * 1024, streamKeepAliveSeconds: 15, streamSendTimeoutSeconds: 60, drainStreamsSeconds: 8, drainAnswersSeconds: 15, requestTimeoutSeconds: 60, keepAliveTimeoutSeconds: 65 }),
     providers: z.record(z.string(), providerSchema, {
-      error: 'required: an object of providers by name, e.g. {"openai": {"type": "openai", "apiKey": {"env": "OPENAI_API_KEY"}}}',
+      error: requiredAs("object", 'an object of providers by name, e.g. {"openai": {"type": "openai", "apiKey": {"env": "OPENAI_API_KEY"}}}'),
     }),
     routes: z.record(z.string(), routeSchema, {
-      error: 'required: an object of routes by name, e.g. {"gpt": {"targets": [{"provider": "openai", "model": "gpt-4o"}]}}',
+      error: requiredAs("object", 'an object of routes by name, e.g. {"gpt": {"targets": [{"provider": "openai", "model": "gpt-4o"}]}}'),
     }),
     keys: z.array(virtualKeySchema).default([]),
     /** Per-team settings; a key's `team` names its entry here. */

@@ -19,6 +19,9 @@ describe("a request field of the wrong type", () => {
     [{ model: "gpt" }, "messages: required: write an array"],
     [{ model: "gpt", stream: "yes", messages: [{ role: "user", content: "hi" }] }, "stream: write true or false, not a string"],
     [[], "(top level): write a JSON object, not an array"],
+    // Was zod's "Too big: expected number to be <=2" and "expected int, received number" read as "not a number".
+    [{ model: "gpt", temperature: 3, messages: [{ role: "user", content: "hi" }] }, "temperature: write a number of at most 2"],
+    [{ model: "gpt", seed: 1.5, messages: [{ role: "user", content: "hi" }] }, "seed: write a whole number, not a fraction"],
   ])("OpenAI %j → %s", (body, message) => {
     expect(messageOf(() => parseOpenAIRequest(body))).toBe(message);
   });
