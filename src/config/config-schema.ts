@@ -4,6 +4,7 @@ import { routePoliciesSchema } from "../../policies/policy-chain.ts";
 import { budgetSchema, rateLimitSchema, teamSchema } from "../budgets/budget-config.ts";
 import { ADMIN_NAME } from "../metering/cost-record.ts";
 import { requiredAs } from "./format-config-issues.ts";
+import { looksLikeASecret } from "./looks-like-a-secret.ts";
 
 // The config file's contract. Every message here is written for the person editing the file:
 // it says what is wrong and what to write instead. `formatConfigIssues` adds the path.
@@ -12,7 +13,18 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Secrets are named by environment variable, never written into the file. */
 export const secretSchema = z.strictObject(
-  { env: z.string().regex(ENV_NAME, { error: "an environment variable name such as OPENAI_API_KEY" }) },
+  {
+    env: z
+      .string()
+      // Checked first, and the only message when it fails: the value is a secret, so neither this
+      // message nor a later one (the start-up log's "set NAME", the 503's) may repeat it.
+      .refine((name) => !looksLikeASecret(name), {
+        error:
+          'this looks like the secret itself, not a variable\'s name: write the name of the environment variable that holds it (such as "OPENAI_API_KEY") and set that variable to the secret; as it was written in a file, consider rotating it',
+        abort: true,
+      })
+      .regex(ENV_NAME, { error: "an environment variable name such as OPENAI_API_KEY" }),
+  },
   {
     error: (issue) =>
       typeof issue.input === "string"
