@@ -6,7 +6,7 @@ import type { CostRecord } from "../src/metering/cost-record.ts";
 import { formatUsd } from "../src/pricing/format-usd.ts";
 import { findChromium, launchChromium, watchPageProblems, type RunningChromium } from "./support/chromium.ts";
 import { CLEAR_OF_MIDNIGHT_TIMEOUT_MS, clearOfMidnight } from "./support/clear-of-midnight.ts";
-import { ADMIN_KEY, APP_KEY, ledgerRecords, useMockedGateway, waitForRecord } from "./support/gateway.ts";
+import { ADMIN_KEY, APP_KEY, ledgerRecords, sha256, useMockedGateway, waitForRecord } from "./support/gateway.ts";
 
 // The admin dashboard (/admin) in a real browser: Debian's Chromium, driven by playwright-core,
 // against a running gateway whose ledger holds the records of requests the official SDKs made.
@@ -19,9 +19,12 @@ const DIMENSIONS = ["day", "team", "key", "route", "provider", "model"];
 // Names reach the page from config and from providers' answers: this one must show as text.
 const MARKUP_MODEL = '<img src=x onerror="document.title=1">gpt-4o';
 const MESSAGES = [{ role: "user" as const, content: "How much?" }];
+// Team names are free text in the config: a filter must take this one whole.
+const COMMA_TEAM = "Sales, EMEA";
+const COMMA_TEAM_KEY = "tg_test_sales_emea_key_0123456789";
 
 describe.skipIf("skipped" in browser)("admin dashboard in Chromium", () => {
-  const rig = useMockedGateway({ markup: { targets: [{ provider: "openai", model: MARKUP_MODEL }] } });
+  const rig = useMockedGateway({ markup: { targets: [{ provider: "openai", model: MARKUP_MODEL }] } }, [{ id: "sales-emea", team: COMMA_TEAM, hash: sha256(COMMA_TEAM_KEY) }]);
   let chromium: RunningChromium;
   let page: Page;
   let problems: string[];
@@ -63,6 +66,10 @@ describe.skipIf("skipped" in browser)("admin dashboard in Chromium", () => {
     // A model with no price: a cost of 0, flagged unpriced.
     openaiMock.enqueue({ kind: "text", text: "Free?", usage: { prompt_tokens: 5, completion_tokens: 2 } });
     ids.push(idOf((await openai.chat.completions.create({ model: "markup", messages: MESSAGES }).withResponse()).response));
+
+    // A team whose name holds a comma.
+    openaiMock.enqueue({ kind: "text", text: "For Sales.", usage: { prompt_tokens: 52, completion_tokens: 9 } });
+    ids.push(idOf((await openai.chat.completions.create({ model: "gpt", messages: MESSAGES }, { headers: { authorization: `Bearer ${COMMA_TEAM_KEY}` } }).withResponse()).response));
 
     for (const id of ids) await waitForRecord(rig.gateway, id);
     records = await ledgerRecords(rig.gateway);
@@ -112,8 +119,8 @@ describe.skipIf("skipped" in browser)("admin dashboard in Chromium", () => {
   const headings = () => page.locator("#rows thead th").allTextContents();
   const tableRows = () => page.locator("#rows tbody tr").evaluateAll((rows) => rows.map((row) => Array.from((row as HTMLTableRowElement).cells, (cell) => cell.textContent ?? "")));
 
-  it("has records to report: six requests on four routes, one unpriced", () => {
-    expect(records).toHaveLength(6);
+  it("has records to report: seven requests on four routes, one unpriced", () => {
+    expect(records).toHaveLength(7);
     expect(routes()).toEqual(["claude", "gpt", "gpt-then-claude", "markup"]);
     expect(records.filter((record) => record.unpriced)).toHaveLength(1);
     // The fixture's costs are ones whose float sum shows wrong digits: a page that added USD as
@@ -238,14 +245,33 @@ describe.skipIf("skipped" in browser)("admin dashboard in Chromium", () => {
     expect((await tableRows()).every((cells) => cells[0] === today)).toBe(true);
   });
 
-  it("takes several names in a filter box, comma-separated, and says which matched nothing", async () => {
+  it("takes several names in a filter box, one per line, and says which matched nothing", async () => {
+    await openDashboard();
+    const team = records[0]!.team;
+    await page.fill("#filter-team", `${team}\n nobody \n\n${COMMA_TEAM}`);
+    await loadReport(ADMIN_KEY, ["team"]);
+    expect((await tableRows()).map((cells) => cells[0])).toEqual([COMMA_TEAM, team]);
+    expect(await text("#total-cost")).toBe(`$${formatUsd(costOf(records.filter((record) => [team, COMMA_TEAM].includes(record.team))))}`);
+    expect(await text("#cost-flags")).toContain(`team "nobody" matches no record from ${today.slice(0, 8)}01 to ${today}`);
+  });
+
+  it("takes a name holding a comma whole (was: split into two names that matched nothing)", async () => {
+    await openDashboard();
+    await page.fill("#filter-team", COMMA_TEAM);
+    await loadReport(ADMIN_KEY, ["team"]);
+    expect((await tableRows()).map((cells) => cells[0])).toEqual([COMMA_TEAM]);
+    expect(await text("#total-cost")).toBe(`$${formatUsd(costOf(records.filter((record) => record.team === COMMA_TEAM)))}`);
+    expect(await page.locator("#cost-flags").isHidden()).toBe(true);
+  });
+
+  it("says how to write several names when a line holding a comma matched nothing", async () => {
     await openDashboard();
     const team = records[0]!.team;
     await page.fill("#filter-team", `${team}, nobody`);
     await loadReport(ADMIN_KEY, ["team"]);
-    expect((await tableRows()).map((cells) => cells[0])).toEqual([team]);
-    expect(await text("#total-cost")).toBe(`$${formatUsd(costOf(records.filter((record) => record.team === team)))}`);
-    expect(await text("#cost-flags")).toContain(`team "nobody" matches no record from ${today.slice(0, 8)}01 to ${today}`);
+    expect(await tableRows()).toEqual([]);
+    expect(await text("#cost-flags")).toContain(`team "${team}, nobody" matches no record`);
+    expect(await text("#cost-flags")).toContain("for several names, write one per line");
   });
 
   it("downloads the CSV the API writes, with the same figures and a byte order mark for Excel", async () => {

@@ -37,12 +37,12 @@ export const DASHBOARD_HTML = `<!doctype html>
     <label><input type="checkbox" name="groupBy" value="model" checked> model</label>
   </fieldset>
   <fieldset class="filters">
-    <legend>Only (exact names, comma-separated; optional)</legend>
-    <label>team <input id="filter-team" type="text" spellcheck="false"></label>
-    <label>key <input id="filter-key" type="text" spellcheck="false"></label>
-    <label>route <input id="filter-route" type="text" spellcheck="false"></label>
-    <label>provider <input id="filter-provider" type="text" spellcheck="false"></label>
-    <label>model <input id="filter-model" type="text" spellcheck="false"></label>
+    <legend>Only (exact names; several go one per line; optional)</legend>
+    <label>team <textarea id="filter-team" rows="2" spellcheck="false"></textarea></label>
+    <label>key <textarea id="filter-key" rows="2" spellcheck="false"></textarea></label>
+    <label>route <textarea id="filter-route" rows="2" spellcheck="false"></textarea></label>
+    <label>provider <textarea id="filter-provider" rows="2" spellcheck="false"></textarea></label>
+    <label>model <textarea id="filter-model" rows="2" spellcheck="false"></textarea></label>
   </fieldset>
   <div class="actions">
     <button type="submit" id="load-report">Load report</button>

@@ -65,14 +65,21 @@ function costsUrl(format) {
   if (toInput.value) query.set("to", toInput.value);
   // An empty groupBy asks for totals only, one row.
   query.set("groupBy", groupByChoice().join(","));
-  // Several names in a box, comma-separated, are any of them (the API's repeated parameter).
+  // Several names in a box are any of them (the API's repeated parameter).
   for (const name of FILTERS) {
-    for (const value of document.getElementById("filter-" + name).value.split(",")) {
-      if (value.trim() !== "") query.append(name, value.trim());
-    }
+    for (const value of filterNames(name)) query.append(name, value);
   }
   if (format === "csv") query.set("format", "csv");
   return COSTS_PATH + "?" + query.toString();
+}
+
+/**
+ * The names in a filter box, one per line. Not comma-separated: names come from config and may
+ * hold a comma ("Sales, EMEA"), which a split on commas sent as two names matching nothing. A
+ * column pasted from a spreadsheet comes one per line too.
+ */
+function filterNames(name) {
+  return document.getElementById("filter-" + name).value.split("\n").map((line) => line.trim()).filter((line) => line !== "");
 }
 
 class ReportError extends Error {}
@@ -158,8 +165,12 @@ function showTotals(totals, warnings) {
   // These count cost records, which include the billed attempts before a fallback: not requests.
   if (totals.estimated > 0) flags.push(records(totals.estimated) + " priced from tollgate's own token counts (the provider reported none): estimated.");
   if (totals.unpriced > 0) flags.push(records(totals.unpriced) + " used a model with no price: counted at $0 here.");
-  // A filter that matched nothing (a typo, or two names in one box) reads as a true $0 otherwise.
+  // A filter that matched nothing (a typo, or two names on one line) reads as a true $0 otherwise.
   for (const warning of warnings) flags.push(warning + ".");
+  // The API's own advice for "a, b" is its repeated parameter: here, it is one name per line.
+  if (warnings.length > 0 && FILTERS.some((name) => filterNames(name).some((value) => value.includes(",")))) {
+    flags.push("A name with a comma is taken whole: for several names, write one per line.");
+  }
   flagList.replaceChildren(...flags.map((flag) => element("li", flag)));
   flagList.hidden = flags.length === 0;
   totalsSection.hidden = false;

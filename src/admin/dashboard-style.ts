@@ -17,8 +17,9 @@ legend { color: var(--muted); font-size: 0.85rem; padding: 0 0.25rem; }
 fieldset label { margin-right: 0.6rem; white-space: nowrap; }
 .key input { width: 22rem; max-width: 60vw; }
 .key small { color: var(--muted); margin-left: 0.5rem; }
-.filters input { width: 7rem; }
-input, button { font: inherit; }
+.filters label { display: inline-flex; gap: 0.3rem; align-items: flex-start; }
+.filters textarea { width: 9rem; resize: vertical; }
+input, textarea, button { font: inherit; }
 button { padding: 0.3rem 0.9rem; border-radius: 5px; border: 1px solid var(--line); background: transparent; cursor: pointer; }
 button[type="submit"] { background: var(--accent); border-color: var(--accent); color: #fff; }
 button:disabled { opacity: 0.5; cursor: progress; }
