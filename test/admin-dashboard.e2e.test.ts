@@ -293,6 +293,17 @@ describe.skipIf("skipped" in browser)("admin dashboard in Chromium", () => {
     expect(await text("#status")).toBe(`Downloaded tollgate-costs-${from}-to-${today}.csv`);
   });
 
+  it("says after a download which filter name matched nothing (was: only \"Downloaded …\", and a file of no rows)", async () => {
+    await openDashboard();
+    await page.fill("#admin-key", ADMIN_KEY);
+    await page.fill("#filter-team", "serach");
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click("#download-csv")]);
+    await page.locator("#download-csv:enabled").waitFor();
+    expect(await text("#status")).toBe(`Downloaded ${download.suggestedFilename()}`);
+    expect(await page.locator("#error").isVisible()).toBe(true);
+    expect(await text("#error")).toBe(`team "serach" matches no record from ${today.slice(0, 8)}01 to ${today} (names match whole and exactly).`);
+  });
+
   it("shows the API's error instead of downloading with a wrong key", async () => {
     await openDashboard();
     await page.fill("#admin-key", "tg_not_a_key_0123456789");

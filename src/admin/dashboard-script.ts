@@ -250,12 +250,28 @@ async function downloadCsv() {
     link.remove();
     // The download has started from the URL by now; keep it a while for slow disks.
     setTimeout(() => URL.revokeObjectURL(url), 60000);
-    errorLine.hidden = true;
+    showDownloadWarnings(warningsOf(response));
     setBusy(false, "Downloaded " + name);
   } catch (error) {
     showError(error);
     setBusy(false, "");
   }
+}
+
+/** The CSV's warnings (a filter name that matched nothing), which the file has no room for. */
+function warningsOf(response) {
+  try {
+    const warnings = JSON.parse(response.headers.get("x-tollgate-warnings") ?? "[]");
+    return Array.isArray(warnings) ? warnings.map(String) : [];
+  } catch {
+    return [];
+  }
+}
+
+// In red, as an error is: a file of no rows with no word said was filed as a true $0.
+function showDownloadWarnings(warnings) {
+  errorLine.textContent = warnings.map((warning) => warning + ".").join(" ");
+  errorLine.hidden = warnings.length === 0;
 }
 
 function fileNameOf(disposition) {

@@ -115,3 +115,41 @@ describe("a report of many rows", () => {
     });
   }
 });
+
+describe("a CSV report whose filter matched nothing", () => {
+  // Was: the CSV of `team=serach` (a typo) was a header row and no data, a 200 that said nothing
+  // anywhere: the README's `curl … -o costs.csv` filed a $0. The JSON's warnings now come with
+  // the CSV as the header x-tollgate-warnings (a line in the file would be read as data).
+  const ask = async (filter: string, format: "json" | "csv") => {
+    const store = new MemoryLedgerStore();
+    await store.write([makeCostRecord({ requestId: "r1", time: "2026-11-23T08:00:00.000Z" })]);
+    const { app } = buildGateway({ config, ledger: new Ledger({ store, log: () => {} }), log: () => {}, now: () => Date.parse("2026-11-23T12:00:00Z") });
+    return app.fetch(new Request(`http://gateway/v1/admin/costs?groupBy=team&${filter}&format=${format}`, { headers: { authorization: `Bearer ${ADMIN}` } }));
+  };
+
+  it("carries the JSON's warnings in x-tollgate-warnings, any name given back as written", async () => {
+    const filter = `team=serach&team=search&team=${encodeURIComponent("Zürich\n摘要")}`;
+    const { warnings } = (await (await ask(filter, "json")).json()) as { warnings: string[] };
+    expect(warnings).toHaveLength(2);
+    const csv = await ask(filter, "csv");
+    expect(csv.status).toBe(200);
+    const header = csv.headers.get("x-tollgate-warnings")!;
+    expect(header).toMatch(/^[\x20-\x7e]+$/);
+    expect(JSON.parse(header)).toEqual(warnings);
+    // The file itself is the search team's row only: nothing a spreadsheet would read as data.
+    expect((await csv.text()).split("\r\n")[1]).toMatch(/^search,1,/);
+  });
+
+  it("has no x-tollgate-warnings when every name matched", async () => {
+    expect((await ask("team=search", "csv")).headers.get("x-tollgate-warnings")).toBeNull();
+  });
+
+  it("keeps the header well under what clients take, saying how many more there are", async () => {
+    const names = Array.from({ length: 300 }, (_, index) => `team=nobody${index}`).join("&");
+    const header = (await ask(names, "csv")).headers.get("x-tollgate-warnings")!;
+    expect(header.length).toBeLessThanOrEqual(4000);
+    const warnings = JSON.parse(header) as string[];
+    expect(warnings[0]).toContain('team "nobody0" matches no record');
+    expect(warnings.at(-1)).toBe(`and ${300 - (warnings.length - 1)} more filter values match no record: the JSON report lists them all`);
+  });
+});

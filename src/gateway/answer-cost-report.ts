@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { Ledger } from "../ledger/ledger.ts";
-import { buildCostReport, costReportJsonPieces } from "../reports/cost-report.ts";
+import { buildCostReport, costReportJsonPieces, unmatchedWarnings } from "../reports/cost-report.ts";
 import { parseCostReportQuery } from "../reports/cost-report-query.ts";
 import { costCsvPieces } from "../reports/render-cost-csv.ts";
 import { nextTurn } from "../runtime/next-turn.ts";
@@ -34,15 +34,46 @@ export async function answerCostReport(c: Context<GatewayEnv>, ledger: Ledger, n
   // Every team's spend: no shared cache may keep a copy.
   const privately = { "cache-control": "no-store", "x-content-type-options": "nosniff" };
   const csv = query.format === "csv";
+  const warnings = csv ? warningsHeader(unmatchedWarnings(report)) : undefined;
   return new Response(onePiecePerTurn(csv ? costCsvPieces(report) : costReportJsonPieces(report)), {
     status: 200,
     headers: {
       "content-type": csv ? "text/csv; charset=utf-8" : "application/json",
       ...(csv ? { "content-disposition": `attachment; filename="tollgate-costs-${query.from}-to-${query.to}.csv"` } : {}),
+      ...(warnings ? { "x-tollgate-warnings": warnings } : {}),
       ...requestIdHeaders(requestId),
       ...privately,
     },
   });
+}
+
+/** Clients refuse an answer whose headers pass 16 KB (Node's fetch among them): the warnings stay well under. */
+const WARNINGS_HEADER_MAX_CHARS = 4000;
+
+/**
+ * The JSON answer's "warnings", for the CSV's header `x-tollgate-warnings`. A filter value that
+ * matched nothing (a typo) otherwise gives a header row and no data, a 200 that a finance script
+ * files as $0; and a line in the file would be read as data by a spreadsheet's import. A JSON
+ * array of strings, each character outside printable ASCII written \uXXXX, so that a name in
+ * any script fits in a header and JSON.parse gives it back as written. A long list keeps what
+ * fits and ends with how many more.
+ */
+export function warningsHeader(warnings: string[]): string | undefined {
+  if (warnings.length === 0) return undefined;
+  const kept: string[] = [];
+  for (const warning of warnings) {
+    if (asciiJson([...kept, warning]).length > WARNINGS_HEADER_MAX_CHARS - 100) {
+      const more = warnings.length - kept.length;
+      kept.push(`and ${more} more filter ${more === 1 ? "value matches" : "values match"} no record: the JSON report lists them all`);
+      break;
+    }
+    kept.push(warning);
+  }
+  return asciiJson(kept);
+}
+
+function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[^\x20-\x7e]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /**

@@ -95,7 +95,7 @@ export async function buildCostReport(query: CostReportQuery, totalsOf: (day: st
   return { query, rows, totals, unmatched };
 }
 
-/** A line per filter value that matched no record in the range, for the JSON answer. */
+/** A line per filter value that matched no record in the range: the JSON answer's "warnings", the CSV's x-tollgate-warnings. */
 export function unmatchedWarnings(report: CostReport): string[] {
   return Object.entries(report.unmatched).flatMap(([dimension, values]) =>
     values.map((value) => {
