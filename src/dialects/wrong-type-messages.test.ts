@@ -30,6 +30,20 @@ describe("a request field of the wrong type", () => {
     expect(messageOf(() => parseAnthropicRequest({ model: "claude", max_tokens: 10 }))).toBe("messages: required: write an array");
   });
 
+  // Was "required: …" for a field that is there, of the wrong type.
+  it.each([
+    [{ model: 5, messages: [{ role: "user", content: "hi" }] }, "model: write a string, not a number: write the name of a tollgate route"],
+  ])("OpenAI: a field sent with the wrong type is not called missing: %j", (body, message) => {
+    expect(messageOf(() => parseOpenAIRequest(body))).toBe(message);
+  });
+
+  it.each([
+    [{ model: "claude", max_tokens: "1024", messages: [{ role: "user", content: "hi" }] }, "max_tokens: write a number, not a string: write the most output tokens to allow, e.g. 1024"],
+    [{ model: ["claude"], max_tokens: 10, messages: [{ role: "user", content: "hi" }] }, "model: write a string, not an array: write the name of a tollgate route"],
+  ])("Anthropic: a field sent with the wrong type is not called missing: %j", (body, message) => {
+    expect(messageOf(() => parseAnthropicRequest(body))).toBe(message);
+  });
+
   // Was: "system: Invalid input", zod's words for a union, with no fix.
   it("Anthropic: a system that is neither a string nor blocks says what to write", () => {
     expect(messageOf(() => parseAnthropicRequest({ model: "claude", max_tokens: 10, system: 3, messages: [{ role: "user", content: "hi" }] }))).toBe(

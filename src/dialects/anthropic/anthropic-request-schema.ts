@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { PRICED_INFERENCE_GEOS, PRICED_INFERENCE_GEOS_TEXT } from "../../pricing/inference-geo.ts";
+import { requiredAs } from "../../config/format-config-issues.ts";
 import { MAX_TOKENS_BOUND, maxTokensBoundError } from "../max-tokens-bound.ts";
 
 // The subset of the Messages request that tollgate understands. A client's own `cache_control`
@@ -44,7 +45,7 @@ const toolResultBlock = z.object({
 const thinkingBlock = z.object({
   type: z.literal("thinking"),
   thinking: z.string(),
-  signature: z.string({ error: "required: send the thinking block back with the signature it came with" }),
+  signature: z.string({ error: requiredAs("string", "send the thinking block back with the signature it came with") }),
 });
 const redactedThinkingBlock = z.object({ type: z.literal("redacted_thinking"), data: z.string() });
 
@@ -101,8 +102,8 @@ const toolChoice = z.discriminatedUnion("type", [
 ]);
 
 export const anthropicMessagesRequestSchema = z.object({
-  model: z.string({ error: "required: write the name of a tollgate route" }).min(1),
-  max_tokens: z.number({ error: "required: write the most output tokens to allow, e.g. 1024" }).int().min(1).max(MAX_TOKENS_BOUND, maxTokensBoundError),
+  model: z.string({ error: requiredAs("string", "write the name of a tollgate route") }).min(1),
+  max_tokens: z.number({ error: requiredAs("number", "write the most output tokens to allow, e.g. 1024") }).int().min(1).max(MAX_TOKENS_BOUND, maxTokensBoundError),
   messages: z.array(message).min(1, { error: "send at least one message" }),
   system: z.union([z.string(), z.array(textBlock)], { error: 'write a string, or an array of text blocks ({"type": "text", "text": "…"})' }).optional(),
   stop_sequences: z.array(z.string()).optional(),
@@ -123,7 +124,7 @@ export const anthropicMessagesRequestSchema = z.object({
         .array(
           z.looseObject({
             type: z
-              .string({ error: 'required: the kind of edit, e.g. "clear_tool_uses_20250919"' })
+              .string({ error: requiredAs("string", 'the kind of edit, e.g. "clear_tool_uses_20250919"') })
               .refine((type) => !type.startsWith("compact_"), {
                 error: "tollgate does not carry compaction (Claude answers it with a compaction block, which tollgate has no form for): remove this edit; clearing edits such as clear_tool_uses_20250919 are carried",
               }),
@@ -168,7 +169,7 @@ export const anthropicMessagesRequestSchema = z.object({
   // Extended or adaptive thinking, or "disabled": passed to Anthropic targets as sent (they check
   // the fields, whose kinds keep growing); other targets drop it with a warning.
   thinking: z
-    .looseObject({ type: z.string({ error: 'required: the kind of thinking, e.g. {"type": "enabled", "budget_tokens": 2048}' }) })
+    .looseObject({ type: z.string({ error: requiredAs("string", 'the kind of thinking, e.g. {"type": "enabled", "budget_tokens": 2048}') }) })
     .nullish(),
 });
 

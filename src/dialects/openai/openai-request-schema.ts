@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { requiredAs } from "../../config/format-config-issues.ts";
 import { MAX_TOKENS_BOUND, maxTokensBoundError } from "../max-tokens-bound.ts";
 
 // The subset of the Chat Completions request that tollgate understands. Fields it does not act
@@ -85,7 +86,7 @@ const responseFormat = z.discriminatedUnion("type", [
 const positiveInt = z.number().int().min(1);
 
 export const openAIChatRequestSchema = z.object({
-  model: z.string({ error: "required: write the name of a tollgate route" }).min(1),
+  model: z.string({ error: requiredAs("string", "write the name of a tollgate route") }).min(1),
   messages: z.array(message).min(1, { error: "send at least one message" }),
   stream: z.boolean().nullish(),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
