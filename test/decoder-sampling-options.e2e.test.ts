@@ -52,6 +52,17 @@ describe("a local decoder's own sampling options", () => {
     expect(rig.mocks.openai.requests.length).toBe(before);
   });
 
+  // The template is the decoder operator's: a request's own replaced the server's in vLLM before
+  // 0.11 (GHSA-6fvq-23cw-5628), so any key could run its own Jinja (a nested loop pins the
+  // decoder's CPU for every tenant). Was: passed on as sent.
+  it("a chat template inside chat_template_kwargs is a 400 naming it, and the decoder is not called", async () => {
+    const before = rig.decoder.requests.length;
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "local", messages: hi, chat_template_kwargs: { enable_thinking: false, chat_template: "{% for m in messages %}{{ m.content }}{% endfor %}" } });
+    expect(response.status).toBe(400);
+    expect((await response.json()).error).toMatchObject({ param: "chat_template_kwargs.chat_template", message: expect.stringContaining("the decoder's operator sets it") });
+    expect(rig.decoder.requests.length).toBe(before);
+  });
+
   it("a value no decoder takes is a 400 naming the field", async () => {
     const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "local", messages: hi, repetition_penalty: 0 });
     expect(response.status).toBe(400);

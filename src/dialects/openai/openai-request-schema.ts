@@ -102,7 +102,16 @@ export const openAIChatRequestSchema = z.object({
   min_tokens: z.number().int().min(0).nullish(),
   ignore_eos: z.boolean().nullish(),
   stop_token_ids: z.array(z.number().int().min(0)).nullish(),
-  chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
+  // A template is the decoder operator's, never request data: one sent here replaces the server's
+  // in vLLM before 0.11 (GHSA-6fvq-23cw-5628), and a Jinja loop in it pins the decoder's CPU for
+  // every tenant. Template flags (Qwen3's enable_thinking) are carried.
+  chat_template_kwargs: z
+    .record(z.string(), z.unknown())
+    .refine((kwargs) => !Object.hasOwn(kwargs, "chat_template"), {
+      error: "tollgate does not carry a chat template from a request: the decoder's operator sets it; remove chat_template and keep only the template's flags (such as enable_thinking)",
+      path: ["chat_template"],
+    })
+    .nullish(),
   seed: z.number().int().nullish(),
   frequency_penalty: z.number().min(-2).max(2).nullish(),
   presence_penalty: z.number().min(-2).max(2).nullish(),
