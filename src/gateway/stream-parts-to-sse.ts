@@ -46,6 +46,10 @@ const encoder = new TextEncoder();
 /** A burst is cut into writes of about this size, so one write never holds a whole answer. */
 export const MAX_WRITE_BYTES = 16 * 1024;
 const NOT_YET = Symbol("not yet");
+/** A stalled client's cut counts what the provider already sent: parts that come within this of each other… */
+const COUNT_ARRIVED_GAP_MS = 100;
+/** …for this long at most, then the upstream is stopped. */
+const COUNT_ARRIVED_MAX_MS = 3_000;
 export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint8Array> {
   let heldAt = 0;
   /** A `next()` that did not settle within the last write's turn; the next pull awaits it. */
@@ -56,11 +60,13 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
   const stalled = options.sendTimeoutMs ? new QuietTimer({ quiet: () => void cutStalledClient() }) : undefined;
   let streamController: ReadableStreamDefaultController<Uint8Array> | undefined;
   /** The client is gone (it cancelled the body) or given up on (`beforehand` cuts it off): stop the upstream, close once. */
-  const endCancelled = async (beforehand?: () => void) => {
+  const endCancelled = async (beforehand?: () => void, countArrived = false) => {
     if (closed) return;
     closed = true;
     keepAlive?.stop();
     stalled?.stop();
+    // Before the client is cut off: closing its connection stops the upstream too.
+    if (countArrived) await countWhatArrived();
     beforehand?.();
     options.abortUpstream();
     await options.rest.return(undefined).catch(() => undefined);
@@ -72,7 +78,28 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
     endCancelled(() => {
       if (options.dropClient) options.dropClient();
       else streamController?.error(new Error(`the client took no bytes for ${options.sendTimeoutMs} ms`));
-    });
+    }, true);
+
+  /**
+   * A client that stopped reading held the upstream back: what the provider sent meanwhile waits
+   * in buffers (megabytes: the rest of a long answer, its final usage too), generated and billed.
+   * It is read and metered, not sent, while it keeps coming, for 3 seconds at most. Was: dropped
+   * with the connection, and a 50,000-token answer recorded as about 35,000 counted tokens.
+   */
+  const countWhatArrived = async () => {
+    const until = performance.now() + COUNT_ARRIVED_MAX_MS;
+    while (performance.now() < until) {
+      const promise = next();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const gap = new Promise<typeof NOT_YET>((resolve) => (timer = setTimeout(() => resolve(NOT_YET), COUNT_ARRIVED_GAP_MS)));
+      const result = await Promise.race([promise, gap]).catch(() => undefined);
+      clearTimeout(timer);
+      if (result === NOT_YET) promise.catch(() => undefined); // settles once the upstream is stopped
+      if (result === undefined || result === NOT_YET || result.done) return;
+      options.observe(result.value);
+      if (result.value.type === "error") return;
+    }
+  };
 
   const next = (): Promise<IteratorResult<StreamPart>> => {
     if (heldAt < options.held.length) return Promise.resolve({ done: false, value: options.held[heldAt++]! });
