@@ -13,7 +13,7 @@ import { SpendTally } from "../budgets/spend-tally.ts";
 import type { KeyValueStore } from "../store/key-value-store.ts";
 import { MemoryKeyValueStore } from "../store/memory-key-value-store.ts";
 import { RedisKeyValueStore } from "../store/redis-key-value-store.ts";
-import { connectRedis, isClusterNode, RedisUrlError, type RedisClient } from "../store/redis-connection.ts";
+import { connectRedis, evictionPolicies, isClusterNode, RedisUrlError, type RedisClient } from "../store/redis-connection.ts";
 import { keepUnwritten, type KeptFiles } from "./unwritten-records.ts";
 import { keptFilesTag } from "./kept-files-tag.ts";
 import { checkKeptDirectory, checkStorePath } from "./store-path-checks.ts";
@@ -108,7 +108,23 @@ async function openRedis(url: string, cluster: boolean, log: (line: string) => v
       'store.redisUrl: this Redis is a Redis Cluster node, and keys on its other nodes would fail on every request; add "cluster": true to "store"',
     ]);
   }
+  if (outcome === "ready") await warnIfEvicting(redis, log);
   return redis;
+}
+
+/**
+ * A Redis that evicts keys under memory pressure drops what tollgate keeps nowhere else: an
+ * evicted budget level resets that budget's spend to $0 (a hard budget then serves past its
+ * limit), an evicted record is gone from reports. The ledger grows without end, so the pressure
+ * comes. Said at start-up, not refused: a Redis may be shared, and its policy is the operator's.
+ */
+async function warnIfEvicting(redis: RedisClient, log: (line: string) => void): Promise<void> {
+  const policies = await evictionPolicies(redis).catch(() => []);
+  if (policies.length === 0) return;
+  log(
+    `[tollgate] warning: Redis may evict keys (maxmemory-policy ${policies.join(", ")}): an evicted budget level resets that budget's spend to $0, ` +
+      "and an evicted cost record is lost to reports; set maxmemory-policy noeviction (docs/budgets.md, Stores)",
+  );
 }
 
 /** `log`, but a line already written within `everyMs` is not written again. */

@@ -144,3 +144,13 @@ export async function isClusterNode(redis: Redis): Promise<boolean> {
   const info = await redis.info("cluster");
   return /^cluster_enabled:1\b/m.test(info);
 }
+
+/**
+ * The `maxmemory-policy` of each server the client writes to that may evict keys (anything but
+ * noeviction), read from INFO, which managed services that refuse CONFIG still answer.
+ */
+export async function evictionPolicies(redis: RedisClient): Promise<string[]> {
+  const servers = redis instanceof Cluster ? redis.nodes("master") : [redis];
+  const policies = await Promise.all(servers.map(async (server) => /^maxmemory_policy:(\S+)/m.exec(await server.info("memory"))?.[1]));
+  return [...new Set(policies.filter((policy): policy is string => policy !== undefined && policy !== "noeviction"))];
+}
