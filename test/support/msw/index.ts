@@ -32,24 +32,24 @@ export function startMockProviders(options: MockProvidersOptions = {}): MockProv
   const anthropic = createAnthropicMock(options.anthropic);
   const server = setupServer(...openai.handlers, ...anthropic.handlers);
   server.listen({ onUnhandledRequest: "bypass" });
-  cancelUnreadStreamClones(server);
+  cancelUnreadClones(server);
   return { openai, anthropic, server, close: () => server.close() };
 }
 
 /**
  * msw tees every mocked response to hand a clone to its `response:mocked` event. Nobody reads that
  * clone, and a tee only cancels its source once BOTH branches are cancelled, so a client that
- * cancels a streamed body (the official SDKs do when a caller `break`s out of a stream) would wait
- * forever. The same holds for responses msw lets through (`response:bypass`). Cancelling the unread clone of each event stream restores real-network behaviour.
- * Call this on any server you build yourself from the mocks' handlers.
+ * cancels a body would wait forever: the official SDKs cancel a streamed body when a caller
+ * `break`s out of a stream, and a JSON error's body before they retry it (`maxRetries`), which
+ * hung every retry. The same holds for responses msw lets through (`response:bypass`).
+ * Cancelling every unread clone restores real-network behaviour. Call this on any server you
+ * build yourself from the mocks' handlers.
  */
-export function cancelUnreadStreamClones(server: SetupServer): void {
-  const cancelEventStream = ({ response }: { response: Response }) => {
-    if (response.headers.get("content-type")?.startsWith("text/event-stream")) {
-      response.body?.cancel().catch(() => {});
-    }
+export function cancelUnreadClones(server: SetupServer): void {
+  const cancelClone = ({ response }: { response: Response }) => {
+    response.body?.cancel().catch(() => {});
   };
-  server.events.on("response:mocked", cancelEventStream);
+  server.events.on("response:mocked", cancelClone);
   // Bypassed responses (the tests' own calls to the gateway) are teed the same way.
-  server.events.on("response:bypass", cancelEventStream);
+  server.events.on("response:bypass", cancelClone);
 }
