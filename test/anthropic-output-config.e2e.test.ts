@@ -66,6 +66,33 @@ describe("an Anthropic client's output_config.format", () => {
   });
 });
 
+describe("an Anthropic client's output_format (the structured-outputs beta's form, deprecated)", () => {
+  // pydantic-ai and raw HTTP clients still send `output_format` with the structured-outputs beta
+  // (the TypeScript SDK moves it into output_config itself). It was stripped: Claude answered
+  // free-form, with a 200, to a client counting on the schema.
+  const askWith = (fields: Record<string, unknown>) => postJson(rig.gateway, "/v1/messages", { model: "claude", max_tokens: 100, messages: [{ role: "user", content: "Which city?" }], ...fields });
+
+  it("reaches Claude as output_config.format, which means the same", async () => {
+    const response = await askWith({ output_format: { type: "json_schema", schema } });
+    expect(response.status).toBe(200);
+    const sent = rig.mocks.anthropic.requests.at(-1)!.body;
+    expect(sent.output_config).toEqual({ format: { type: "json_schema", schema } });
+    expect(sent).not.toHaveProperty("output_format");
+  });
+
+  it("reaches an OpenAI model as response_format json_schema", async () => {
+    expect((await postJson(rig.gateway, "/v1/messages", { model: "gpt", max_tokens: 100, messages: [{ role: "user", content: "Which city?" }], output_format: { type: "json_schema", schema } })).status).toBe(200);
+    expect(rig.mocks.openai.requests.at(-1)!.body.response_format).toEqual({ type: "json_schema", json_schema: { name: "output", schema, strict: true } });
+  });
+
+  it("sent beside output_config.format is a 400 saying to send one", async () => {
+    const response = await askWith({ output_format: { type: "json_schema", schema }, output_config: { format: { type: "json_schema", schema } } });
+    expect(response.status).toBe(400);
+    expect((await response.json()).error.message).toContain("output_format: send the schema once, as output_config.format");
+    expect(rig.mocks.anthropic.requests).toHaveLength(0);
+  });
+});
+
 describe("the SDKs' parse() helpers on a Claude target", () => {
   const Answer = z.object({ city: z.string(), population: z.number() });
 

@@ -73,3 +73,48 @@ describe("tool_choice on a turn without tools", () => {
     expect(rig.mocks.openai.requests.at(-1)!.body).not.toHaveProperty("tool_choice");
   });
 });
+
+describe("fields tollgate does not carry", () => {
+  // Anthropic refuses a field it does not know with a 400 ("Extra inputs are not permitted"). The
+  // schema stripped them instead: a request asking for server-side fallback, or to run in a
+  // code-execution container, was answered 200 as if it had not asked.
+  const refusedBeforeClaude = async (fields: Record<string, unknown>, param: string, says: string) => {
+    const response = await ask("claude", fields);
+    expect(response.status).toBe(400);
+    const body = await response.json();
+    expect(body).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+    expect(body.error.message).toContain(`${param}: `);
+    expect(body.error.message).toContain(says);
+    expect(rig.mocks.anthropic.requests).toHaveLength(0);
+  };
+
+  it.each([
+    ["fallbacks", { fallbacks: ["claude-opus-4-6"] }, "fallbacks", "a tollgate route's targets are its fallbacks"],
+    ["fallbacks", { fallbacks: "default" }, "fallbacks", "a tollgate route's targets are its fallbacks"],
+    ["fallback_credit_token", { fallback_credit_token: "fct_01" }, "fallback_credit_token", "remove fallback_credit_token"],
+    ["container", { container: "container_011CZ" }, "container", "does not carry Claude's server tools"],
+    ["billing_policy", { billing_policy: { type: "billing_policy", bill_to: "user_profile" } }, "billing_policy.bill_to", "cannot bill a user profile"],
+    ["an unknown field", { frobnicate: true }, "frobnicate", "tollgate does not carry this field: remove it"],
+  ])("%s is a 400 naming it and saying why, before Claude is called", async (_name, fields, param, says) => {
+    await refusedBeforeClaude(fields, param, says);
+  });
+
+  it("the SDK's beta fallbacks is refused too", async () => {
+    const call = rig.gateway.anthropic.beta.messages.create({ model: "claude", max_tokens: 50, messages: [{ role: "user", content: "Hello?" }], fallbacks: [{ model: "claude-opus-4-6" }] });
+    await expect(call).rejects.toMatchObject({ status: 400, error: { error: { message: expect.stringContaining("fallbacks: ") } } });
+    expect(rig.mocks.anthropic.requests).toHaveLength(0);
+  });
+
+  it("diagnostics, billing to self and null forms of the refused fields change nothing: accepted, and not sent", async () => {
+    const response = await ask("claude", {
+      diagnostics: { previous_message_id: "msg_01" },
+      billing_policy: { type: "billing_policy", bill_to: "self" },
+      fallbacks: null,
+      fallback_credit_token: null,
+      container: null,
+      thread: null,
+    });
+    expect(response.status).toBe(200);
+    for (const field of ["diagnostics", "billing_policy", "fallbacks", "fallback_credit_token", "container", "thread"]) expect(sentToClaude()).not.toHaveProperty(field);
+  });
+});

@@ -8,7 +8,8 @@ export function zodIssueToError(issues: readonly z.core.$ZodIssue[]): GatewayErr
   if (!issue) return new GatewayError("invalid_request", "invalid request body");
   if (issue.code === "unrecognized_keys") {
     const param = formatPath([...issue.path, issue.keys[0] ?? ""]);
-    return new GatewayError("invalid_request", `${param}: unknown field; remove it`, { param });
+    // Anthropic refuses a field it does not know; passed over, it would change nothing with a 200.
+    return new GatewayError("invalid_request", `${param}: tollgate does not carry this field: remove it`, { param });
   }
   const param = formatPath(issue.path);
   return new GatewayError("invalid_request", `${param}: ${issueMessage(issue)}`, { param });

@@ -101,7 +101,18 @@ const toolChoice = z.discriminatedUnion("type", [
   z.object({ type: z.literal("tool"), name: z.string(), disable_parallel_tool_use: z.boolean().optional() }),
 ]);
 
-export const anthropicMessagesRequestSchema = z.object({
+/** Structured outputs' schema: `output_config.format`, and `output_format`, its deprecated form. */
+const jsonSchemaFormat = z.object({ type: z.literal("json_schema"), schema: z.record(z.string(), z.unknown()) });
+
+/** A field of Anthropic's that tollgate cannot honour: null (as good as absent) or a 400 saying why. */
+const refused = (message: string) => z.null({ error: message }).optional();
+
+// Strict, as Anthropic is ("Extra inputs are not permitted"): a field tollgate does not know may
+// change the answer or its price, and stripped, the client got a 200 answered without it. Every
+// body field of @anthropic-ai/sdk 1.12's MessageCreateParams (beta ones included) is declared
+// here, carried or refused on purpose; its header params (betas, user_profile_id, workspace_id)
+// travel as headers.
+export const anthropicMessagesRequestSchema = z.strictObject({
   model: z.string({ error: requiredAs("string", "write the name of a tollgate route") }).min(1),
   max_tokens: z.number({ error: requiredAs("number", "write the most output tokens to allow, e.g. 1024") }).int().min(1).max(MAX_TOKENS_BOUND, maxTokensBoundError),
   messages: z.array(message).min(1, { error: "send at least one message" }),
@@ -161,11 +172,34 @@ export const anthropicMessagesRequestSchema = z.object({
   // Structured outputs (the SDK's messages.parse()): the answer must conform to the schema.
   output_config: z
     .object({
-      format: z.object({ type: z.literal("json_schema"), schema: z.record(z.string(), z.unknown()) }).nullish(),
+      format: jsonSchemaFormat.nullish(),
       // How eagerly Claude spends tokens; the levels differ per model (low … max), so the model checks them.
       effort: z.string().regex(/^[a-z]{1,16}$/, { error: 'write an effort level the model takes, such as "low", "medium" or "high"' }).nullish(),
     })
     .optional(),
+  // Its deprecated form (the structured-outputs beta's), still sent by pydantic-ai and raw HTTP
+  // clients: read as output_config.format, which means the same.
+  output_format: jsonSchemaFormat.nullish(),
+  // Asks Anthropic why a prompt-cache prefix missed; that reason comes in a field of the answer
+  // tollgate has no form for, and it changes neither the answer nor its price: accepted, not sent.
+  diagnostics: z.object({ previous_message_id: z.string().nullish() }).nullish(),
+  // Server-side fallback: Anthropic retries a refused request on other Claude models, billed as
+  // theirs. Stripped, a refusal stayed a refusal without a word.
+  fallbacks: refused("tollgate does not carry Anthropic's server-side fallback: a tollgate route's targets are its fallbacks; remove fallbacks, and list the models as the route's targets"),
+  fallback_credit_token: refused("tollgate does not carry Anthropic's server-side fallback or its credits: remove fallback_credit_token"),
+  // Server-held conversation state; a thread to create or continue is refused before parsing
+  // (parse-anthropic-request.ts), with the error code Anthropic's SDK knows.
+  thread: z.null().optional(),
+  // Billing the customer behind a user profile: tollgate calls Anthropic with the platform's own
+  // key and records the cost against the caller's team. "self" is the default, and changes nothing.
+  billing_policy: z
+    .object({
+      type: z.literal("billing_policy"),
+      bill_to: z.literal("self", { error: 'tollgate calls Claude with its own Anthropic key and records the cost against your team, so it cannot bill a user profile: remove billing_policy, or write "bill_to": "self"' }).optional(),
+    })
+    .nullish(),
+  // A code-execution container: for Claude's server tools, which tollgate does not carry.
+  container: refused("tollgate does not carry Claude's server tools, so there is no code-execution container to use: remove container"),
   // Extended or adaptive thinking, or "disabled": passed to Anthropic targets as sent (they check
   // the fields, whose kinds keep growing); other targets drop it with a warning.
   thinking: z

@@ -52,8 +52,18 @@ export function parseAnthropicRequest(body: unknown): ChatRequest {
     effort: request.output_config?.effort ?? undefined,
     // OpenAI-shaped targets get it as response_format; Claude models with structured outputs as
     // output_config.format, others as the format policy's schema line.
-    responseFormat: request.output_config?.format ? outputFormat(request.output_config.format.schema) : undefined,
+    responseFormat: requestedFormat(request),
   });
+}
+
+/** The answer's schema, from `output_config.format` or its deprecated form `output_format`, not both. */
+function requestedFormat(request: AnthropicMessagesRequest): ResponseFormat | undefined {
+  const format = request.output_config?.format;
+  if (format && request.output_format) {
+    throw new GatewayError("invalid_request", "output_format: send the schema once, as output_config.format (output_format is its deprecated form): remove output_format", { param: "output_format" });
+  }
+  const asked = format ?? request.output_format;
+  return asked ? outputFormat(asked.schema) : undefined;
 }
 
 /** The request with the client's `anthropic-beta` names, which a body read on its own has not. */
