@@ -2,7 +2,7 @@ import { zodOutputFormat } from "@anthropic-ai/sdk/helpers/zod";
 import { zodFunction, zodResponseFormat } from "openai/helpers/zod";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { postJson, useMockedGateway } from "./support/gateway.ts";
+import { postJson, useMockedGateway, waitForRecord } from "./support/gateway.ts";
 
 // Structured outputs. Anthropic's `output_config.format: {"type": "json_schema", "schema": …}`
 // (what the SDK's messages.parse() sends) and OpenAI's strict `response_format` both ask for an
@@ -16,6 +16,7 @@ import { postJson, useMockedGateway } from "./support/gateway.ts";
 
 const rig = useMockedGateway({
   "claude-3-5": { targets: [{ provider: "anthropic", model: "claude-3-5-haiku" }] },
+  "claude-rejecting": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }], policies: { sampling: { onUnsupported: "reject" } } },
 });
 const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false };
 const ask = (model: string, format: Record<string, unknown> = schema) =>
@@ -126,9 +127,36 @@ describe("an Anthropic client's strict tool", () => {
     expect(rig.mocks.anthropic.requests.at(-1)!.body.tools[0].strict).toBe(true);
   });
 
-  it("reaches an older Claude model without it (it would refuse the field)", async () => {
-    await rig.gateway.anthropic.messages.create({ model: "claude-3-5", max_tokens: 10, tools: [tool], messages: [{ role: "user", content: "x" }] });
+  it("reaches an older Claude model without it (it would refuse the field), with a note", async () => {
+    const { response } = await rig.gateway.anthropic.messages.create({ model: "claude-3-5", max_tokens: 10, tools: [tool], messages: [{ role: "user", content: "x" }] }).withResponse();
     expect(rig.mocks.anthropic.requests.at(-1)!.body.tools[0]).not.toHaveProperty("strict");
+    expect(response.headers.get("x-tollgate-policies")).toContain("strict=dropped");
+  });
+
+  // Claude's strict mode refuses an object that is not closed (additionalProperties: false), so
+  // such a tool goes without strict. It went silently: the app took its tool inputs for
+  // schema-guaranteed, and they were not.
+  it("whose schema Claude's strict mode cannot take reaches Claude without strict, with a note and a warning in the record", async () => {
+    const open = { name: "save", strict: true, input_schema: { type: "object" as const, properties: { name: { type: "string" } }, required: ["name"] } };
+    const response = await postJson(rig.gateway, "/v1/messages", { model: "claude", max_tokens: 10, tools: [open, tool], messages: [{ role: "user", content: "x" }] });
+    expect(response.status).toBe(200);
+    expect(rig.mocks.anthropic.requests.at(-1)!.body.tools.map((sent: { strict?: boolean }) => sent.strict)).toEqual([undefined, true]);
+    expect(response.headers.get("x-tollgate-policies")).toContain("strict=dropped");
+    const record = await waitForRecord(rig.gateway, response.headers.get("x-tollgate-request-id")!);
+    expect(record.warnings?.join("\n")).toContain('tool "save": Claude\'s strict mode decodes only a schema whose every object is closed (additionalProperties: false)');
+  });
+
+  it("on a route that rejects what its target does not take, is a 400 naming the tool", async () => {
+    const open = { name: "save", strict: true, input_schema: { type: "object", properties: { name: { type: "string" } } } };
+    const response = await postJson(rig.gateway, "/v1/messages", { model: "claude-rejecting", max_tokens: 10, tools: [open], messages: [{ role: "user", content: "x" }] });
+    expect(response.status).toBe(400);
+    expect((await response.json()).error.message).toContain('strict is not accepted by claude-sonnet-4-6 (anthropic) (tool "save": ');
+    expect(rig.mocks.anthropic.requests).toHaveLength(0);
+  });
+
+  it("that Claude takes strict gets no note", async () => {
+    const response = await postJson(rig.gateway, "/v1/messages", { model: "claude", max_tokens: 10, tools: [tool], messages: [{ role: "user", content: "x" }] });
+    expect(response.headers.get("x-tollgate-policies") ?? "").not.toContain("strict=");
   });
 
   it("reaches an OpenAI model as function.strict", async () => {
@@ -263,8 +291,10 @@ describe("strict tools past Anthropic's limits on one request", () => {
   it("20 strict tools stay strict; 21 are sent without strict", async () => {
     expect((await ask(Array.from({ length: 20 }, (_, i) => strictTool(`t${i}`)))).status).toBe(200);
     expect(rig.mocks.anthropic.requests.at(-1)!.body.tools.every((tool: { strict?: boolean }) => tool.strict === true)).toBe(true);
-    expect((await ask(Array.from({ length: 21 }, (_, i) => strictTool(`t${i}`)))).status).toBe(200);
+    const past = await ask(Array.from({ length: 21 }, (_, i) => strictTool(`t${i}`)));
+    expect(past.status).toBe(200);
     expect(rig.mocks.anthropic.requests.at(-1)!.body.tools.some((tool: { strict?: boolean }) => "strict" in tool)).toBe(false);
+    expect(past.headers.get("x-tollgate-policies")).toContain("strict=dropped");
   });
 
   it("24 optional parameters across the strict tools stay strict; 25 are sent without strict", async () => {

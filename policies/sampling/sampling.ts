@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { GatewayError } from "../../src/errors/gateway-error.ts";
 import type { ChatRequest } from "../../src/model/chat-request.ts";
+import { claudeStrictDrops } from "../../src/model/claude-structured-outputs.ts";
 import { findModelLimits } from "../../src/pricing/find-model-price.ts";
 import type { Policy, PolicyTarget } from "../policy.ts";
 
@@ -137,6 +138,13 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
         else drop("thinking", " (Anthropic's extended thinking)");
       }
       if (next.effort !== undefined && target.providerType !== "anthropic") drop("effort", " (Anthropic's effort)");
+      // A strict tool Claude cannot take strict goes without it (the adapter sends it so): the
+      // client counted on inputs decoded to the schema, and should hear they are not.
+      if (target.providerType === "anthropic" && next.tools) {
+        for (const { tools, why } of claudeStrictDrops(next.tools, target.model)) {
+          refuseOrNote("strict", true, ` (${tools.length > 1 ? "tools" : "tool"} ${tools.map((name) => `"${name}"`).join(", ")}: ${why})`);
+        }
+      }
       // Claude's messages have no participant names: the conversation goes without them.
       if (target.providerType === "anthropic" && next.messages.some((message) => message.role !== "tool" && message.name)) {
         const named = next.messages.findIndex((message) => message.role !== "tool" && message.name);

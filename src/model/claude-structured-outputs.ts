@@ -61,6 +61,28 @@ export function claudeTools(tools: readonly ToolDefinition[], model: string): { 
   return within ? shaped : tools.map((tool) => ({ parameters: tool.parameters }));
 }
 
+/**
+ * The tools the client sent strict that reach Claude without it, by why: Claude refuses `strict`
+ * on a model without structured outputs, on a schema it cannot decode to as written, and past its
+ * limits; the tool then goes without the guarantee, which the client should hear of.
+ */
+export function claudeStrictDrops(tools: readonly ToolDefinition[], model: string): { tools: string[]; why: string }[] {
+  const asked = tools.filter((tool) => tool.strict === true);
+  if (asked.length === 0) return [];
+  if (!claudeTakesStructuredOutputs(model)) return [{ tools: asked.map((tool) => tool.name), why: `${model} has no structured outputs` }];
+  const shaped = claudeTools(tools, model);
+  const byWhy = new Map<string, string[]>();
+  tools.forEach((tool, index) => {
+    if (tool.strict !== true || shaped[index]!.strict === true) return;
+    const why =
+      claudeStrictTool(tool, model).strict === true
+        ? `the request's strict tools pass Anthropic's limits (${STRICT_TOOL_LIMITS.tools} tools, ${STRICT_TOOL_LIMITS.optionalParameters} optional or ${STRICT_TOOL_LIMITS.unionParameters} union-typed parameters)`
+        : "Claude's strict mode decodes only a schema whose every object is closed (additionalProperties: false), with no tuples or draft-07 definitions";
+    byWhy.set(why, [...(byWhy.get(why) ?? []), tool.name]);
+  });
+  return [...byWhy].map(([why, names]) => ({ tools: names, why }));
+}
+
 /** A strict tool as Claude takes it: its schema within Claude's keywords, or not strict where it cannot be. */
 function claudeStrictTool(tool: ToolDefinition, model: string): { strict?: boolean; parameters: Record<string, unknown> } {
   if (tool.strict === undefined || !claudeTakesStructuredOutputs(model)) return { parameters: tool.parameters };
