@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { postJson, useMockedGateway } from "./support/gateway.ts";
+import { postJson, readSseEvents, useMockedGateway, waitForRecord } from "./support/gateway.ts";
 
 // What the Anthropic SDK's Message (and BetaMessage) types declare as always present: `container`
 // and `context_management` (null where there is none), and in usage `inference_geo` (where
@@ -36,6 +36,35 @@ describe("an Anthropic client's answer from Claude", () => {
   it("says inference_geo null from a target that does not say where it ran", async () => {
     const message = await rig.gateway.anthropic.messages.create({ ...ask, model: "gpt" });
     expect(message.usage.inference_geo).toBeNull();
+  });
+
+  // usage.service_tier says which tier served the call; a Priority Tier app tracks its commitment
+  // by it. Was: absent from every answer, streamed or not (the SDK read undefined).
+  it("says the service tier Anthropic served it at, streamed or not, and the record is priced as before", async () => {
+    const usage = { input_tokens: 1000, output_tokens: 100, service_tier: "priority" };
+    rig.mocks.anthropic.enqueue({ kind: "text", usage });
+    const { data: message, response } = await rig.gateway.anthropic.messages.create(ask).withResponse();
+    expect(message.usage.service_tier).toBe("priority");
+    rig.mocks.anthropic.enqueue({ kind: "text", usage });
+    expect((await rig.gateway.anthropic.messages.stream(ask).finalMessage()).usage.service_tier).toBe("priority");
+    // Carried, not priced: claude-sonnet-4-6 at $3 / $15 per 1M tokens, as for "standard".
+    const record = await waitForRecord(rig.gateway, response.headers.get("x-tollgate-request-id")!);
+    expect(record.cost.totalNano).toBe(4_500_000);
+    expect(record.serviceTier).toBeUndefined();
+  });
+
+  it("says the service tier in message_start, where Anthropic says it", async () => {
+    rig.mocks.anthropic.enqueue({ kind: "text", usage: { input_tokens: 10, output_tokens: 5, service_tier: "batch" } });
+    const events = await readSseEvents(await postJson(rig.gateway, "/v1/messages", { ...ask, stream: true }));
+    const start = JSON.parse(events.find((event) => event.event === "message_start")!.data);
+    expect(start.message.usage.service_tier).toBe("batch");
+  });
+
+  it("says service_tier null from another provider, and standard from the response cache as Claude said it", async () => {
+    expect((await rig.gateway.anthropic.messages.create({ ...ask, model: "gpt" })).usage.service_tier).toBeNull();
+    const cachedAsk = { ...ask, model: "cached", temperature: 0, max_tokens: 53 };
+    await rig.gateway.anthropic.messages.create(cachedAsk);
+    expect((await rig.gateway.anthropic.messages.stream(cachedAsk).finalMessage()).usage.service_tier).toBe("standard");
   });
 });
 

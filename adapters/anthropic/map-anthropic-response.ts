@@ -28,6 +28,7 @@ export function mapAnthropicResponse(message: Anthropic.Messages.Message): ChatR
     ...(message.stop_details ? { refusalDetails: refusalDetailsOf(message.stop_details) } : {}),
     usage: convertAnthropicUsage(message.usage),
     ...(message.usage.inference_geo ? { inferenceGeo: message.usage.inference_geo } : {}),
+    ...(message.usage.service_tier ? { anthropicServiceTier: message.usage.service_tier } : {}),
     ...contextManagementOf(message),
   };
 }

@@ -24,9 +24,13 @@ export async function* mapAnthropicStream(events: AsyncIterable<Anthropic.Messag
   for await (const event of events) {
     switch (event.type) {
       case "message_start":
-        yield event.message.usage?.inference_geo
-          ? { type: "start", id: event.message.id, model: event.message.model, inferenceGeo: event.message.usage.inference_geo }
-          : { type: "start", id: event.message.id, model: event.message.model };
+        yield {
+          type: "start",
+          id: event.message.id,
+          model: event.message.model,
+          ...(event.message.usage?.inference_geo ? { inferenceGeo: event.message.usage.inference_geo } : {}),
+          ...(event.message.usage?.service_tier ? { anthropicServiceTier: event.message.usage.service_tier } : {}),
+        };
         yield { type: "usage", usage: convertAnthropicUsage(event.message.usage) };
         break;
       case "content_block_start":

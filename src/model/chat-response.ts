@@ -1,8 +1,8 @@
 import type { AssistantContent } from "./chat-request.ts";
-import type { DecoderTimings, FinishReason, OpenAIAnswerIdentity, RefusalDetails, TokenLogprob } from "./stream-part.ts";
+import type { AnthropicAnswerIdentity, DecoderTimings, FinishReason, OpenAIAnswerIdentity, RefusalDetails, TokenLogprob } from "./stream-part.ts";
 import type { Usage } from "./usage.ts";
 
-export type ChatResponse = OpenAIAnswerIdentity & {
+export type ChatResponse = OpenAIAnswerIdentity & AnthropicAnswerIdentity & {
   id: string;
   /** The model the provider says answered (may differ from the configured name, e.g. a dated snapshot). */
   model: string;

@@ -26,6 +26,7 @@ export class ResponseCollector {
   private refusalLogprobs: TokenLogprob[] | undefined;
   private identity: OpenAIAnswerIdentity = {};
   private inferenceGeo: string | undefined;
+  private anthropicServiceTier: string | undefined;
 
   add(part: StreamPart): void {
     switch (part.type) {
@@ -34,6 +35,7 @@ export class ResponseCollector {
         this.model = part.model;
         this.identity = { ...(part.systemFingerprint ? { systemFingerprint: part.systemFingerprint } : {}), ...(part.serviceTier ? { serviceTier: part.serviceTier } : {}) };
         this.inferenceGeo = part.inferenceGeo;
+        this.anthropicServiceTier = part.anthropicServiceTier;
         break;
       case "text-delta": {
         if (part.refusal) {
@@ -109,6 +111,7 @@ export class ResponseCollector {
       ...(this.refusalLogprobs ? { refusalLogprobs: this.refusalLogprobs } : {}),
       ...(this.usage ? { usage: this.usage } : {}),
       ...(this.inferenceGeo ? { inferenceGeo: this.inferenceGeo } : {}),
+      ...(this.anthropicServiceTier ? { anthropicServiceTier: this.anthropicServiceTier } : {}),
       ...this.identity,
     };
   }
@@ -123,6 +126,7 @@ export function* responseToParts(response: ChatResponse): Generator<StreamPart> 
     ...(response.systemFingerprint ? { systemFingerprint: response.systemFingerprint } : {}),
     ...(response.serviceTier ? { serviceTier: response.serviceTier } : {}),
     ...(response.inferenceGeo ? { inferenceGeo: response.inferenceGeo } : {}),
+    ...(response.anthropicServiceTier ? { anthropicServiceTier: response.anthropicServiceTier } : {}),
   };
   // The input side first, as a live stream has it from its start (Anthropic's message_start,
   // which tools read input_tokens from); the whole usage comes again at the end.

@@ -18,8 +18,9 @@ export type StreamPart =
   /**
    * `inferenceGeo`: where the provider says inference ran (Anthropic's usage.inference_geo), which
    * can change the price. `systemFingerprint`, `serviceTier`: OpenAI's, passed on to OpenAI clients.
+   * `anthropicServiceTier`: Anthropic's usage.service_tier, passed on to Anthropic clients.
    */
-  | { type: "start"; id: string; model: string; inferenceGeo?: string } & OpenAIAnswerIdentity
+  | ({ type: "start"; id: string; model: string; inferenceGeo?: string } & OpenAIAnswerIdentity & AnthropicAnswerIdentity)
   /**
    * Answer text. `refusal`: OpenAI's refusal (structured outputs), which OpenAI clients read from
    * `refusal` rather than `content`; every other consumer treats it as text.
@@ -59,6 +60,13 @@ export type StreamPart =
 
 /** What OpenAI says of the backend that answered: `system_fingerprint` (watched with `seed`) and `service_tier`. */
 export type OpenAIAnswerIdentity = { systemFingerprint?: string; serviceTier?: string };
+
+/**
+ * The tier Anthropic served the call at ("standard", "priority", "batch": its usage.service_tier),
+ * which apps on Priority Tier read to see their commitment drawn down. Kept apart from OpenAI's
+ * `serviceTier`, which prices the record: Claude's is passed on, not priced.
+ */
+export type AnthropicAnswerIdentity = { anthropicServiceTier?: string };
 
 /** Claude's `stop_details` of a refusal: the policy category and a human-readable explanation. */
 export type RefusalDetails = { category: string | null; explanation: string | null };

@@ -30,7 +30,7 @@ export function renderAnthropicResponse(response: ChatResponse) {
     stop_reason: toAnthropicStopReasonWith(response.finishReason, response.content.some((part) => part.type === "tool-call")),
     stop_sequence: response.stopSequence ?? null,
     stop_details: renderStopDetails(response.refusalDetails),
-    usage: { ...renderAnthropicUsage(response.usage ?? {}), ...usageExtras(response.inferenceGeo) },
+    usage: { ...renderAnthropicUsage(response.usage ?? {}), ...usageExtras(response) },
     // Present (null where there is none), as the SDK's Message (`container`) and BetaMessage
     // (`context_management`) types declare them: tollgate carries no containers.
     container: null,
@@ -40,10 +40,12 @@ export function renderAnthropicResponse(response: ChatResponse) {
 
 /**
  * A Message's usage fields besides its counts (message_start's too): where inference ran (apps
- * with data-residency rules check it), and no server tool use, since tollgate carries none.
+ * with data-residency rules check it), the tier Anthropic served it at (Priority Tier apps track
+ * their commitment by it; null where another provider answered), and no server tool use, since
+ * tollgate carries none.
  */
-export function usageExtras(inferenceGeo: string | undefined) {
-  return { inference_geo: inferenceGeo ?? null, server_tool_use: null };
+export function usageExtras(answer: { inferenceGeo?: string | undefined; anthropicServiceTier?: string | undefined }) {
+  return { inference_geo: answer.inferenceGeo ?? null, service_tier: answer.anthropicServiceTier ?? null, server_tool_use: null };
 }
 
 /** Anthropic's input_tokens EXCLUDES cache reads and writes, exactly like the neutral inputTokens. */

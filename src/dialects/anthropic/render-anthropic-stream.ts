@@ -25,7 +25,8 @@ export class AnthropicStreamRenderer {
   private stopSequence: string | null = null;
   private refusalDetails: RefusalDetails | undefined;
   private contextManagement: Record<string, unknown> | undefined;
-  private inferenceGeo: string | undefined;
+  /** Where inference ran and the tier that served it, as the provider said at the start. */
+  private servedAs: { inferenceGeo?: string; anthropicServiceTier?: string } = {};
   private failed = false;
 
   render(part: StreamPart): string {
@@ -33,7 +34,7 @@ export class AnthropicStreamRenderer {
       case "start":
         this.id = part.id || newAnswerId("msg_"); // a decoder may send none
         this.model = part.model;
-        this.inferenceGeo = part.inferenceGeo;
+        this.servedAs = { inferenceGeo: part.inferenceGeo, anthropicServiceTier: part.anthropicServiceTier };
         return "";
       case "usage":
         this.usage = mergeUsage(this.usage, part.usage);
@@ -136,7 +137,7 @@ export class AnthropicStreamRenderer {
         stop_reason: null,
         stop_sequence: null,
         stop_details: null,
-        usage: { ...usage, output_tokens: usage.output_tokens || 1, ...usageExtras(this.inferenceGeo) },
+        usage: { ...usage, output_tokens: usage.output_tokens || 1, ...usageExtras(this.servedAs) },
         container: null,
         context_management: null,
       },

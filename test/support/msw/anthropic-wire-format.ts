@@ -14,6 +14,8 @@ export interface AnthropicUsageInput {
   cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
   /** Where inference ran, as usage reports it; default "global" (the request's `inference_geo` where it set one). */
   inference_geo?: string;
+  /** The tier that served the call ("standard", "priority", "batch"); default "standard". */
+  service_tier?: string;
   /** How many of output_tokens were thinking; sent only when given (as on answers that thought). */
   output_tokens_details?: { thinking_tokens: number };
 }
@@ -54,7 +56,7 @@ export function buildUsage(input: AnthropicUsageInput) {
     cache_creation: input.cache_creation ?? { ephemeral_5m_input_tokens: cacheWrites, ephemeral_1h_input_tokens: 0 },
     output_tokens: input.output_tokens,
     ...(input.output_tokens_details ? { output_tokens_details: input.output_tokens_details } : {}),
-    service_tier: "standard",
+    service_tier: input.service_tier ?? "standard",
     inference_geo: input.inference_geo ?? "global",
   };
 }
