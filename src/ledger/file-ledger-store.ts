@@ -9,7 +9,8 @@ import { DailyTotals, type DailyTotalsState } from "./daily-totals.ts";
 import { checkpointPath, CHECKPOINT_VERSION, readCheckpoint, tailHash, writeCheckpoint, type LedgerCheckpoint, type LedgerFollower } from "./ledger-checkpoint.ts";
 
 // The embedded store: one JSON record per line, appended, never rewritten, so records survive a
-// restart and a crash loses at most the line being written. Ids already in the file are read at
+// restart and a crash tears at most the line being written (the records still queued in the
+// Ledger, not yet appended, are lost with the process: docs/metering.md). Ids already in the file are read at
 // open, which makes a retried write idempotent here too. Node only.
 //
 // The file is read line by line, never as one string: a day at 10 requests/s writes about 600 MB,

@@ -256,6 +256,19 @@ describe("Ledger queue while the store is down", () => {
     expect(logs.filter((line) => line.includes("could not be kept (disk full)"))).toHaveLength(1);
   });
 
+  // A full disk under the embedded store, which has nowhere else to keep them. Was: only "30 cost
+  // records could not be written … nor kept", and what they were (key, team, cost) was gone.
+  it("at close, records it can neither write nor keep go to the log whole, one line each", async () => {
+    const logs: string[] = [];
+    const ledger = new Ledger({ store: down, log: (line) => logs.push(line), retryDelayMs: 60_000 });
+    const records = [makeCostRecord({ requestId: "req_lost_1" }), makeCostRecord({ requestId: "req_lost_2" })];
+    for (const record of records) ledger.record(record);
+    expect(await ledger.close(0)).toEqual({ lost: 2 });
+    const setAside = logs.filter((line) => line.includes("set aside: ")).map((line) => JSON.parse(line.slice(line.indexOf("set aside: ") + "set aside: ".length)));
+    expect(setAside).toEqual(records);
+    expect(logs.at(-1)).toBe("[tollgate] error: 2 cost records could not be written before shutdown, nor kept (nowhere to keep them); each is in a log line above, whole");
+  });
+
   it("close() tries the store about once per retryDelayMs, and says so once (was: a hot loop of failed writes, each saying 'retrying in 30000 ms')", async () => {
     let writes = 0;
     const logs: string[] = [];

@@ -169,7 +169,11 @@ export class Ledger {
       this.log(`[tollgate] error: ${count} cost records could not be written before shutdown; kept in ${where}, written at the next start`);
       return 0;
     } catch (error) {
-      this.log(`[tollgate] error: ${count} cost records could not be written before shutdown, nor kept (${(error as Error).message})`);
+      // The log is the last place left (it usually goes to a collector off this disk): each record
+      // whole, so finance can add it by hand. Was: only the count, and what they were was gone.
+      const why = (error as Error).message;
+      for (const record of this.queue.splice(0)) this.log(`[tollgate] error: cost record ${record.requestId} could not be written before shutdown, nor kept (${why}); set aside: ${JSON.stringify(record)}`);
+      this.log(`[tollgate] error: ${count} cost records could not be written before shutdown, nor kept (${why}); each is in a log line above, whole`);
       return count;
     }
   }
