@@ -76,7 +76,7 @@ describe.each([
       response.end(`data: ${JSON.stringify({ error: { message: "context full", type: "invalid_request_error" } })}\n\n`);
     };
     const parts = await collect(adapter().stream(request, "m", new AbortController().signal));
-    expect(parts.slice(0, 2)).toEqual([{ type: "start", id: "c1", model: "m" }, { type: "text-delta", text: "Hel" }]);
+    expect(parts.slice(0, 2)).toEqual([{ type: "start", id: "c1", model: "m", created: 1 }, { type: "text-delta", text: "Hel" }]);
     expect(parts[2]).toMatchObject({ type: "error", error: { kind: "invalid_request", message: 'provider "gpu" rejected the request: context full' } });
   });
 

@@ -55,10 +55,11 @@ function finishOf(choice: OpenAI.Chat.Completions.ChatCompletion.Choice | undefi
   return { finishReason: reason, ...(stopSequence !== undefined ? { stopSequence } : {}) };
 }
 
-/** OpenAI's system_fingerprint and service_tier, where the server sent them (local decoders may not). */
-export function answerIdentity(answer: { system_fingerprint?: string | null; service_tier?: string | null }): OpenAIAnswerIdentity {
+/** OpenAI's system_fingerprint, service_tier and created, where the server sent them (local decoders may not). */
+export function answerIdentity(answer: { system_fingerprint?: string | null; service_tier?: string | null; created?: number | null }): OpenAIAnswerIdentity {
   return {
     ...(typeof answer.system_fingerprint === "string" ? { systemFingerprint: answer.system_fingerprint } : {}),
     ...(typeof answer.service_tier === "string" ? { serviceTier: answer.service_tier } : {}),
+    ...(Number.isSafeInteger(answer.created) ? { created: answer.created! } : {}),
   };
 }

@@ -89,6 +89,6 @@ describe("mapOpenAIStream with chunks that have no id or model", () => {
     const bare = { object: "chat.completion.chunk", created: 1, choices: [{ index: 0, delta: { content: "hi" }, finish_reason: null }] } as unknown as OpenAI.Chat.Completions.ChatCompletionChunk;
     const parts: StreamPart[] = [];
     for await (const part of mapOpenAIStream(replay([bare]))) parts.push(part);
-    expect(parts[0]).toEqual({ type: "start", id: "", model: "" });
+    expect(parts[0]).toEqual({ type: "start", id: "", model: "", created: 1 });
   });
 });

@@ -20,7 +20,7 @@ describe("mapOpenAIStream", () => {
   it("turns parallel tool-call deltas, the finish chunk and the usage chunk into parts", async () => {
     const parts = await collect(mapOpenAIStream(replay(fixture("parallel-tool-calls.chunks.json"))));
     expect(parts).toEqual([
-      { type: "start", id: "chatcmpl-9x", model: "gpt-4o-2024-08-06" },
+      { type: "start", id: "chatcmpl-9x", model: "gpt-4o-2024-08-06", created: 1 },
       { type: "tool-call-start", index: 0, id: "call_a", name: "weather" },
       { type: "tool-call-delta", index: 0, argumentsDelta: '{"city":' },
       { type: "tool-call-delta", index: 0, argumentsDelta: '"Oslo"}' },

@@ -33,7 +33,11 @@ export class ResponseCollector {
       case "start":
         this.id = part.id;
         this.model = part.model;
-        this.identity = { ...(part.systemFingerprint ? { systemFingerprint: part.systemFingerprint } : {}), ...(part.serviceTier ? { serviceTier: part.serviceTier } : {}) };
+        this.identity = {
+          ...(part.systemFingerprint ? { systemFingerprint: part.systemFingerprint } : {}),
+          ...(part.serviceTier ? { serviceTier: part.serviceTier } : {}),
+          ...(part.created !== undefined ? { created: part.created } : {}),
+        };
         this.inferenceGeo = part.inferenceGeo;
         this.anthropicServiceTier = part.anthropicServiceTier;
         break;
@@ -125,6 +129,7 @@ export function* responseToParts(response: ChatResponse): Generator<StreamPart> 
     model: response.model,
     ...(response.systemFingerprint ? { systemFingerprint: response.systemFingerprint } : {}),
     ...(response.serviceTier ? { serviceTier: response.serviceTier } : {}),
+    ...(response.created !== undefined ? { created: response.created } : {}),
     ...(response.inferenceGeo ? { inferenceGeo: response.inferenceGeo } : {}),
     ...(response.anthropicServiceTier ? { anthropicServiceTier: response.anthropicServiceTier } : {}),
   };

@@ -58,8 +58,11 @@ export type StreamPart =
   | { type: "decoder-timings"; timings: DecoderTimings }
   | { type: "error"; error: GatewayError };
 
-/** What OpenAI says of the backend that answered: `system_fingerprint` (watched with `seed`) and `service_tier`. */
-export type OpenAIAnswerIdentity = { systemFingerprint?: string; serviceTier?: string };
+/**
+ * What OpenAI says of the backend that answered: `system_fingerprint` (watched with `seed`) and
+ * `service_tier`; and `created`, when it made the answer (Unix seconds).
+ */
+export type OpenAIAnswerIdentity = { systemFingerprint?: string; serviceTier?: string; created?: number };
 
 /**
  * The tier Anthropic served the call at ("standard", "priority", "batch": its usage.service_tier),

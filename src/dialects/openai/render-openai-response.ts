@@ -14,7 +14,8 @@ export function renderOpenAIResponse(response: ChatResponse) {
   return {
     id: response.id || newAnswerId("chatcmpl-"), // a decoder may send none
     object: "chat.completion" as const,
-    created: Math.floor(Date.now() / 1000),
+    // OpenAI's own, as its answer said; the gateway's clock for a provider that gives none.
+    created: response.created ?? Math.floor(Date.now() / 1000),
     model: response.model,
     choices: [
       {

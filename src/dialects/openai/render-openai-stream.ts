@@ -17,7 +17,8 @@ export class OpenAIStreamRenderer {
   private model = "";
   /** The upstream's service_tier and system_fingerprint, as OpenAI repeats them on every chunk. */
   private identity: Record<string, string> = {};
-  private readonly created = Math.floor(Date.now() / 1000);
+  /** OpenAI's, from its first chunk; the gateway's clock for a provider that gives none. */
+  private created = Math.floor(Date.now() / 1000);
   private usage: Usage | undefined;
   private failed = false;
   /** The serialized start of every chunk of this stream, up to its delta. */
@@ -30,6 +31,7 @@ export class OpenAIStreamRenderer {
       case "start":
         this.id = part.id || newAnswerId("chatcmpl-"); // a decoder may send none
         this.model = part.model;
+        if (part.created !== undefined) this.created = part.created;
         this.identity = {
           ...(part.serviceTier ? { service_tier: part.serviceTier } : {}),
           ...(part.systemFingerprint ? { system_fingerprint: part.systemFingerprint } : {}),

@@ -1,0 +1,65 @@
+import { http, HttpResponse } from "msw";
+import { describe, expect, it } from "vitest";
+import { useMockedGateway } from "./support/gateway.ts";
+
+// Fields of OpenAI's answer that an openai-SDK app reads, streamed and not, as OpenAI sent them.
+
+const rig = useMockedGateway();
+const URL = "https://api.openai.com/v1/chat/completions";
+const hi = [{ role: "user" as const, content: "hi" }];
+// An hour back: a clock the gateway's own could not be mistaken for.
+const CREATED = Math.floor(Date.now() / 1000) - 3600;
+const identity = { id: "chatcmpl-abc123", created: CREATED, model: "gpt-4o-2024-08-06", service_tier: "default", system_fingerprint: "fp_0123456789" };
+const usage = {
+  prompt_tokens: 10,
+  completion_tokens: 5,
+  total_tokens: 15,
+  prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+  completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+};
+
+function answerOnce(message: Record<string, unknown>, answerUsage: object = usage) {
+  rig.mocks.server.use(
+    http.post(URL, () =>
+      HttpResponse.json({
+        ...identity,
+        object: "chat.completion",
+        choices: [{ index: 0, message: { role: "assistant", refusal: null, annotations: [], ...message }, logprobs: null, finish_reason: "stop" }],
+        usage: answerUsage,
+      }),
+      { once: true },
+    ),
+  );
+}
+
+function streamOnce(deltas: Record<string, unknown>[], answerUsage: object = usage) {
+  const base = { ...identity, object: "chat.completion.chunk" };
+  const frames = [
+    ...deltas.map((delta) => ({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: null }], usage: null, obfuscation: "abc" })),
+    { ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: "stop" }], usage: null, obfuscation: "x" },
+    { ...base, choices: [], usage: answerUsage, obfuscation: "yz" },
+  ];
+  const body = frames.map((frame) => `data: ${JSON.stringify(frame)}\n\n`).join("") + "data: [DONE]\n\n";
+  rig.mocks.server.use(http.post(URL, () => new HttpResponse(body, { headers: { "content-type": "text/event-stream" } }), { once: true }));
+}
+
+describe("created", () => {
+  // Was: the gateway's clock at the time it answered.
+  it("is OpenAI's, on an answer and on every chunk of a stream (the usage chunk included)", async () => {
+    answerOnce({ content: "hi" });
+    const completion = await rig.gateway.openai.chat.completions.create({ model: "gpt", messages: hi });
+    expect(completion.created).toBe(CREATED);
+
+    streamOnce([{ role: "assistant", content: "", refusal: null }, { content: "hi" }]);
+    const stream = await rig.gateway.openai.chat.completions.create({ model: "gpt", messages: hi, stream: true, stream_options: { include_usage: true } });
+    const seen = new Set<number>();
+    for await (const chunk of stream) seen.add(chunk.created);
+    expect([...seen]).toEqual([CREATED]);
+  });
+
+  it("is the gateway's clock for a Claude answer, which has none", async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const completion = await rig.gateway.openai.chat.completions.create({ model: "claude", messages: hi });
+    expect(completion.created).toBeGreaterThanOrEqual(before);
+  });
+});
