@@ -63,3 +63,35 @@ describe("created", () => {
     expect(completion.created).toBeGreaterThanOrEqual(before);
   });
 });
+
+describe("usage details", () => {
+  // Predicted Outputs: how much of the prediction the answer kept, which an app tunes its
+  // predictions by. Was: only cached_tokens and reasoning_tokens came back.
+  const predicted = {
+    ...usage,
+    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 2 },
+    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 1, accepted_prediction_tokens: 18, rejected_prediction_tokens: 7 },
+  };
+  const prediction = { type: "content" as const, content: "export const x = 1;\n" };
+
+  it("reach the app as OpenAI sent them, not streamed and streamed", async () => {
+    answerOnce({ content: "export const x = 2;\n" }, predicted);
+    const completion = await rig.gateway.openai.chat.completions.create({ model: "gpt", messages: hi, prediction });
+    expect(completion.usage).toEqual(predicted);
+
+    streamOnce([{ role: "assistant", content: "", refusal: null }, { content: "export const x = 2;\n" }], predicted);
+    const stream = await rig.gateway.openai.chat.completions.create({ model: "gpt", messages: hi, prediction, stream: true, stream_options: { include_usage: true } });
+    let streamed: unknown;
+    for await (const chunk of stream) if (chunk.usage) streamed = chunk.usage;
+    expect(streamed).toEqual(predicted);
+  });
+
+  it("do not change what the answer costs", async () => {
+    answerOnce({ content: "export const x = 2;\n" }, predicted);
+    const { data, response } = await rig.gateway.openai.chat.completions.create({ model: "gpt", messages: hi, prediction }).withResponse();
+    expect(data.usage?.completion_tokens_details).toMatchObject({ accepted_prediction_tokens: 18 });
+    answerOnce({ content: "export const x = 2;\n" });
+    const { response: plain } = await rig.gateway.openai.chat.completions.create({ model: "gpt", messages: hi, prediction }).withResponse();
+    expect(response.headers.get("x-tollgate-cost-usd")).toBe(plain.headers.get("x-tollgate-cost-usd"));
+  });
+});

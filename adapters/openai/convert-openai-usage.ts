@@ -1,3 +1,4 @@
+import type { OpenAIUsageDetails } from "../../src/model/stream-part.ts";
 import { isPlausibleTokenCount, type Usage } from "../../src/model/usage.ts";
 
 type OpenAIUsage = {
@@ -30,4 +31,24 @@ export function convertOpenAIUsage(usage: OpenAIUsage): Usage {
   const reasoning = usage.completion_tokens_details?.reasoning_tokens;
   if (reasoning != null) converted.reasoningTokens = reasoning;
   return converted;
+}
+
+/**
+ * The detail counts Usage has no field for (accepted and rejected prediction tokens, audio
+ * tokens), as the server sent them, for OpenAI clients to read; none: undefined.
+ */
+export function openAIUsageDetails(usage: OpenAIUsage): OpenAIUsageDetails | undefined {
+  const details: OpenAIUsageDetails = {};
+  const prompt = countsBeside(usage.prompt_tokens_details, "cached_tokens");
+  const completion = countsBeside(usage.completion_tokens_details, "reasoning_tokens");
+  if (prompt) details.prompt_tokens_details = prompt;
+  if (completion) details.completion_tokens_details = completion;
+  return prompt || completion ? details : undefined;
+}
+
+/** The numeric fields of a details object but the one Usage holds (and bills). */
+function countsBeside(details: object | null | undefined, billed: string): Record<string, number> | undefined {
+  if (typeof details !== "object" || details === null) return undefined;
+  const counts = Object.entries(details).filter(([name, count]) => name !== billed && typeof count === "number");
+  return counts.length > 0 ? Object.fromEntries(counts) : undefined;
 }

@@ -4,7 +4,7 @@ import type { ChatResponse } from "../../src/model/chat-response.ts";
 import type { OpenAIAnswerIdentity } from "../../src/model/stream-part.ts";
 import { fromOpenAIFinishReason, isUnfinishedOpenAIReason } from "../../src/dialects/finish-reasons.ts";
 import { unfinishedAnswer } from "../shared/finish-check.ts";
-import { convertOpenAIUsage } from "./convert-openai-usage.ts";
+import { convertOpenAIUsage, openAIUsageDetails } from "./convert-openai-usage.ts";
 import { readDecoderReasoning } from "./read-decoder-reasoning.ts";
 import { readDecoderTimings } from "./read-decoder-timings.ts";
 import { finishPart } from "./finish-part.ts";
@@ -34,6 +34,7 @@ export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatComple
   const timings = readDecoderTimings(completion);
   const logprobs = choice?.logprobs?.content;
   const refusalLogprobs = choice?.logprobs?.refusal;
+  const usageDetails = completion.usage ? openAIUsageDetails(completion.usage) : undefined;
   return {
     id: completion.id,
     model: completion.model,
@@ -44,6 +45,7 @@ export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatComple
     ...(logprobs ? { logprobs } : {}),
     ...(refusalLogprobs ? { refusalLogprobs } : {}),
     ...(completion.usage ? { usage: convertOpenAIUsage(completion.usage) } : {}),
+    ...(usageDetails ? { openAIUsageDetails: usageDetails } : {}),
     ...(timings ? { timings } : {}),
     ...answerIdentity(completion),
   };

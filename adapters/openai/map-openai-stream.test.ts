@@ -28,7 +28,12 @@ describe("mapOpenAIStream", () => {
       { type: "tool-call-delta", index: 1, argumentsDelta: '{"city":"Rome"}' },
       { type: "finish", reason: "tool-calls" },
       // 82 prompt tokens of which 64 cached: 18 uncached.
-      { type: "usage", usage: { inputTokens: 18, cacheReadTokens: 64, outputTokens: 40, reasoningTokens: 0 } },
+      // The other detail counts as they came, for OpenAI clients (not billed from).
+      {
+        type: "usage",
+        usage: { inputTokens: 18, cacheReadTokens: 64, outputTokens: 40, reasoningTokens: 0 },
+        openAIDetails: { prompt_tokens_details: { audio_tokens: 0 }, completion_tokens_details: { audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 } },
+      },
     ]);
   });
 

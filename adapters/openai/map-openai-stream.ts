@@ -1,7 +1,7 @@
 import type OpenAI from "openai";
 import type { StreamPart } from "../../src/model/stream-part.ts";
 import { isUnfinishedOpenAIReason } from "../../src/dialects/finish-reasons.ts";
-import { convertOpenAIUsage } from "./convert-openai-usage.ts";
+import { convertOpenAIUsage, openAIUsageDetails } from "./convert-openai-usage.ts";
 import { finishPart } from "./finish-part.ts";
 import { answerIdentity } from "./map-openai-response.ts";
 import { readDecoderReasoning } from "./read-decoder-reasoning.ts";
@@ -79,7 +79,10 @@ export async function* mapOpenAIStream(chunks: AsyncIterable<OpenAI.Chat.Complet
       yield* beginPending();
       yield finishPart(choice, stop);
     }
-    if (chunk.usage) yield { type: "usage", usage: convertOpenAIUsage(chunk.usage) };
+    if (chunk.usage) {
+      const details = openAIUsageDetails(chunk.usage);
+      yield details ? { type: "usage", usage: convertOpenAIUsage(chunk.usage), openAIDetails: details } : { type: "usage", usage: convertOpenAIUsage(chunk.usage) };
+    }
     const timings = readDecoderTimings(chunk);
     if (timings) yield { type: "decoder-timings", timings };
   }

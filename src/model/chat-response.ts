@@ -1,5 +1,5 @@
 import type { AssistantContent } from "./chat-request.ts";
-import type { AnthropicAnswerIdentity, DecoderTimings, FinishReason, OpenAIAnswerIdentity, RefusalDetails, TokenLogprob } from "./stream-part.ts";
+import type { AnthropicAnswerIdentity, DecoderTimings, FinishReason, OpenAIAnswerIdentity, OpenAIUsageDetails, RefusalDetails, TokenLogprob } from "./stream-part.ts";
 import type { Usage } from "./usage.ts";
 
 export type ChatResponse = OpenAIAnswerIdentity & AnthropicAnswerIdentity & {
@@ -20,6 +20,8 @@ export type ChatResponse = OpenAIAnswerIdentity & AnthropicAnswerIdentity & {
   /** The model's thinking before its answer (see the reasoning-delta part). */
   reasoning?: string;
   usage?: Usage;
+  /** OpenAI's usage counts beyond the billed ones (see the usage part). */
+  openAIUsageDetails?: OpenAIUsageDetails;
   /** What Anthropic's context editing did (`context_management`: the edits applied), as it said. */
   contextManagement?: Record<string, unknown>;
   /** Where the provider says inference ran (Anthropic's usage.inference_geo), which can change the price. */

@@ -126,3 +126,19 @@ describe("ResponseCollector with an answer in several text blocks", () => {
     expect(again.response().content).toEqual(cached.content);
   });
 });
+
+describe("ResponseCollector with OpenAI's usage details", () => {
+  it("keeps them, and a cached answer replayed as a stream gives them back", () => {
+    const openAIDetails = { completion_tokens_details: { accepted_prediction_tokens: 18, rejected_prediction_tokens: 7 } };
+    const collector = new ResponseCollector();
+    for (const part of [
+      { type: "start", id: "chatcmpl-1", model: "gpt-4o" },
+      { type: "text-delta", text: "x = 2" },
+      { type: "finish", reason: "stop" },
+      { type: "usage", usage: { inputTokens: 9, outputTokens: 30 }, openAIDetails },
+    ] satisfies StreamPart[]) collector.add(part);
+    const cached = collector.response();
+    expect(cached.openAIUsageDetails).toEqual(openAIDetails);
+    expect([...responseToParts(cached)].at(-1)).toEqual({ type: "usage", usage: { inputTokens: 9, outputTokens: 30 }, openAIDetails });
+  });
+});

@@ -1,6 +1,6 @@
 import type { AssistantContent, ThinkingContent } from "./chat-request.ts";
 import type { ChatResponse } from "./chat-response.ts";
-import type { FinishReason, OpenAIAnswerIdentity, RefusalDetails, StreamPart, TokenLogprob } from "./stream-part.ts";
+import type { FinishReason, OpenAIAnswerIdentity, OpenAIUsageDetails, RefusalDetails, StreamPart, TokenLogprob } from "./stream-part.ts";
 import { INPUT_FIELDS, mergeUsage, type Usage } from "./usage.ts";
 
 /**
@@ -22,6 +22,7 @@ export class ResponseCollector {
   private refusalDetails: RefusalDetails | undefined;
   private contextManagement: Record<string, unknown> | undefined;
   private usage: Usage | undefined;
+  private usageDetails: OpenAIUsageDetails | undefined;
   private logprobs: TokenLogprob[] | undefined;
   private refusalLogprobs: TokenLogprob[] | undefined;
   private identity: OpenAIAnswerIdentity = {};
@@ -86,6 +87,7 @@ export class ResponseCollector {
         break;
       case "usage":
         this.usage = mergeUsage(this.usage, part.usage);
+        if (part.openAIDetails) this.usageDetails = part.openAIDetails;
         break;
       default:
         break;
@@ -114,6 +116,7 @@ export class ResponseCollector {
       ...(this.logprobs ? { logprobs: this.logprobs } : {}),
       ...(this.refusalLogprobs ? { refusalLogprobs: this.refusalLogprobs } : {}),
       ...(this.usage ? { usage: this.usage } : {}),
+      ...(this.usageDetails ? { openAIUsageDetails: this.usageDetails } : {}),
       ...(this.inferenceGeo ? { inferenceGeo: this.inferenceGeo } : {}),
       ...(this.anthropicServiceTier ? { anthropicServiceTier: this.anthropicServiceTier } : {}),
       ...this.identity,
@@ -184,7 +187,9 @@ export function* responseToParts(response: ChatResponse): Generator<StreamPart> 
     ...(response.contextManagement ? { contextManagement: response.contextManagement } : {}),
   };
   // The usage the answer was made with, as the unstreamed answer shows it too.
-  if (response.usage) yield { type: "usage", usage: response.usage };
+  if (response.usage) {
+    yield response.openAIUsageDetails ? { type: "usage", usage: response.usage, openAIDetails: response.openAIUsageDetails } : { type: "usage", usage: response.usage };
+  }
 }
 
 /** The input-side counts of a usage, or undefined where it has none. */

@@ -48,7 +48,8 @@ export type StreamPart =
   /** A tool call begins; `index` orders calls within the answer. */
   | { type: "tool-call-start"; index: number; id: string; name: string }
   | { type: "tool-call-delta"; index: number; argumentsDelta: string }
-  | { type: "usage"; usage: Usage }
+  /** `openAIDetails`: OpenAI's usage counts beyond the billed ones, for OpenAI clients. */
+  | { type: "usage"; usage: Usage; openAIDetails?: OpenAIUsageDetails }
   /**
    * `refusalDetails`: why Claude refused (its `stop_details`), where it said. `contextManagement`:
    * what Anthropic's context editing did, as message_delta said.
@@ -70,6 +71,14 @@ export type OpenAIAnswerIdentity = { systemFingerprint?: string; serviceTier?: s
  * `serviceTier`, which prices the record: Claude's is passed on, not priced.
  */
 export type AnthropicAnswerIdentity = { anthropicServiceTier?: string };
+
+/**
+ * The counts of OpenAI's `prompt_tokens_details` and `completion_tokens_details` that the neutral
+ * Usage has no field for (Predicted Outputs' `accepted_prediction_tokens` and
+ * `rejected_prediction_tokens`, `audio_tokens`), as OpenAI sent them: passed back to OpenAI
+ * clients, never billed from (`cached_tokens` and `reasoning_tokens` are in Usage, and billed).
+ */
+export type OpenAIUsageDetails = { prompt_tokens_details?: Record<string, number>; completion_tokens_details?: Record<string, number> };
 
 /** Claude's `stop_details` of a refusal: the policy category and a human-readable explanation. */
 export type RefusalDetails = { category: string | null; explanation: string | null };

@@ -1,4 +1,5 @@
 import type { ChatResponse } from "../../model/chat-response.ts";
+import type { OpenAIUsageDetails } from "../../model/stream-part.ts";
 import type { Usage } from "../../model/usage.ts";
 import { totalInputTokens } from "../../model/usage.ts";
 import { newAnswerId } from "../answer-id.ts";
@@ -32,21 +33,25 @@ export function renderOpenAIResponse(response: ChatResponse) {
         finish_reason: toOpenAIFinishReason(response.finishReason),
       },
     ],
-    usage: renderOpenAIUsage(response.usage ?? {}),
+    usage: renderOpenAIUsage(response.usage ?? {}, response.openAIUsageDetails),
     ...(response.serviceTier ? { service_tier: response.serviceTier } : {}),
     ...(response.systemFingerprint ? { system_fingerprint: response.systemFingerprint } : {}),
   };
 }
 
-/** OpenAI counts cached tokens inside prompt_tokens and reasoning inside completion_tokens. */
-export function renderOpenAIUsage(usage: Usage) {
+/**
+ * OpenAI counts cached tokens inside prompt_tokens and reasoning inside completion_tokens.
+ * `details`: OpenAI's other detail counts (accepted and rejected prediction tokens, audio tokens),
+ * beside the billed ones as it sent them.
+ */
+export function renderOpenAIUsage(usage: Usage, details?: OpenAIUsageDetails) {
   const promptTokens = totalInputTokens(usage);
   const completionTokens = usage.outputTokens ?? 0;
   return {
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,
     total_tokens: promptTokens + completionTokens,
-    prompt_tokens_details: { cached_tokens: usage.cacheReadTokens ?? 0 },
-    completion_tokens_details: { reasoning_tokens: usage.reasoningTokens ?? 0 },
+    prompt_tokens_details: { cached_tokens: usage.cacheReadTokens ?? 0, ...details?.prompt_tokens_details },
+    completion_tokens_details: { reasoning_tokens: usage.reasoningTokens ?? 0, ...details?.completion_tokens_details },
   };
 }

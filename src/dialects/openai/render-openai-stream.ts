@@ -1,5 +1,5 @@
 import type { GatewayError } from "../../errors/gateway-error.ts";
-import type { StreamPart, TokenLogprob } from "../../model/stream-part.ts";
+import type { OpenAIUsageDetails, StreamPart, TokenLogprob } from "../../model/stream-part.ts";
 import type { Usage } from "../../model/usage.ts";
 import { mergeUsage } from "../../model/usage.ts";
 import { newAnswerId } from "../answer-id.ts";
@@ -20,6 +20,7 @@ export class OpenAIStreamRenderer {
   /** OpenAI's, from its first chunk; the gateway's clock for a provider that gives none. */
   private created = Math.floor(Date.now() / 1000);
   private usage: Usage | undefined;
+  private usageDetails: OpenAIUsageDetails | undefined;
   private failed = false;
   /** The serialized start of every chunk of this stream, up to its delta. */
   private head: string | undefined;
@@ -52,6 +53,7 @@ export class OpenAIStreamRenderer {
         return this.chunk({ tool_calls: [{ index: part.index, function: { arguments: part.argumentsDelta } }] });
       case "usage":
         this.usage = mergeUsage(this.usage, part.usage);
+        if (part.openAIDetails) this.usageDetails = part.openAIDetails;
         return "";
       case "finish":
         return this.chunk({}, toOpenAIFinishReason(part.reason));
@@ -77,7 +79,7 @@ export class OpenAIStreamRenderer {
         model: this.model,
         ...this.identity,
         choices: [],
-        usage: renderOpenAIUsage(this.usage ?? billedUsage(summary)),
+        usage: this.usage ? renderOpenAIUsage(this.usage, this.usageDetails) : renderOpenAIUsage(billedUsage(summary)),
       });
     }
     return out + "data: [DONE]\n\n" + summaryComment(summary);
