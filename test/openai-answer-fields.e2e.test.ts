@@ -1,6 +1,6 @@
 import { http, HttpResponse } from "msw";
 import { describe, expect, it } from "vitest";
-import { useMockedGateway } from "./support/gateway.ts";
+import { useMockedGateway, waitForRecord } from "./support/gateway.ts";
 
 // Fields of OpenAI's answer that an openai-SDK app reads, streamed and not, as OpenAI sent them.
 
@@ -93,5 +93,53 @@ describe("usage details", () => {
     answerOnce({ content: "export const x = 2;\n" });
     const { response: plain } = await rig.gateway.openai.chat.completions.create({ model: "gpt", messages: hi, prediction }).withResponse();
     expect(response.headers.get("x-tollgate-cost-usd")).toBe(plain.headers.get("x-tollgate-cost-usd"));
+  });
+});
+
+describe("annotations", () => {
+  // gpt-4o-search-preview and -mini search on every request and cite their sources as
+  // url_citation annotations of the answer's text. Was: dropped, streamed and not.
+  const citation = { type: "url_citation", url_citation: { start_index: 0, end_index: 21, title: "Paris - Wikipedia", url: "https://en.wikipedia.org/wiki/Paris" } };
+  const answer = "Paris is the capital.";
+  const ask = { model: "gpt", messages: [{ role: "user" as const, content: "Capital of France?" }] };
+
+  it("reach an OpenAI client as OpenAI sent them", async () => {
+    answerOnce({ content: answer, annotations: [citation] });
+    const completion = await rig.gateway.openai.chat.completions.create(ask);
+    expect(completion.choices[0]!.message).toMatchObject({ content: answer, annotations: [citation] });
+  });
+
+  it("streamed, reach it in a delta of their own, which the SDK's stream helper puts on the final message", async () => {
+    const deltas = [{ role: "assistant", content: "", refusal: null }, { content: answer }, { annotations: [citation] }];
+    streamOnce(deltas);
+    const final = await rig.gateway.openai.chat.completions.stream(ask).finalChatCompletion();
+    expect(final.choices[0]!.message).toMatchObject({ content: answer, annotations: [citation] });
+
+    streamOnce(deltas);
+    const stream = await rig.gateway.openai.chat.completions.create({ ...ask, stream: true });
+    const seen: unknown[] = [];
+    for await (const chunk of stream) {
+      const annotations = (chunk.choices[0]?.delta as { annotations?: unknown[] } | undefined)?.annotations;
+      if (annotations) seen.push(...annotations);
+    }
+    expect(seen).toEqual([citation]);
+  });
+
+  it("are dropped for an Anthropic client, whose answer has no place for them, and the record says so", async () => {
+    answerOnce({ content: answer, annotations: [citation] });
+    const { data: message, response } = await rig.gateway.anthropic.messages.create({ model: "gpt", max_tokens: 100, messages: ask.messages }).withResponse();
+    expect(message.content).toEqual([{ type: "text", text: answer }]);
+    expect(response.headers.get("x-tollgate-policies")).toContain("annotations=dropped");
+    const record = await waitForRecord(rig.gateway, response.headers.get("x-tollgate-request-id")!);
+    expect(record.warnings.join("\n")).toContain("OpenAI's url citations) were not passed on");
+
+    streamOnce([{ role: "assistant", content: "", refusal: null }, { content: answer }, { annotations: [citation] }]);
+    const stream = rig.gateway.anthropic.messages.stream({ model: "gpt", max_tokens: 100, messages: ask.messages });
+    const streamedMessage = await stream.finalMessage();
+    expect(streamedMessage.content).toHaveLength(1);
+    expect(streamedMessage.content[0]).toMatchObject({ type: "text", text: answer });
+    const { response: streamed } = await stream.withResponse();
+    const streamedRecord = await waitForRecord(rig.gateway, streamed.headers.get("x-tollgate-request-id")!);
+    expect(streamedRecord.policies).toContain("annotations=dropped");
   });
 });

@@ -1,7 +1,7 @@
 import type OpenAI from "openai";
 import type { AssistantContent } from "../../src/model/chat-request.ts";
 import type { ChatResponse } from "../../src/model/chat-response.ts";
-import type { OpenAIAnswerIdentity } from "../../src/model/stream-part.ts";
+import type { OpenAIAnnotation, OpenAIAnswerIdentity } from "../../src/model/stream-part.ts";
 import { fromOpenAIFinishReason, isUnfinishedOpenAIReason } from "../../src/dialects/finish-reasons.ts";
 import { unfinishedAnswer } from "../shared/finish-check.ts";
 import { convertOpenAIUsage, openAIUsageDetails } from "./convert-openai-usage.ts";
@@ -27,6 +27,7 @@ export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatComple
   const text = choice?.message.content;
   if (text) content.push({ type: "text", text });
   const refusal = choice?.message.refusal;
+  const annotations = choice?.message.annotations;
   const reasoning = readDecoderReasoning(choice?.message);
   for (const call of choice?.message.tool_calls ?? []) {
     if (call.type === "function") content.push({ type: "tool-call", id: toolCallIdOrNew(call.id), name: call.function.name, arguments: call.function.arguments });
@@ -41,6 +42,7 @@ export function mapOpenAIResponse(completion: OpenAI.Chat.Completions.ChatComple
     content,
     ...finishOf(choice, stop),
     ...(refusal ? { refusal } : {}),
+    ...(Array.isArray(annotations) && annotations.length > 0 ? { annotations: annotations as unknown as OpenAIAnnotation[] } : {}),
     ...(reasoning ? { reasoning } : {}),
     ...(logprobs ? { logprobs } : {}),
     ...(refusalLogprobs ? { refusalLogprobs } : {}),

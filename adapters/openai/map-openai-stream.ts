@@ -52,6 +52,10 @@ export async function* mapOpenAIStream(chunks: AsyncIterable<OpenAI.Chat.Complet
       const logprobs = choice?.logprobs?.refusal;
       yield logprobs ? { type: "text-delta", text: delta.refusal, refusal: true, logprobs } : { type: "text-delta", text: delta.refusal, refusal: true };
     }
+    // A search model's citations, in a delta of their own near the end (the SDK's chunk type
+    // does not declare them; its stream helper keeps them on the final message).
+    const annotations = (delta as { annotations?: unknown } | undefined)?.annotations;
+    if (Array.isArray(annotations) && annotations.length > 0) yield { type: "annotations", annotations };
     for (const call of delta?.tool_calls ?? []) {
       let current = toolCalls.get(call.index);
       if (current?.id !== undefined && call.id && call.id !== current.id) {

@@ -60,6 +60,8 @@ export class RequestMeter {
   /** The per-target policies' warnings for the call that answered (a fallback replaces them). */
   private targetWarnings: string[] = [];
   private softBudgets: string[] = [];
+  /** OpenAI's citations an Anthropic client's answer had no place for (see annotationsDropped). */
+  private droppedAnnotations = 0;
   private readonly fallbackFrom: NonNullable<CostRecord["fallbackFrom"]> = [];
 
   /** The wall-clock time of arrival (the meter starts after the body read, policies and admission). */
@@ -172,6 +174,9 @@ export class RequestMeter {
       case "finish":
         this.finishReason = part.reason;
         break;
+      case "annotations":
+        this.seeAnnotations(part.annotations.length);
+        break;
       default:
         break;
     }
@@ -186,12 +191,22 @@ export class RequestMeter {
     this.inferenceGeo = response.inferenceGeo;
     this.serviceTier = response.serviceTier;
     if (response.usage) this.usage = response.usage;
+    if (response.annotations) this.seeAnnotations(response.annotations.length);
     if (response.reasoning) this.reasoningText.push(response.reasoning);
     for (const content of response.content) {
       if (content.type === "text") this.outputText.push(content.text);
       else if (content.type === "tool-call") this.outputText.push(content.name + content.arguments);
       // Claude's thinking is counted once, from `reasoning` above.
     }
+  }
+
+  /**
+   * An OpenAI search model's citations reach OpenAI clients; Anthropic's answer has no place for
+   * them (its own citations carry its search's encrypted index), so the record says they were
+   * dropped, as a field a target does not take is.
+   */
+  private seeAnnotations(count: number): void {
+    if (this.start.dialect === "anthropic") this.droppedAnnotations += count;
   }
 
   notePolicies(moment: "route" | "target", notes: string[], warnings: string[]): void {
@@ -235,6 +250,7 @@ export class RequestMeter {
     const { usage, estimated } = hit ? { usage: NO_USAGE, estimated: false } : await this.settleUsage(outcome.status);
     const target = this.target ?? (hit ? { providerName: hit.provider, model: hit.model } : undefined);
     const warnings: string[] = [...this.warnings, ...this.targetWarnings];
+    if (this.droppedAnnotations > 0) warnings.push(annotationsDroppedWarning(this.droppedAnnotations));
     let cost = hit ? { ...ZERO_COST, cacheSavingsNano: hit.savingsNano } : ZERO_COST;
     let unpriced = false;
     // Where and at which tier the call ran: as its answer says, or, for a call cut before its
@@ -281,7 +297,7 @@ export class RequestMeter {
       outputTokensPerSecond: this.outputSpeed(usage.outputTokens, usage.reasoningTokens, finishedAt),
       estimated,
       unpriced,
-      policies: hit ? [...this.policyNotes(), "response_cache=hit"] : this.policyNotes(),
+      policies: [...this.policyNotes(), ...(this.droppedAnnotations > 0 ? ["annotations=dropped"] : []), ...(hit ? ["response_cache=hit"] : [])],
       warnings,
     };
     if (caller.kind === "admin") record.admin = true;
@@ -351,6 +367,10 @@ export class RequestMeter {
     const visibleAfterFirst = outputTokens - reasoningTokens - 1;
     return seconds > 0 && visibleAfterFirst > 0 ? Math.round((visibleAfterFirst / seconds) * 10) / 10 : null;
   }
+}
+
+function annotationsDroppedWarning(count: number): string {
+  return `the answer's annotations (${count}: OpenAI's url citations) were not passed on: an Anthropic client's answer has no place for them`;
 }
 
 /** A geography the answer says inference ran in (a workspace's default) with no price of tollgate's. */

@@ -1,5 +1,5 @@
 import type { AssistantContent } from "./chat-request.ts";
-import type { AnthropicAnswerIdentity, DecoderTimings, FinishReason, OpenAIAnswerIdentity, OpenAIUsageDetails, RefusalDetails, TokenLogprob } from "./stream-part.ts";
+import type { AnthropicAnswerIdentity, DecoderTimings, FinishReason, OpenAIAnnotation, OpenAIAnswerIdentity, OpenAIUsageDetails, RefusalDetails, TokenLogprob } from "./stream-part.ts";
 import type { Usage } from "./usage.ts";
 
 export type ChatResponse = OpenAIAnswerIdentity & AnthropicAnswerIdentity & {
@@ -13,6 +13,8 @@ export type ChatResponse = OpenAIAnswerIdentity & AnthropicAnswerIdentity & {
   refusalDetails?: RefusalDetails;
   /** OpenAI's refusal text, kept apart from `content` (see the text-delta part). */
   refusal?: string;
+  /** OpenAI's annotations of the text (a search model's citations; see the annotations part). */
+  annotations?: OpenAIAnnotation[];
   /** Log probabilities of the answer's tokens, where the request asked for them. */
   logprobs?: TokenLogprob[];
   /** Log probabilities of the refusal's tokens (OpenAI's `logprobs.refusal`). */

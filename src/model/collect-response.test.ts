@@ -142,3 +142,19 @@ describe("ResponseCollector with OpenAI's usage details", () => {
     expect([...responseToParts(cached)].at(-1)).toEqual({ type: "usage", usage: { inputTokens: 9, outputTokens: 30 }, openAIDetails });
   });
 });
+
+describe("ResponseCollector with OpenAI's annotations", () => {
+  it("keeps a search model's citations, and a cached answer replayed as a stream gives them back", () => {
+    const annotations = [{ type: "url_citation", url_citation: { start_index: 0, end_index: 5, title: "Paris", url: "https://example.com/" } }];
+    const collector = new ResponseCollector();
+    for (const part of [
+      { type: "start", id: "chatcmpl-1", model: "gpt-4o-search-preview" },
+      { type: "text-delta", text: "Paris" },
+      { type: "annotations", annotations },
+      { type: "finish", reason: "stop" },
+    ] satisfies StreamPart[]) collector.add(part);
+    const cached = collector.response();
+    expect(cached.annotations).toEqual(annotations);
+    expect([...responseToParts(cached)]).toContainEqual({ type: "annotations", annotations });
+  });
+});

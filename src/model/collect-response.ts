@@ -1,6 +1,6 @@
 import type { AssistantContent, ThinkingContent } from "./chat-request.ts";
 import type { ChatResponse } from "./chat-response.ts";
-import type { FinishReason, OpenAIAnswerIdentity, OpenAIUsageDetails, RefusalDetails, StreamPart, TokenLogprob } from "./stream-part.ts";
+import type { FinishReason, OpenAIAnnotation, OpenAIAnswerIdentity, OpenAIUsageDetails, RefusalDetails, StreamPart, TokenLogprob } from "./stream-part.ts";
 import { INPUT_FIELDS, mergeUsage, type Usage } from "./usage.ts";
 
 /**
@@ -12,6 +12,7 @@ export class ResponseCollector {
   private id = "";
   private model = "";
   private refusal = "";
+  private annotations: OpenAIAnnotation[] | undefined;
   private reasoning = "";
   private readonly content: AssistantContent[] = [];
   private readonly toolCalls = new Map<number, Extract<AssistantContent, { type: "tool-call" }>>();
@@ -55,6 +56,9 @@ export class ResponseCollector {
         else this.content.push({ type: "text", text: part.text });
         break;
       }
+      case "annotations":
+        (this.annotations ??= []).push(...part.annotations);
+        break;
       case "reasoning-delta":
         this.reasoning += part.text;
         if (part.signed) this.thinking().text += part.text;
@@ -112,6 +116,7 @@ export class ResponseCollector {
       ...(this.refusalDetails ? { refusalDetails: this.refusalDetails } : {}),
       ...(this.contextManagement ? { contextManagement: this.contextManagement } : {}),
       ...(this.refusal ? { refusal: this.refusal } : {}),
+      ...(this.annotations ? { annotations: this.annotations } : {}),
       ...(this.reasoning ? { reasoning: this.reasoning } : {}),
       ...(this.logprobs ? { logprobs: this.logprobs } : {}),
       ...(this.refusalLogprobs ? { refusalLogprobs: this.refusalLogprobs } : {}),
@@ -179,6 +184,7 @@ export function* responseToParts(response: ChatResponse): Generator<StreamPart> 
     }
     previous = content;
   }
+  if (response.annotations) yield { type: "annotations", annotations: response.annotations };
   yield {
     type: "finish",
     reason: response.finishReason,

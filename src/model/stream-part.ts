@@ -51,6 +51,11 @@ export type StreamPart =
   /** `openAIDetails`: OpenAI's usage counts beyond the billed ones, for OpenAI clients. */
   | { type: "usage"; usage: Usage; openAIDetails?: OpenAIUsageDetails }
   /**
+   * OpenAI's annotations of the answer's text (a search model's `url_citation`s), as it sent
+   * them: OpenAI clients get them; Anthropic's answer has no place for them.
+   */
+  | { type: "annotations"; annotations: OpenAIAnnotation[] }
+  /**
    * `refusalDetails`: why Claude refused (its `stop_details`), where it said. `contextManagement`:
    * what Anthropic's context editing did, as message_delta said.
    */
@@ -79,6 +84,9 @@ export type AnthropicAnswerIdentity = { anthropicServiceTier?: string };
  * clients, never billed from (`cached_tokens` and `reasoning_tokens` are in Usage, and billed).
  */
 export type OpenAIUsageDetails = { prompt_tokens_details?: Record<string, number>; completion_tokens_details?: Record<string, number> };
+
+/** One of OpenAI's message annotations, `{type: "url_citation", url_citation: {url, title, start_index, end_index}}`, as sent. */
+export type OpenAIAnnotation = Record<string, unknown>;
 
 /** Claude's `stop_details` of a refusal: the policy category and a human-readable explanation. */
 export type RefusalDetails = { category: string | null; explanation: string | null };

@@ -85,6 +85,9 @@ export class AnthropicStreamRenderer {
         out += this.openNewBlock("thinking", { type: "redacted_thinking", data: part.data });
         return out + this.closeBlock();
       }
+      // Anthropic's citations need its own search's encrypted index: OpenAI's have no place here
+      // (the record notes them dropped).
+      case "annotations":
       case "decoder-timings":
         return "";
       case "error":

@@ -25,6 +25,7 @@ export function renderOpenAIResponse(response: ChatResponse) {
           role: "assistant" as const,
           content: text.length > 0 || (toolCalls.length === 0 && !response.refusal) ? text : null,
           refusal: response.refusal ?? null,
+          ...(response.annotations ? { annotations: response.annotations } : {}),
           // A local decoder's thinking, where llama-server puts it (see the stream renderer).
           ...(response.reasoning ? { reasoning_content: response.reasoning } : {}),
           ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),

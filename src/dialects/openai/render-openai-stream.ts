@@ -41,6 +41,10 @@ export class OpenAIStreamRenderer {
         return this.chunk({ role: "assistant", content: "" });
       case "text-delta":
         return this.chunk(part.refusal ? { refusal: part.text } : { content: part.text }, null, part.logprobs, part.refusal);
+      case "annotations":
+        // As OpenAI streams them: a delta of their own, which the SDK's stream helper puts on the
+        // final message.
+        return this.chunk({ annotations: part.annotations });
       case "reasoning-delta":
         // As llama-server sends it: the openai SDK passes the field through, clients that do not
         // know it ignore it.
