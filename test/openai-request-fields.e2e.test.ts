@@ -123,6 +123,24 @@ describe("fields tollgate cannot carry whole", () => {
     expect(rig.mocks.openai.requests).toHaveLength(0);
   });
 
+  it("a content part's prompt_cache_breakpoint (gpt-5.6's explicit breakpoints) is a 400 naming it, text and image parts alike", async () => {
+    // Was: stripped; the app marking its shared prefix got a 200, and the prefix went uncached.
+    const breakpoint = { mode: "explicit" };
+    const long = "You are a support agent for ACME. ".repeat(50);
+    const cases = [
+      [[{ role: "system", content: [{ type: "text", text: long, prompt_cache_breakpoint: breakpoint }] }, ...hi], "messages[0].content[0].prompt_cache_breakpoint"],
+      [[{ role: "user", content: [{ type: "text", text: "look" }, { type: "image_url", image_url: { url: "https://example.com/a.png" }, prompt_cache_breakpoint: breakpoint }] }], "messages[0].content[1].prompt_cache_breakpoint"],
+    ] as const;
+    for (const [messages, param] of cases) {
+      const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "gpt", messages });
+      expect(response.status).toBe(400);
+      const body = await response.json();
+      expect(body.error).toMatchObject({ type: "invalid_request_error", param });
+      expect(body.error.message).toContain("explicit prompt-cache breakpoints: remove prompt_cache_breakpoint");
+    }
+    expect(rig.mocks.openai.requests).toHaveLength(0);
+  });
+
   it("prompt_cache_options that restate OpenAI's defaults (implicit, 30m) are accepted, and not sent", async () => {
     for (const options of [{}, { mode: "implicit" }, { mode: "implicit", ttl: "30m" }]) {
       const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "gpt", messages: hi, prompt_cache_options: options });

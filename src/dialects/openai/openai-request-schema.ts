@@ -6,10 +6,18 @@ import { MAX_TOKENS_BOUND, maxTokensBoundError } from "../max-tokens-bound.ts";
 // on (`stream_options.include_obfuscation`, …) are accepted and ignored, as a drop-in proxy must; fields whose
 // meaning it cannot honour (n > 1, legacy functions) are rejected with a message.
 
-const textPart = z.object({ type: z.literal("text"), text: z.string() });
+// gpt-5.6's explicit prompt-cache breakpoint on a content part: it sets where OpenAI caches, and
+// so what the next request with that prefix costs. tollgate carries none (stripped, the app saw a
+// 200 and an uncached prefix), so a part that has one is refused, as explicit mode is.
+const promptCacheBreakpoint = z
+  .undefined({ error: "tollgate does not carry OpenAI's explicit prompt-cache breakpoints: remove prompt_cache_breakpoint, and OpenAI caches the prefix implicitly (prompt_cache_key sends requests that share it to the same cache)" })
+  .optional();
+
+const textPart = z.object({ type: z.literal("text"), text: z.string(), prompt_cache_breakpoint: promptCacheBreakpoint });
 const imagePart = z.object({
   type: z.literal("image_url"),
   image_url: z.object({ url: z.string(), detail: z.enum(["auto", "low", "high"]).optional() }),
+  prompt_cache_breakpoint: promptCacheBreakpoint,
 });
 const refusalPart = z.object({ type: z.literal("refusal"), refusal: z.string() });
 
@@ -140,8 +148,8 @@ export const openAIChatRequestSchema = z.object({
     .regex(/^[a-z0-9_]{1,16}$/, { error: 'write a retention OpenAI takes, such as "in_memory" or "24h"' })
     .nullish(),
   // Explicit cache breakpoints (gpt-5.6 and later) would need each content part's
-  // prompt_cache_breakpoint carried too; without them an explicit-mode request caches nothing.
-  // Options that restate OpenAI's defaults (implicit mode, a 30-minute ttl) are accepted, and
+  // prompt_cache_breakpoint carried too (refused above); without them an explicit-mode request
+  // caches nothing. Options that restate OpenAI's defaults (implicit mode, a 30-minute ttl) are accepted, and
   // need not be sent (older models do not know the field).
   prompt_cache_options: z
     .object({
