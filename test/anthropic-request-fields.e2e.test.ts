@@ -94,7 +94,7 @@ describe("fields tollgate does not carry", () => {
     ["fallback_credit_token", { fallback_credit_token: "fct_01" }, "fallback_credit_token", "remove fallback_credit_token"],
     ["container", { container: "container_011CZ" }, "container", "does not carry Claude's server tools"],
     ["billing_policy", { billing_policy: { type: "billing_policy", bill_to: "user_profile" } }, "billing_policy.bill_to", "cannot bill a user profile"],
-    ["an unknown field", { frobnicate: true }, "frobnicate", "tollgate does not carry this field: remove it"],
+    ["an unknown field", { frobnicate: true }, "frobnicate", "tollgate does not carry this field; remove it"],
   ])("%s is a 400 naming it and saying why, before Claude is called", async (_name, fields, param, says) => {
     await refusedBeforeClaude(fields, param, says);
   });

@@ -7,9 +7,11 @@ export function zodIssueToError(issues: readonly z.core.$ZodIssue[]): GatewayErr
   const issue = issues[0] && furthest(issues[0]);
   if (!issue) return new GatewayError("invalid_request", "invalid request body");
   if (issue.code === "unrecognized_keys") {
-    const param = formatPath([...issue.path, issue.keys[0] ?? ""]);
-    // Anthropic refuses a field it does not know; passed over, it would change nothing with a 200.
-    return new GatewayError("invalid_request", `${param}: tollgate does not carry this field: remove it`, { param });
+    // Both providers refuse a field they do not know; passed over, it would change nothing with a 200.
+    const [first = "", ...others] = issue.keys;
+    const param = formatPath([...issue.path, first]);
+    const also = others.length > 0 ? ` (nor ${others.map((key) => formatPath([...issue.path, key])).join(", ")})` : "";
+    return new GatewayError("invalid_request", `${param}: tollgate does not carry this field${also}; remove it`, { param });
   }
   const param = formatPath(issue.path);
   return new GatewayError("invalid_request", `${param}: ${issueMessage(issue)}`, { param });

@@ -2,9 +2,13 @@ import { z } from "zod";
 import { requiredAs } from "../../config/format-config-issues.ts";
 import { MAX_TOKENS_BOUND, maxTokensBoundError } from "../max-tokens-bound.ts";
 
-// The subset of the Chat Completions request that tollgate understands. Fields it does not act
-// on (`stream_options.include_obfuscation`, …) are accepted and ignored, as a drop-in proxy must; fields whose
-// meaning it cannot honour (n > 1, legacy functions) are rejected with a message.
+// The Chat Completions request as tollgate reads it. Every body field of the openai SDK's
+// ChatCompletionCreateParams (6.x) is declared here: carried, dropped with a note where a target
+// lacks it, accepted and ignored where it changes neither the answer nor its record
+// (`stream_options.include_obfuscation`), or refused with a message where tollgate cannot honour
+// it (n > 1, legacy functions); so are the local decoders' own options. Any other top-level field
+// is a 400 naming it, as OpenAI answers one ("Unrecognized request argument supplied"): stripped,
+// an option the app counts on would not reach the model, and the app could not tell.
 
 // gpt-5.6's explicit prompt-cache breakpoint on a content part: it sets where OpenAI caches, and
 // so what the next request with that prefix costs. tollgate carries none (stripped, the app saw a
@@ -93,7 +97,7 @@ const responseFormat = z.discriminatedUnion("type", [
 
 const positiveInt = z.number().int().min(1);
 
-export const openAIChatRequestSchema = z.object({
+export const openAIChatRequestSchema = z.strictObject({
   model: z.string({ error: requiredAs("string", "write the name of a tollgate route") }).min(1),
   messages: z.array(message).min(1, { error: "send at least one message" }),
   stream: z.boolean().nullish(),
@@ -185,6 +189,7 @@ export const openAIChatRequestSchema = z.object({
     .null({ error: "tollgate does not carry OpenAI's moderated completions: remove moderation, and moderate with the moderations endpoint in your app" })
     .optional(),
   functions: z.undefined({ error: "legacy `functions` are not supported: send `tools` instead" }).optional(),
+  function_call: z.undefined({ error: "legacy `function_call` is not supported: send `tools` and `tool_choice` instead" }).optional(),
   // An answer in audio cannot be carried: accepted and ignored, the app would look for
   // `message.audio` in a text answer and fail on it.
   modalities: z
