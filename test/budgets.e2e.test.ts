@@ -119,7 +119,7 @@ describe("one gateway, embedded store", () => {
     expect(second.status).toBe(200);
     const record = await waitForRecord(gateway, second.headers.get("x-tollgate-request-id")!);
     expect(record.softBudgetsExceeded).toEqual(["route:soft"]);
-    expect(record.warnings.join()).toContain("soft budget route:soft was exhausted");
+    expect(record.warnings.join()).toContain("soft budget route:soft had not enough left for this request's worst case (a hard budget would have refused it); served anyway");
   });
 
   it("GET /v1/budgets shows the caller's scopes; the admin sees all", async () => {

@@ -233,7 +233,7 @@ export class Admission {
     if (!result.admitted) throw budgetError(result.scope, result.level, worst.amountNano, budgets.find((entry) => entry.scope === result.scope.scope)!.budget, now);
 
     for (const scope of result.softExceeded) {
-      this.deps.log?.(`[tollgate] warning: soft budget ${scope} is exhausted; request ${requestId} served anyway`);
+      this.deps.log?.(`[tollgate] warning: soft budget ${scope} had not enough left for the worst case of request ${requestId} (a hard budget would have refused it); served anyway`);
       this.deps.onSoftExceeded?.(scope);
     }
     // Budget scopes reserve; a tpm count is held the same way (its entry tells the settle which

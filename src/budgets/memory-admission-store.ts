@@ -96,12 +96,17 @@ export class MemoryAdmissionStore implements AdmissionStore {
     if (refusals.length > 0) return longestRateWait(refusals, plan.now);
     const levels = plan.scopes.map((scope) => ({ ...this.level(scope.key) }));
     const softExceeded: string[] = [];
+    // Of the hard scopes that refuse, the one that frees last (a total budget never does): a retry
+    // when it resets is the first that can pass. Was: the first in order, whose reset could come
+    // while another scope still refused.
+    let blocking: { scope: (typeof plan.scopes)[number]; level: (typeof levels)[number] } | undefined;
     for (const [index, scope] of plan.scopes.entries()) {
       const level = levels[index]!;
       if (level.spentNano + level.reservedNano + plan.amountNano <= scope.limitNano) continue;
-      if (scope.mode === "hard") return { admitted: false, reason: "budget", scope, level };
-      softExceeded.push(scope.scope);
+      if (scope.mode !== "hard") softExceeded.push(scope.scope);
+      else if (!blocking || freesAt(scope) > freesAt(blocking.scope)) blocking = { scope, level };
     }
+    if (blocking) return { admitted: false, reason: "budget", ...blocking };
     for (const scope of plan.scopes) {
       this.windowEnds.set(scope.key, scope.windowEndsAt);
       this.changeLevel(scope.key, 0, plan.amountNano);
@@ -224,3 +229,6 @@ export class MemoryAdmissionStore implements AdmissionStore {
     }
   }
 }
+
+/** When a scope's window ends and its spend frees (a total budget's never does). */
+const freesAt = (scope: { windowEndsAt: number }) => (scope.windowEndsAt > 0 ? scope.windowEndsAt : Infinity);

@@ -87,18 +87,27 @@ end
 if #refused > 0 then return {'rate', refused} end
 local levels = {}
 local soft = {}
+-- Of the hard scopes that refuse, the one that frees last (a total budget never does): a retry
+-- when it resets is the first that can pass.
+local blocking, blocking_ends
 for i = 1, n do
   local key = KEYS[2 + i]
   local spent = tonumber(redis.call('HGET', key, 'spent') or '0')
   local reserved = tonumber(redis.call('HGET', key, 'reserved') or '0')
   local limit, mode = tonumber(ARGV[6 + (i - 1) * 3 + 1]), ARGV[6 + (i - 1) * 3 + 2]
   if not again and spent + reserved + amount > limit then
-    if mode == 'hard' then return {'budget', i, spent, reserved} end
-    table.insert(soft, i)
+    if mode == 'hard' then
+      local ends = tonumber(ARGV[6 + (i - 1) * 3 + 3])
+      if ends == 0 then ends = math.huge end
+      if not blocking or ends > blocking_ends then blocking, blocking_ends = i, ends end
+    else
+      table.insert(soft, i)
+    end
   end
   table.insert(levels, spent)
   table.insert(levels, reserved)
 end
+if blocking then return {'budget', blocking, levels[blocking * 2 - 1], levels[blocking * 2]} end
 if again then return {'ok', levels, soft} end
 local keys = {}
 for i = 1, n do

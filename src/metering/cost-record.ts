@@ -83,7 +83,7 @@ export type CostRecord = {
   unpriced: boolean;
   /** What policies changed on the way (filled in by the policies). */
   policies: string[];
-  /** Soft budgets that were already exhausted when this request was served anyway. */
+  /** Soft budgets that had not enough left for this request's worst case (a hard one would have refused it): served anyway. */
   softBudgetsExceeded?: string[];
   /**
    * The route's targets that failed before the one this record bills, in order, and why (the

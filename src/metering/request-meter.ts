@@ -223,7 +223,7 @@ export class RequestMeter {
 
   noteSoftBudgets(scopes: string[]): void {
     this.softBudgets = scopes;
-    for (const scope of scopes) this.warnings.push(`soft budget ${scope} was exhausted; served anyway`);
+    for (const scope of scopes) this.warnings.push(`soft budget ${scope} had not enough left for this request's worst case (a hard budget would have refused it); served anyway`);
   }
 
   /** Every note so far, as the record and the x-tollgate-policies header give them. */
