@@ -2,7 +2,7 @@ import { z } from "zod";
 import { DEFAULT_ANTHROPIC_MAX_TOKENS } from "../../adapters/anthropic/convert-to-anthropic-request.ts";
 import { GatewayError } from "../../src/errors/gateway-error.ts";
 import { findModelLimits } from "../../src/pricing/find-model-price.ts";
-import type { ChatRequest } from "../../src/model/chat-request.ts";
+import { MIN_THINKING_BUDGET, thinkingBudget, type ChatRequest } from "../../src/model/chat-request.ts";
 import type { Policy, PolicyLog, PolicyTarget } from "../policy.ts";
 
 // Output tokens are the expensive ones, and max_tokens is their ceiling. The route may give a
@@ -75,14 +75,6 @@ export function maxTokensPolicy(options?: MaxTokensOptions): Policy {
   };
 }
 
-/** The least thinking budget Claude takes. */
-const MIN_THINKING_BUDGET = 1024;
-
-/** Claude's extended thinking budget, where the request sets one. */
-function thinkingBudget(request: ChatRequest): number | undefined {
-  const thinking = request.thinking;
-  return thinking?.type === "enabled" && typeof thinking.budget_tokens === "number" ? thinking.budget_tokens : undefined;
-}
 
 /**
  * With interleaved thinking (its beta, with tools), the budget is for all of a turn's thinking

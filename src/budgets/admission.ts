@@ -4,7 +4,7 @@ import type { ResolvedConfig } from "../config/resolve-config.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { CostRecord } from "../metering/cost-record.ts";
 import type { PriceBook } from "../metering/price-book.ts";
-import { hasCacheMarks, type ChatRequest } from "../model/chat-request.ts";
+import { hasCacheMarks, MIN_THINKING_BUDGET, thinkingBudget, type ChatRequest } from "../model/chat-request.ts";
 import { totalInputTokens } from "../model/usage.ts";
 import { findModelLimits } from "../pricing/find-model-price.ts";
 import { formatUsd, usdToNano } from "../pricing/format-usd.ts";
@@ -161,7 +161,7 @@ export class Admission {
 
     const capNano = route.maxCostPerRequestUsd !== undefined ? usdToNano(route.maxCostPerRequestUsd) : undefined;
     if (capNano !== undefined && worst.amountNano > capNano) {
-      throw perRequestCapError(route.maxCostPerRequestUsd!, worst.amountNano, worst.fittingMaxTokens(capNano));
+      throw perRequestCapError(route.maxCostPerRequestUsd!, worst.amountNano, worst.fittingMaxTokens(capNano), thinkingBudget(request));
     }
     /** What billed calls before a fallback were charged, since this request was admitted. */
     let earlierNano = 0;
@@ -346,15 +346,25 @@ function budgetError(scope: ScopeCharge, level: ScopeLevel, amountNano: number, 
   );
 }
 
-function perRequestCapError(capUsd: number, amountNano: number, fittingMaxTokens: number): GatewayError {
+function perRequestCapError(capUsd: number, amountNano: number, fittingMaxTokens: number, thinkingBudgetTokens: number | undefined): GatewayError {
   const fix =
     fittingMaxTokens < 0
       ? "the prompt alone could cost more than that: shorten it"
       : fittingMaxTokens === 0
         ? "no max_tokens fits with this prompt: shorten it"
-        : `send max_tokens of at most ${fittingMaxTokens}`;
+        : `send max_tokens of at most ${fittingMaxTokens}${thinkingFix(fittingMaxTokens, thinkingBudgetTokens)}`;
   return new GatewayError("invalid_request", `this request could cost up to $${formatUsd(amountNano)}, over this route's $${capUsd} per-request cap: ${fix}`, {
     param: "max_tokens",
     code: "max_cost_per_request_exceeded",
   });
+}
+
+/**
+ * Claude thinks within max_tokens: a budget_tokens at or above the max_tokens that fits would
+ * have the suggestion refused in turn ("must be below max_tokens"). Was: the suggestion alone.
+ */
+function thinkingFix(fittingMaxTokens: number, budgetTokens: number | undefined): string {
+  if (budgetTokens === undefined || budgetTokens < fittingMaxTokens) return "";
+  if (fittingMaxTokens <= MIN_THINKING_BUDGET) return `, without thinking (its least budget_tokens, ${MIN_THINKING_BUDGET}, must be below max_tokens)`;
+  return `, with thinking.budget_tokens below it`;
 }

@@ -41,3 +41,36 @@ describe("maxCostPerRequestUsd on a request that names no max_tokens", () => {
     await expect(ask(hiRequest("capped", { maxTokens: 6_058 }))).rejects.toMatchObject({ status: 400 });
   });
 });
+
+describe("maxCostPerRequestUsd on a request with Claude's extended thinking", () => {
+  // Claude thinks within max_tokens: budget_tokens must stay below it. Was: "send max_tokens of at
+  // most 6057" to a request thinking with 16,000, whose resend was refused in turn ("budget_tokens
+  // 16000 must be below max_tokens 6057: lower budget_tokens or raise max_tokens").
+  // claude-sonnet-4-6 at 1.1×, cap $0.10: (100,000,000 − 18 × 3,300) / 16,500 → 6,057; cap
+  // $0.015: (15,000,000 − 59,400) / 16,500 → 905, below thinking's least budget of 1,024.
+  const routes = {
+    capped: { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }], maxCostPerRequestUsd: 0.1 },
+    tight: { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }], maxCostPerRequestUsd: 0.015 },
+  };
+  const { admit: ask } = admissionFor(budgetedConfig(routes));
+  const thinking = (budget_tokens: number) => ({ type: "enabled", budget_tokens });
+
+  it("says to lower budget_tokens below the max_tokens it names", async () => {
+    await expect(ask(hiRequest("capped", { maxTokens: 32_000, thinking: thinking(16_000) }))).rejects.toMatchObject({
+      message: expect.stringContaining("send max_tokens of at most 6057, with thinking.budget_tokens below it"),
+    });
+    await expect(ask(hiRequest("capped", { maxTokens: 6_057, thinking: thinking(6_056) }))).resolves.toBeDefined();
+  });
+
+  it("says to leave thinking out where no budget fits below that max_tokens", async () => {
+    await expect(ask(hiRequest("tight", { maxTokens: 32_000, thinking: thinking(16_000) }))).rejects.toMatchObject({
+      message: expect.stringContaining("send max_tokens of at most 905, without thinking (its least budget_tokens, 1024, must be below max_tokens)"),
+    });
+  });
+
+  it("a budget already below the max_tokens that fits needs no word", async () => {
+    await expect(ask(hiRequest("capped", { maxTokens: 32_000, thinking: thinking(2_000) }))).rejects.toMatchObject({
+      message: expect.stringMatching(/send max_tokens of at most 6057$/),
+    });
+  });
+});

@@ -162,6 +162,15 @@ export type ToolCallContent = { type: "tool-call"; id: string; name: string; arg
 export type ThinkingContent = { type: "thinking"; text: string; signature: string } | { type: "redacted-thinking"; data: string };
 export type ThinkingConfig = { type: string; [field: string]: unknown };
 
+/** The least thinking budget Claude takes. */
+export const MIN_THINKING_BUDGET = 1024;
+
+/** Claude's extended thinking budget, where the request sets one. */
+export function thinkingBudget(request: ChatRequest): number | undefined {
+  const thinking = request.thinking;
+  return thinking?.type === "enabled" && typeof thinking.budget_tokens === "number" ? thinking.budget_tokens : undefined;
+}
+
 export type UserContent = TextContent | ImageContent;
 export type AssistantContent = TextContent | ToolCallContent | ThinkingContent;
 
