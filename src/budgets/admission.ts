@@ -341,7 +341,7 @@ function budgetError(scope: ScopeCharge, level: ScopeLevel, amountNano: number, 
   return new GatewayError(
     "budget_exceeded",
     `budget exceeded for ${scope.scope}: limit $${formatUsd(scope.limitNano)} ${budget.window === "total" ? "in total" : `per ${budget.window}`}, spent $${formatUsd(level.spentNano)}${inFlight}; ` +
-      `this request could cost up to $${formatUsd(amountNano)}; ${resets ? `resets at ${resets.toISOString()}` : "a total budget does not reset"}`,
+      `this request could cost up to $${formatUsd(amountNano)}; ${resets ? `resets at ${resets.toISOString().replace(".000Z", "Z")}` : "a total budget does not reset"}`,
     { code: "budget_exceeded" },
   );
 }

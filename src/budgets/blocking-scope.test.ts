@@ -45,7 +45,8 @@ describe.each([
     const ticket = await admit(request);
     await ticket.settle(makeCostRecord({ cost: { inputNano: 1_000_000, cacheReadNano: 0, cacheWriteNano: 0, outputNano: 0, totalNano: 1_000_000, cacheSavingsNano: 0 } }));
     const refused = await admit(request).then(() => undefined, (error: Error) => error);
-    expect(refused?.message).toMatch(/^budget exceeded for team:search: .*resets at 2026-12-01T00:00:00/);
+    // As GET /v1/budgets writes it: "2026-12-01T00:00:00Z".
+    expect(refused?.message).toMatch(/^budget exceeded for team:search: .*resets at 2026-12-01T00:00:00Z$/);
     now = Date.parse("2026-12-01T00:00:01Z");
     await expect(admit(request)).resolves.toBeDefined();
   });
