@@ -29,6 +29,9 @@ describe("a value written as a variable's name", () => {
   it.each([
     "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GROQ_API_KEY", "openai_key", "openai_api_key_2", "AZURE_OPENAI_API_KEY_EASTUS2",
     "REDIS_URL", "openaiApiKeyForProduction", "OPENAIKEY2024PRODUCTION", "SK_API_KEY", "sk", "MISTRAL_API_KEY_20250101",
+    // camelCase names with a digit (Kubernetes envFrom keys, per-region names): were refused as
+    // keys, and the operator told to rotate a key that never leaked.
+    "azureOpenAiKeyEastus2", "openaiApiKeyGpt4oMini", "anthropicKeyTeam2Prod", "llamaServerToken8080x",
   ])("%s is a name", (name) => {
     expect(looksLikeASecret(name)).toBe(false);
   });
