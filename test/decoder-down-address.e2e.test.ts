@@ -18,11 +18,19 @@ async function closedPort(): Promise<number> {
 
 let gateway: RunningGateway;
 let port: number;
+let otherPort: number;
 const lines: string[] = [];
 beforeAll(async () => {
   port = await closedPort();
+  otherPort = await closedPort();
+  const base = testConfig(`http://127.0.0.1:${port}/v1`);
   gateway = await startGateway({
-    config: { ...testConfig(`http://127.0.0.1:${port}/v1`), store: { path: temporaryLedgerPath() } },
+    config: {
+      ...base,
+      providers: { ...base.providers, other: { ...base.providers.local, baseUrl: `http://127.0.0.1:${otherPort}/v1` } },
+      routes: { ...base.routes, pair: { targets: [{ provider: "local", model: "tiny-local" }, { provider: "other", model: "tiny-local" }] } },
+      store: { path: temporaryLedgerPath() },
+    },
     port: 0,
     upstreamTransport: "undici",
     env: { OPENAI_API_KEY: "sk-test", ANTHROPIC_API_KEY: "sk-ant-test" },
@@ -46,5 +54,17 @@ describe("a local decoder down from the start, over the production transport", (
     expect(text).not.toContain(String(port));
     const requestId = response.headers.get("x-tollgate-request-id")!;
     expect(lines.find((line) => line.includes(requestId))).toContain(`ECONNREFUSED 127.0.0.1:${port}`);
+  });
+
+  // The route's final failure is told again naming its other targets: the log line keeps every
+  // target's address. Was: neither address written anywhere.
+  it("a route of two: the log line has both addresses, the client neither", async () => {
+    const response = await postJson(gateway, "/v1/chat/completions", { model: "pair", messages: [{ role: "user", content: "hi" }] });
+    expect(response.status).toBe(502);
+    const text = await response.text();
+    expect(text).not.toContain("127.0.0.1");
+    const line = lines.find((entry) => entry.includes(response.headers.get("x-tollgate-request-id")!));
+    expect(line).toContain(`ECONNREFUSED 127.0.0.1:${port}`);
+    expect(line).toContain(`ECONNREFUSED 127.0.0.1:${otherPort}`);
   });
 });

@@ -270,7 +270,9 @@ class Failures {
     // "Do not retry" holds only where every target failed for good.
     const permanent = told.permanent && !this.transient;
     if (others.length === 0 && permanent === told.permanent) return told;
-    return restated(told, others.length > 0 ? `${told.message} (the route's other targets: ${others.join("; ")})` : told.message, permanent);
+    // The log gets every target's own detail (a decoder's address), which no client is told.
+    const details = this.tried.flatMap(({ failure, model }) => (failure.logDetail ? [`${model}: ${failure.logDetail}`] : []));
+    return restated(told, others.length > 0 ? `${told.message} (the route's other targets: ${others.join("; ")})` : told.message, permanent, details.join("; "));
   }
 }
 
@@ -282,9 +284,9 @@ function* usableTargets(route: RouteConfig, slots: Map<string, ProviderSlot>): G
 }
 
 /** The same failure, told with `message`, and with or without the claim that no retry can help. */
-function restated(failure: GatewayError, message: string, permanent: boolean): GatewayError {
+function restated(failure: GatewayError, message: string, permanent: boolean, logDetail: string): GatewayError {
   const { kind, param, code, retryAfterSeconds, billed, details } = failure;
-  return new GatewayError(kind, message, { param, code, retryAfterSeconds, retryable: failure.retryable, permanent, billed, details, cause: failure.cause });
+  return new GatewayError(kind, message, { param, code, retryAfterSeconds, retryable: failure.retryable, permanent, billed, details, ...(logDetail ? { logDetail } : {}), cause: failure.cause });
 }
 
 /** Why the route's providers without their keys were not tried. */
