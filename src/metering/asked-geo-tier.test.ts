@@ -12,11 +12,14 @@ import { createTiktokenCounter } from "./tiktoken-counter.ts";
 const counter = createTiktokenCounter();
 const prices = new PriceBook({
   openai: { name: "openai", type: "openai", optional: false, timeoutMs: 1, maxRetries: 0, serviceTier: "priority" },
+  // Not pinned: a project whose default tier is priority, as its answers said.
+  learned: { name: "learned", type: "openai", optional: false, timeoutMs: 1, maxRetries: 0 },
   anthropic: { name: "anthropic", type: "anthropic", optional: false, timeoutMs: 1, maxRetries: 0 },
 });
+prices.heardTier("learned", "priority");
 
-function meterFor(target: { providerName: string; model: string }, inferenceGeo?: string) {
-  const request: ChatRequest = { route: "r", stream: true, streamUsage: false, messages: [{ role: "user", content: [{ type: "text", text: "Say hi" }] }], ...(inferenceGeo ? { inferenceGeo } : {}) };
+function meterFor(target: { providerName: string; model: string }, inferenceGeo?: string, fields: Partial<ChatRequest> = {}) {
+  const request: ChatRequest = { route: "r", stream: true, streamUsage: false, messages: [{ role: "user", content: [{ type: "text", text: "Say hi" }] }], ...(inferenceGeo ? { inferenceGeo } : {}), ...fields };
   const meter = new RequestMeter(
     { requestId: "req_1", caller: { kind: "key", key: { id: "k", team: "t", hash: "sha256:x" } }, request, dialect: "anthropic", receivedAt: performance.now() },
     { prices, counter },
@@ -54,6 +57,21 @@ describe("a call cut before its answer is billed where and at the tier it asked 
     const standard = await gpt.finish({ status: "aborted", httpStatus: 499 });
     expect(standard.cost.inputNano).toBe(8 * 2_500);
     expect(standard.serviceTier).toBeUndefined();
+  });
+
+  it("a project that defaults to priority, asked for \"default\" by the client: the standard price", async () => {
+    const asked = await meterFor({ providerName: "learned", model: "gpt-4o" }, undefined, { openAIServiceTier: "default" }).finish({ status: "aborted", httpStatus: 499 });
+    expect(asked.cost.inputNano).toBe(8 * 2_500);
+    const unasked = await meterFor({ providerName: "learned", model: "gpt-4o" }).finish({ status: "aborted", httpStatus: 499 });
+    expect(unasked.cost.inputNano).toBe(8 * 4_250);
+  });
+
+  it("a prompt over 128k tokens, which OpenAI serves at \"default\" even where priority is asked: the standard price", async () => {
+    const meter = meterFor({ providerName: "openai", model: "gpt-4o" });
+    meter.observe({ type: "usage", usage: { inputTokens: 130_000, cacheReadTokens: 0, outputTokens: 0 } });
+    const record = await meter.finish({ status: "aborted", httpStatus: 499 });
+    expect(record.cost.inputNano).toBe(130_000 * 2_500);
+    expect(record.serviceTier).toBeUndefined();
   });
 
   it("a geo asked of a target that is not Claude changes nothing", async () => {

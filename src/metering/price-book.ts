@@ -52,13 +52,16 @@ export class PriceBook {
   /**
    * Where and at which tier a call to this provider runs before its answer says: what a call cut
    * before its answer is billed at. The request's `inference_geo` (only Claude is asked it, and
-   * honours it); "priority" for an OpenAI provider pinned to it or seen serving at it unasked.
+   * honours it); "priority" for an OpenAI provider pinned to it (the pin replaces the client's
+   * tier), or seen serving at it unasked, unless the client asked for "default", which OpenAI
+   * then serves. (OpenAI serves a prompt over 128k tokens at "default" too: the meter's to tell.)
    */
-  askedFor(providerName: string, requestedGeo: string | undefined): { geo?: string; tier?: string } {
+  askedFor(providerName: string, request: { inferenceGeo?: string; openAIServiceTier?: string }): { geo?: string; tier?: string } {
     const provider = this.providers[providerName];
-    const tier = provider?.type === "openai" && (provider.serviceTier === "priority" || this.servedAtPriority.has(providerName)) ? "priority" : undefined;
-    const geo = provider?.type === "anthropic" ? requestedGeo : undefined;
-    return { ...(geo ? { geo } : {}), ...(tier ? { tier } : {}) };
+    const pinned = provider?.type === "openai" && provider.serviceTier === "priority";
+    const learned = provider?.type === "openai" && provider.serviceTier === undefined && this.servedAtPriority.has(providerName) && request.openAIServiceTier !== "default";
+    const geo = provider?.type === "anthropic" ? request.inferenceGeo : undefined;
+    return { ...(geo ? { geo } : {}), ...(pinned || learned ? { tier: "priority" } : {}) };
   }
 
   /** A call of this provider's was served at `tier`, as its answer said. */

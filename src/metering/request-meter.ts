@@ -257,9 +257,11 @@ export class RequestMeter {
     // answer said (a client gone during a long prefill, a deadline), as the call asked. Was: the
     // global, standard price, 10% under Anthropic's bill for "us" and 41% under OpenAI's priority
     // gpt-4o.
-    const asked = target && !hit ? this.deps.prices.askedFor(target.providerName, this.start.request.inferenceGeo) : {};
+    const asked = target && !hit ? this.deps.prices.askedFor(target.providerName, this.start.request) : {};
     const inferenceGeo = this.inferenceGeo ?? asked.geo;
-    const serviceTier = this.serviceTier ?? asked.tier;
+    // OpenAI serves a prompt over 128k tokens at "default" whatever was asked (bundled-prices.ts).
+    const servedAsAsked = asked.tier !== "priority" || promptTokens(usage) <= PRIORITY_MAX_PROMPT_TOKENS;
+    const serviceTier = this.serviceTier ?? (servedAsAsked ? asked.tier : undefined);
     if (target && !hit) {
       const price = this.deps.prices.priceOf(target.providerName, target.model, this.responseModel);
       if (price) {
@@ -377,6 +379,12 @@ function annotationsDroppedWarning(count: number): string {
 function unpricedGeoWarning(geo: string): string {
   return `the provider says inference ran in "${geo}", which may be billed above the global price this cost is computed at (tollgate knows the prices of ${PRICED_INFERENCE_GEOS_TEXT})`;
 }
+
+/** The most prompt tokens OpenAI serves at its priority tier; larger prompts run at "default". */
+const PRIORITY_MAX_PROMPT_TOKENS = 128_000;
+
+/** Every token of the prompt, cached or not. */
+const promptTokens = (usage: Required<Usage>) => usage.inputTokens + usage.cacheReadTokens + usage.cacheWrite5mTokens + usage.cacheWrite1hTokens;
 
 const NO_USAGE: Required<Usage> = { inputTokens: 0, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0, reasoningTokens: 0 };
 
