@@ -96,7 +96,11 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
       clearTimeout(timer);
       if (result === NOT_YET) promise.catch(() => undefined); // settles once the upstream is stopped
       if (result === undefined || result === NOT_YET || result.done) return;
-      options.observe(result.value);
+      try {
+        options.observe(result.value);
+      } catch {
+        return; // a fault of tollgate's own metering: the cut goes on, the upstream is stopped, the request closed
+      }
       if (result.value.type === "error") return;
     }
   };
@@ -115,6 +119,9 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
         keepAlive?.start(controller);
       },
       async pull(controller) {
+        // Cut while the client was not reading: what is left is the cut's to count, not to send
+        // (a client that reads again meanwhile must not race it for the upstream's parts).
+        if (closed) return;
         stalled?.pause();
         let text = "";
         let outcome: "completed" | "failed" | undefined;
