@@ -33,9 +33,11 @@ function describeValue(value: unknown): string {
  * missing. One text for both called `"id": 5` missing ("keys[0].id: required: …") though it is there.
  */
 export function requiredAs(type: keyof typeof WRITE, what: string) {
-  return (issue: { code?: string; input?: unknown }): string | undefined => {
+  return (issue: { code?: string; input?: unknown; expected?: string }): string | undefined => {
     if (issue.code !== "invalid_type") return undefined;
     if (issue.input === undefined) return `required: ${what}`;
+    // A number's `.int()` fails as a type too (expected "int"): 1.5 is a number, not a whole one.
+    if (issue.expected === "int" && typeof issue.input === "number") return `write ${WRITE.int}, not a fraction: ${what}`;
     return `write ${WRITE[type]}, not ${describeValue(issue.input)}: ${what}`;
   };
 }

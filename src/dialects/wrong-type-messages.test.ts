@@ -40,6 +40,8 @@ describe("a request field of the wrong type", () => {
   it.each([
     [{ model: "claude", max_tokens: "1024", messages: [{ role: "user", content: "hi" }] }, "max_tokens: write a number, not a string: write the most output tokens to allow, e.g. 1024"],
     [{ model: ["claude"], max_tokens: 10, messages: [{ role: "user", content: "hi" }] }, "model: write a string, not an array: write the name of a tollgate route"],
+    // Was "write a number, not a number".
+    [{ model: "claude", max_tokens: 1.5, messages: [{ role: "user", content: "hi" }] }, "max_tokens: write a whole number, not a fraction: write the most output tokens to allow, e.g. 1024"],
   ])("Anthropic: a field sent with the wrong type is not called missing: %j", (body, message) => {
     expect(messageOf(() => parseAnthropicRequest(body))).toBe(message);
   });
