@@ -95,6 +95,9 @@ describe("fields tollgate does not carry", () => {
     ["container", { container: "container_011CZ" }, "container", "does not carry Claude's server tools"],
     ["billing_policy", { billing_policy: { type: "billing_policy", bill_to: "user_profile" } }, "billing_policy.bill_to", "cannot bill a user profile"],
     ["an unknown field", { frobnicate: true }, "frobnicate", "tollgate does not carry this field; remove it"],
+    // output_config is strict too: its task_budget (a beta) paces Claude, and was stripped.
+    ["output_config.task_budget", { output_config: { task_budget: { type: "tokens", total: 50_000 } } }, "output_config.task_budget", "tollgate does not carry a task budget"],
+    ["an unknown output_config field", { output_config: { frobnicate: 1 } }, "output_config.frobnicate", "tollgate does not carry this field; remove it"],
   ])("%s is a 400 naming it and saying why, before Claude is called", async (_name, fields, param, says) => {
     await refusedBeforeClaude(fields, param, says);
   });

@@ -170,11 +170,14 @@ export const anthropicMessagesRequestSchema = z.strictObject({
     .literal("standard", { error: 'tollgate prices answers at standard speed, and fast mode costs more: remove speed, or write "standard"' })
     .nullish(),
   // Structured outputs (the SDK's messages.parse()): the answer must conform to the schema.
+  // Strict, as the top level is: a field of it stripped would change how Claude answers in silence.
   output_config: z
-    .object({
+    .strictObject({
       format: jsonSchemaFormat.nullish(),
       // How eagerly Claude spends tokens; the levels differ per model (low … max), so the model checks them.
       effort: z.string().regex(/^[a-z]{1,16}$/, { error: 'write an effort level the model takes, such as "low", "medium" or "high"' }).nullish(),
+      // A token budget for a whole agentic task (a beta), which paces Claude: not carried.
+      task_budget: z.null({ error: "tollgate does not carry a task budget (it paces Claude across a task, which a route's other targets cannot): remove it" }).optional(),
     })
     .optional(),
   // Its deprecated form (the structured-outputs beta's), still sent by pydantic-ai and raw HTTP
