@@ -1,7 +1,8 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startGateway } from "../src/node/serve.ts";
-import { startRedis, type RedisHandle } from "./support/redis-server.ts";
+import { findFreePort, startRedis, startRedisOn, type RedisHandle } from "./support/redis-server.ts";
+import { until } from "./support/until.ts";
 import { temporaryLedgerPath, testConfig } from "./support/gateway.ts";
 
 // A Redis that evicts keys under memory pressure (maxmemory-policy allkeys-lru, volatile-lru, …)
@@ -45,4 +46,22 @@ describe("a Redis whose maxmemory-policy may evict keys", () => {
     await admin.config("SET", "maxmemory-policy", "noeviction");
     expect((await startUpLines()).filter((line) => line.includes("maxmemory-policy"))).toEqual([]);
   });
+
+  it("a Redis that comes up after the gateway is checked once it is reached", async () => {
+    const port = await findFreePort();
+    const lines: string[] = [];
+    const gateway = await startGateway({
+      config: { ...testConfig(), store: { redisUrl: { env: "TEST_REDIS_URL" }, path: temporaryLedgerPath() } },
+      port: 0,
+      env: { OPENAI_API_KEY: "sk-test", ANTHROPIC_API_KEY: "sk-ant-test", TEST_REDIS_URL: `redis://127.0.0.1:${port}` },
+      log: (line) => lines.push(line),
+    });
+    const late = await startRedisOn(port, { extraArgs: ["--maxmemory-policy", "volatile-lru"] });
+    try {
+      await until(() => lines.some((line) => line.includes("maxmemory-policy volatile-lru")), "the eviction warning", 15_000);
+    } finally {
+      await gateway.close();
+      await late.stop();
+    }
+  }, 40_000);
 });

@@ -109,6 +109,8 @@ async function openRedis(url: string, cluster: boolean, log: (line: string) => v
     ]);
   }
   if (outcome === "ready") await warnIfEvicting(redis, log);
+  // A Redis that comes up after the gateway (a common start order of pods) is checked once reached.
+  else if (outcome === "waited") redis.once("ready", () => void warnIfEvicting(redis, log));
   return redis;
 }
 
