@@ -93,7 +93,7 @@ export class Admission {
    * its last attempt, which may be 30 s away), and returns those that still failed, for the host
    * to keep (unwritten-records.ts). Retrying stops: the process is going away.
    */
-  private lastAdmitFailed = false;
+  private lastAdmitFailed: "unreachable" | "full" | false = false;
 
   /**
    * For health checks: the last admission could not reach the budget store (the next that reaches
@@ -101,7 +101,13 @@ export class Admission {
    * while Redis was away, or that has had no request since it went, learns no other way.
    */
   get storeUnreachable(): boolean {
-    return this.lastAdmitFailed || this.deps.store.connected?.() === false;
+    return this.lastAdmitFailed !== false || this.deps.store.connected?.() === false;
+  }
+
+  /** What health checks say of the budget store: "ok", "unreachable", or "full" (Redis refuses writes past its maxmemory). */
+  get storeState(): "ok" | "unreachable" | "full" {
+    if (this.lastAdmitFailed === "full") return "full";
+    return this.storeUnreachable ? "unreachable" : "ok";
   }
 
   async finishSettling(): Promise<SettlePlan[]> {
@@ -213,10 +219,14 @@ export class Admission {
         return answer;
       })
       .catch((error: Error) => {
-        this.lastAdmitFailed = true;
+        // Redis past its maxmemory under noeviction answers every write "OOM command not allowed …":
+        // reached, but full. Was told as unreachable, which sent operators to the network.
+        const full = error.message.startsWith("OOM ");
+        this.lastAdmitFailed = full ? "full" : "unreachable";
         // Fail closed: a budget that cannot be checked is not spent blindly.
-        this.deps.log?.(`[tollgate] error: budget store unreachable (${error.message}); refusing ${requestId}`);
-        throw new GatewayError("unavailable", "the budget store is unreachable; requests on budgeted or rate-limited routes are refused until it is back", {
+        this.deps.log?.(`[tollgate] error: budget store ${full ? "full" : "unreachable"} (${error.message}); refusing ${requestId}`);
+        const what = full ? "the budget store is full (Redis refuses writes past its maxmemory)" : "the budget store is unreachable";
+        throw new GatewayError("unavailable", `${what}; requests on budgeted or rate-limited routes are refused until it is ${full ? "given room" : "back"}`, {
           code: "budget_store_unavailable",
           retryAfterSeconds: 1,
           cause: error,

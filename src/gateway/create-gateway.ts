@@ -184,7 +184,7 @@ export function buildGateway({
         status: ledger.failing || admission.storeUnreachable ? "degraded" : "ok",
         providers: Object.fromEntries([...slots].map(([name, slot]) => [name, "model" in slot ? "ready" : "unavailable"])),
         ledger: { writes: ledger.failing ? "failing" : "ok", pendingRecords: ledger.pending },
-        budgets: { store: admission.storeUnreachable ? "unreachable" : "ok" },
+        budgets: { store: admission.storeState },
       },
       200,
       c.get("requestId"),
