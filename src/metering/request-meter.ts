@@ -4,11 +4,11 @@ import type { ChatRequest } from "../model/chat-request.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
 import type { FinishReason, StreamPart } from "../model/stream-part.ts";
 import { isPlausibleTokenCount, mergeUsage, type Usage } from "../model/usage.ts";
-import { isPricedGeo, priceInGeo, PRICED_INFERENCE_GEOS_TEXT } from "../pricing/inference-geo.ts";
-import { computeCost, ZERO_COST } from "../pricing/compute-cost.ts";
-import { isStandardTier, priceAtTier, unpricedTierWarning } from "../pricing/service-tier.ts";
+import { ZERO_COST } from "../pricing/compute-cost.ts";
+import { isStandardTier } from "../pricing/service-tier.ts";
 import { ADMIN_NAME, type CostRecord, type RecordStatus } from "./cost-record.ts";
-import { unpricedWarning, type PriceBook } from "./price-book.ts";
+import type { PriceBook } from "./price-book.ts";
+import { priceCall } from "./price-call.ts";
 import { countRequestTokens, type TokenCounter } from "./token-counter.ts";
 
 // Follows one request from arrival to its last byte and turns what it saw into the cost record:
@@ -253,29 +253,15 @@ export class RequestMeter {
     if (this.droppedAnnotations > 0) warnings.push(annotationsDroppedWarning(this.droppedAnnotations));
     let cost = hit ? { ...ZERO_COST, cacheSavingsNano: hit.savingsNano } : ZERO_COST;
     let unpriced = false;
-    // Where and at which tier the call ran: as its answer says, or, for a call cut before its
-    // answer said (a client gone during a long prefill, a deadline), as the call asked. Was: the
-    // global, standard price, 10% under Anthropic's bill for "us" and 41% under OpenAI's priority
-    // gpt-4o.
-    const asked = target && !hit ? this.deps.prices.askedFor(target.providerName, this.start.request) : {};
-    const inferenceGeo = this.inferenceGeo ?? asked.geo;
-    // OpenAI serves a prompt over 128k tokens at "default" whatever was asked (bundled-prices.ts).
-    const servedAsAsked = asked.tier !== "priority" || promptTokens(usage) <= PRIORITY_MAX_PROMPT_TOKENS;
-    const serviceTier = this.serviceTier ?? (servedAsAsked ? asked.tier : undefined);
+    let inferenceGeo = this.inferenceGeo;
+    let serviceTier = this.serviceTier;
     if (target && !hit) {
-      const price = this.deps.prices.priceOf(target.providerName, target.model, this.responseModel);
-      if (price) {
-        const atTier = priceAtTier(price, serviceTier);
-        this.deps.prices.heardTier(target.providerName, this.serviceTier);
-        cost = computeCost(usage, priceInGeo(atTier ?? price, inferenceGeo));
-        // Priced at the standard, global rates where the answer says it was served at a tier or in
-        // a place tollgate has no price for.
-        if (!atTier && serviceTier) warnings.push(unpricedTierWarning(serviceTier));
-        if (inferenceGeo && !isPricedGeo(inferenceGeo)) warnings.push(unpricedGeoWarning(inferenceGeo));
-      } else {
-        unpriced = true;
-        warnings.push(unpricedWarning(target.providerName, target.model));
-      }
+      const heard = { inferenceGeo: this.inferenceGeo, serviceTier: this.serviceTier };
+      const priced = priceCall(this.deps.prices, { ...target, responseModel: this.responseModel, request: this.start.request, heard, usage });
+      ({ inferenceGeo, serviceTier } = priced);
+      warnings.push(...priced.warnings);
+      if (priced.cost) cost = priced.cost;
+      else unpriced = true;
     }
     const caller = this.start.caller;
     const record: CostRecord = {
@@ -374,17 +360,6 @@ export class RequestMeter {
 function annotationsDroppedWarning(count: number): string {
   return `the answer's annotations (${count}: OpenAI's url citations) were not passed on: an Anthropic client's answer has no place for them`;
 }
-
-/** A geography the answer says inference ran in (a workspace's default) with no price of tollgate's. */
-function unpricedGeoWarning(geo: string): string {
-  return `the provider says inference ran in "${geo}", which may be billed above the global price this cost is computed at (tollgate knows the prices of ${PRICED_INFERENCE_GEOS_TEXT})`;
-}
-
-/** The most prompt tokens OpenAI serves at its priority tier; larger prompts run at "default". */
-const PRIORITY_MAX_PROMPT_TOKENS = 128_000;
-
-/** Every token of the prompt, cached or not. */
-const promptTokens = (usage: Required<Usage>) => usage.inputTokens + usage.cacheReadTokens + usage.cacheWrite5mTokens + usage.cacheWrite1hTokens;
 
 const NO_USAGE: Required<Usage> = { inputTokens: 0, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0, reasoningTokens: 0 };
 
