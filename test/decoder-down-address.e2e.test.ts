@@ -1,28 +1,20 @@
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startGateway, type RunningGateway } from "../src/node/serve.ts";
 import { postJson, temporaryLedgerPath, testConfig } from "./support/gateway.ts";
+import { findFreePort } from "./support/redis-server.ts";
 
 // A local decoder that is down. Over the Node server's own transport (undici) the 502 said
 // `could not reach provider "local": connect ECONNREFUSED 10.0.0.5:8000`: a host and port inside
 // the platform's network, given to whoever sent the request. Now the client learns the provider
 // and the kind of failure; the address goes to the gateway's log line for that request.
 
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 let gateway: RunningGateway;
 let port: number;
 let otherPort: number;
 const lines: string[] = [];
 beforeAll(async () => {
-  port = await closedPort();
-  otherPort = await closedPort();
+  port = await findFreePort(); // nothing listens there
+  otherPort = await findFreePort();
   const base = testConfig(`http://127.0.0.1:${port}/v1`);
   gateway = await startGateway({
     config: {
