@@ -7,6 +7,7 @@ import type { StreamPart, TokenLogprob } from "../../src/model/stream-part.ts";
 import { convertToOpenAIRequest } from "../openai/convert-to-openai-request.ts";
 import { mapOpenAIResponse } from "../openai/map-openai-response.ts";
 import { mapOpenAIStream } from "../openai/map-openai-stream.ts";
+import { lastAssistantText, withoutRepeatedPrefill } from "../openai/repeated-prefill.ts";
 import { refuseAnthropicDefinedTools } from "../shared/refuse-anthropic-tools.ts";
 import { mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
@@ -161,10 +162,5 @@ function withAlternatives(answer: ChatResponse, top: number): ChatResponse {
  * answer from another decoder that starts like the turn is the model's own text.
  */
 function withoutRepeatedTurn(answer: ChatResponse, request: ChatRequest): ChatResponse {
-  const last = request.messages.at(-1);
-  if (last?.role !== "assistant" || !answer.timings) return answer;
-  const prefill = last.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
-  const first = answer.content[0];
-  if (!prefill || first?.type !== "text" || !first.text.startsWith(prefill)) return answer;
-  return { ...answer, content: [{ ...first, text: first.text.slice(prefill.length) }, ...answer.content.slice(1)] };
+  return answer.timings ? withoutRepeatedPrefill(answer, lastAssistantText(request)) : answer;
 }

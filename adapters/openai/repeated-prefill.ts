@@ -11,8 +11,13 @@ import type { StreamPart } from "../../src/model/stream-part.ts";
 
 /** The text of the client's own last assistant turn, when the answer is to continue it. */
 export function prefillOf(request: ChatRequest): string {
+  return request.continueLastTurn ? lastAssistantText(request) : "";
+}
+
+/** The text of the conversation's last turn, where it is the assistant's ("" otherwise). */
+export function lastAssistantText(request: ChatRequest): string {
   const last = request.messages.at(-1);
-  if (!request.continueLastTurn || last?.role !== "assistant") return "";
+  if (last?.role !== "assistant") return "";
   return last.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
 }
 
