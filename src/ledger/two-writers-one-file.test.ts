@@ -9,8 +9,9 @@ import { FileLedgerStore, readLedgerFile } from "./file-ledger-store.ts";
 import { checkpointPath } from "./ledger-checkpoint.ts";
 
 // Two gateways on one embedded ledger file: `npm start` twice in one directory, or a new process
-// started while the old one drains. The docs say to use Redis for that, but nothing stops it, and
-// each process's clean stop wrote a checkpoint of the bytes it had counted, which left out the
+// started while the old one drains. A gateway now locks its store.path (src/node/store-lock.ts),
+// so a second one waits; these stores are opened without it, as by a tollgate before the lock.
+// Each process's clean stop wrote a checkpoint of the bytes it had counted, which left out the
 // other's lines: the next start resumed mid-line and never counted the other's records again
 // (found by review: $0.004321 in the file, $0.004020 in the reports). A process that sees bytes
 // it did not write now leaves no checkpoint.

@@ -4,7 +4,7 @@ import { generateKey, hashKey } from "../auth/key-hash.ts";
 import { configSchema } from "../config/config-schema.ts";
 import { ConfigError } from "../config/resolve-config.ts";
 import { chooseConfigPath, EXAMPLE_CONFIG_PATH, readConfigFile } from "./load-config-file.ts";
-import { startGateway } from "./serve.ts";
+import { startGateway, WRITE_OUT_MS } from "./serve.ts";
 import { oneLine } from "./one-line.ts";
 
 // The `tollgate` command:
@@ -35,9 +35,6 @@ function options(args: string[], names: string[], flags: string[] = []): Record<
     throw new UsageError(`tollgate: ${(error as Error).message}`);
   }
 }
-
-/** After the drain, the time kept for writing out records, settlements and the ledger before the forced exit. */
-const WRITE_OUT_MS = 13_000;
 
 /** sha256 of `tollgate-dev-key`, the demo key the example config accepts and the README prints. */
 const DEMO_KEY_HASH = "sha256:264b569076c044187d7d721344697fa6fe227c3f68e6e8752f7c5477a860d9ab";

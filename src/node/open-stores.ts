@@ -17,6 +17,7 @@ import { connectRedis, evictionPolicies, isClusterNode, RedisUrlError, type Redi
 import { keepUnwritten, type KeptFiles } from "./unwritten-records.ts";
 import { keptFilesTag } from "./kept-files-tag.ts";
 import { checkKeptDirectory, checkStorePath } from "./store-path-checks.ts";
+import { lockStore, type StoreLock } from "./store-lock.ts";
 
 /** Where the embedded store keeps records when the config names no path. */
 export const DEFAULT_LEDGER_PATH = ".tollgate/ledger.jsonl";
@@ -29,13 +30,25 @@ export type OpenedStores = {
   describe: string;
   /** Where a gateway stopped during a Redis outage keeps the records it could not write (Redis only). */
   keptFiles?: KeptFiles;
+  /** The embedded store's lock on store.path (not on Redis): released once the ledger is closed. */
+  lock?: StoreLock;
+};
+
+export type OpenStoresOptions = {
+  /** The most cost records held in memory while Redis is down. */
+  maxQueuedRecords?: number;
+  /** How long the embedded store waits for another gateway on its store.path to stop. */
+  lockWaitMs: number;
 };
 
 /**
  * Redis when the config's store names a set variable (one connection for the ledger and the
  * policies' state); otherwise the append-only ledger file and in-process memory.
+ *
+ * On Redis, store.path's directory takes no lock: the budgets are in Redis, shared, and the files
+ * kept there during an outage are idempotent by request id, so gateways may share it.
  */
-export async function openStores(config: ResolvedConfig, log: (line: string) => void, maxQueuedRecords?: number): Promise<OpenedStores> {
+export async function openStores(config: ResolvedConfig, log: (line: string) => void, { maxQueuedRecords, lockWaitMs }: OpenStoresOptions): Promise<OpenedStores> {
   if (config.redisUrl) {
     const storePath = resolve(config.store?.path ?? DEFAULT_LEDGER_PATH);
     await checkKeptDirectory(storePath, config.store?.path !== undefined);
@@ -59,10 +72,19 @@ export async function openStores(config: ResolvedConfig, log: (line: string) => 
   // that opens the file, so a restart does not reset them.
   const spend = hasBudgets(config) ? new SpendTally(config) : undefined;
   await checkStorePath(path);
-  const ledgerStore = await FileLedgerStore.open(path, { ...(spend ? { follower: spend } : {}), log });
+  // Those budgets are this process's alone: one gateway at a time on a path (store-lock.ts), and
+  // the file is read only once the one before has closed it.
+  const lock = await lockStore(path, { waitMs: lockWaitMs, log });
+  let ledgerStore: FileLedgerStore;
+  try {
+    ledgerStore = await FileLedgerStore.open(path, { ...(spend ? { follower: spend } : {}), log });
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
   const admissionStore = new MemoryAdmissionStore();
   for (const [scopeKey, nano] of spend?.totals ?? []) admissionStore.addSpent(scopeKey, nano);
-  return { ledger: new Ledger({ store: ledgerStore, log }), ledgerStore, keyValues: new MemoryKeyValueStore(), admissionStore, describe: path };
+  return { ledger: new Ledger({ store: ledgerStore, log }), ledgerStore, keyValues: new MemoryKeyValueStore(), admissionStore, describe: path, lock };
 }
 
 /**

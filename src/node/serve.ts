@@ -18,6 +18,7 @@ import { createUndiciFetch, createUndiciPost } from "./undici-fetch.ts";
 import { oneLine } from "./one-line.ts";
 import { answerClientErrors } from "./answer-client-errors.ts";
 import { serverTimeouts, type ServerTimeouts } from "./server-timeouts.ts";
+import { STALE_AFTER_MS } from "./store-lock.ts";
 
 export type StartGatewayOptions = {
   /** The config as parsed JSON; validated here. */
@@ -36,7 +37,24 @@ export type StartGatewayOptions = {
   replayRetryMs?: number;
   /** The most cost records held in memory while Redis is down; the rest are kept in files (default 10,000). */
   maxQueuedRecords?: number;
+  /**
+   * How long start-up on the embedded store waits for another gateway on its store.path to stop
+   * (default: the stop's drain and write-out bound, storeLockWaitMs below).
+   */
+  storeLockWaitMs?: number;
 };
+
+/** After the drain, the time a stop keeps for writing out records, settlements and the ledger before its forced exit. */
+export const WRITE_OUT_MS = 13_000;
+
+/**
+ * A gateway being restarted holds its store.path until its stop has drained and written out:
+ * server.drainAnswersSeconds, then WRITE_OUT_MS at most (main.ts exits then). The new one waits
+ * that long, and 5 s more; at least long enough to see a holder that stopped its heartbeat.
+ */
+export function storeLockWaitMs(drainAnswersSeconds: number): number {
+  return Math.max(drainAnswersSeconds * 1000 + WRITE_OUT_MS, STALE_AFTER_MS) + 5_000;
+}
 
 /** What a stop could neither write nor keep for the next start: lost, and logged each as an error. */
 export type StopOutcome = { lostRecords: number; lostSettlements: number };
@@ -92,6 +110,7 @@ export async function startGateway({
   upstreamTransport = "undici",
   replayRetryMs = REPLAY_RETRY_MS,
   maxQueuedRecords,
+  storeLockWaitMs: lockWaitMs,
 }: StartGatewayOptions): Promise<RunningGateway> {
   const log = (line: string) => writeLog(oneLine(line));
   const resolved = resolveConfig(config, env);
@@ -105,7 +124,13 @@ export async function startGateway({
   const dispatcher = new Agent(UPSTREAM_AGENT_OPTIONS);
   const transport =
     upstreamTransport === "undici" ? { fetch: createUndiciFetch(dispatcher), post: createUndiciPost(dispatcher) } : { fetchOptions: { dispatcher } };
-  const { ledger, ledgerStore: store, keyValues, admissionStore, describe, keptFiles } = await openStores(resolved, log, maxQueuedRecords);
+  const { ledger, ledgerStore: store, keyValues, admissionStore, describe, keptFiles, lock } = await openStores(resolved, log, {
+    ...(maxQueuedRecords ? { maxQueuedRecords } : {}),
+    lockWaitMs: lockWaitMs ?? storeLockWaitMs(drainAnswersSeconds),
+  }).catch(async (error: unknown) => {
+    await dispatcher.close();
+    throw error;
+  });
   // Aborted after the streams' drain: every stream still running ends with an error event in its
   // client's dialect saying the gateway stopped (one waiting on a client that reads nothing sees
   // it only when the client reads: those connections are closed below).
@@ -158,6 +183,7 @@ export async function startGateway({
     stopped = true;
     clearTimeout(replayTimer);
     await ledger.close(0);
+    await lock?.release();
     await otel?.shutdown();
     await dispatcher.close();
     throw error;
@@ -220,6 +246,8 @@ export async function startGateway({
         const { lost } = await ledger.close();
         return { lostRecords: lost, lostSettlements };
       } finally {
+        // The next gateway on this store.path (a restart's, waiting) reads the file once it is closed.
+        await lock?.release();
         // The spans and metrics of the last requests go out even when the ledger's store failed to close.
         await Promise.allSettled([otel?.shutdown(), dispatcher.close()]);
       }
