@@ -51,6 +51,12 @@ export type SettlePlan = {
   now: number;
   /** The same scope keys the admission charged. */
   scopeKeys: string[];
+  /**
+   * When each of those windows ends (ms; 0 for `total`), in the same order: a settle that finds
+   * its scope key gone makes it again with the expiry its admission gave it. Absent in a
+   * settlement kept by an earlier version (only keys still there are then settled).
+   */
+  windowEndsAt?: number[];
   actualNano: number;
   /** Tokens the request used, input and output, for tokens-per-minute limits. */
   tokens: number;

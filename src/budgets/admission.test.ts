@@ -328,7 +328,8 @@ describe("Redis admission store: one bad settlement in a batch", () => {
     const prefix = uniquePrefix("poisoned");
     const store = new RedisAdmissionStore(redis, prefix);
     const key = "route:daily|2026-11-22";
-    const settle = (requestId: string, tokens: number) => store.settle({ requestId, now: 0, scopeKeys: [key], actualNano: 1_000, tokens, rateScopes: ["key:app"] });
+    const windowEndsAt = [Date.parse("2026-11-23T00:00:00Z")];
+    const settle = (requestId: string, tokens: number) => store.settle({ requestId, now: 0, scopeKeys: [key], windowEndsAt, actualNano: 1_000, tokens, rateScopes: ["key:app"] });
     const outcomes = await Promise.allSettled([settle("req_p1", 5), settle("req_p2", 12.5), settle("req_p3", 5)]);
     expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect(String((outcomes[1] as PromiseRejectedResult).reason)).toContain("settling req_p2 failed: ");

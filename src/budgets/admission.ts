@@ -256,6 +256,7 @@ export class Admission {
     const ttlMs = this.reservationTtlMs;
     let settled = false;
     const scopeKeys = scopes.map((scope) => scope.key);
+    const windowEndsAt = scopes.map((scope) => scope.windowEndsAt);
     const rateScopes = rates.filter((rate) => rate.tpm !== undefined).map((rate) => rate.scope);
     // Settling is idempotent by request id, so a retry after a lost reply cannot count twice;
     // giving up would leave real spend off the budget (the reservation expires on its own, and
@@ -308,7 +309,7 @@ export class Admission {
         // spent may take its time (retried, like every settle).
         earlierNano += call.cost.totalNano;
         const tokens = totalInputTokens(call.usage) + call.usage.outputTokens;
-        void settleUntilDone({ requestId: call.requestId, now: at, scopeKeys, actualNano: call.cost.totalNano, tokens, rateScopes });
+        void settleUntilDone({ requestId: call.requestId, now: at, scopeKeys, windowEndsAt, actualNano: call.cost.totalNano, tokens, rateScopes });
         return true;
       },
       async settle(record) {
@@ -319,6 +320,7 @@ export class Admission {
           requestId,
           now: clock(),
           scopeKeys,
+          windowEndsAt,
           actualNano: record?.cost.totalNano ?? 0,
           tokens: record ? totalInputTokens(record.usage) + record.usage.outputTokens : 0,
           rateScopes,

@@ -23,18 +23,30 @@ import { nextTurn } from "../runtime/next-turn.ts";
 //   P{tollgate:budgets}:rate:<scope>|rpm|<minute> string requests in that minute (tpm: tokens)
 //   P{tollgate:budgets}:tpm-counted:<request id>  string its admission counted tokens against tpm (3 minutes)
 
+/** How long a scope key outlives its window (for reports): 40 days. */
+const KEEP_CLOSED_WINDOW_MS = 40 * 24 * 3_600_000;
+
 /**
  * Frees reservations whose time is up, all of them (any call sweeps). In batches of 100: after a
  * gateway with thousands of requests in flight died, every one of its holds must go before the
  * next admission is weighed, or that admission is refused for money nobody holds any more.
  */
 const SWEEP = `
+-- A closed window is kept 40 days for reports, then dropped. Set by the admission that makes a
+-- scope key and by a settle that makes it again (one without a TTL would stay for ever).
+local function expire_scope(key, ends)
+  if ends > 0 then redis.call('PEXPIREAT', key, ends + ${KEEP_CLOSED_WINDOW_MS}) end
+end
 -- Amounts travel as text: Lua would print a large number as 1e+15, and "-0", which HINCRBY refuses.
+-- A key gone since (dropped, deleted, Redis restarted empty) took the hold with it: releasing it
+-- there made the key again, with a negative reservation and no TTL.
 local function release(reservation)
   local amount = tonumber(reservation.amount)
   if not amount or amount == 0 then return end
   local negative = string.format('%d', -amount)
-  for _, key in ipairs(reservation.keys) do redis.call('HINCRBY', key, 'reserved', negative) end
+  for _, key in ipairs(reservation.keys) do
+    if redis.call('EXISTS', key) == 1 then redis.call('HINCRBY', key, 'reserved', negative) end
+  end
 end
 local function sweep(now)
   repeat
@@ -114,9 +126,7 @@ for i = 1, n do
   local key = KEYS[2 + i]
   table.insert(keys, key)
   redis.call('HINCRBY', key, 'reserved', ARGV[4])
-  local ends = tonumber(ARGV[6 + (i - 1) * 3 + 3])
-  -- A closed window is kept 40 days for reports, then dropped.
-  if ends > 0 then redis.call('PEXPIREAT', key, ends + 3456000000) end
+  expire_scope(key, tonumber(ARGV[6 + (i - 1) * 3 + 3]))
 end
 -- Rates alone hold no money, but the entry is what tells a resent admission (above) from a new
 -- one: without it, the resend would count the request, and its tokens, twice.
@@ -148,13 +158,19 @@ return {'ok', levels, soft}
 // on its own (a failing one does not stop those after it) and gets its own result: 1, or why not.
 // KEYS: expiries, reservations, then per settlement: its settled marker, n scope keys, m tpm keys
 //       of this minute, m tpm keys of the admission's minute, its tpm-counted marker.
-// ARGV: now, count, then per settlement: request id, actual, tokens, n, m, tokens its admission counted.
+// ARGV: now, count, then per settlement: request id, actual, tokens, n, m, tokens its admission
+//       counted, then per scope key: when its window ends (0: never; -1: not known).
 const SETTLE = `${SWEEP}
-local function settle(k, id, actual, tokens, n, m, reserved)
+local function settle(k, a, id, actual, tokens, n, m, reserved)
   local counted_marker = KEYS[k + n + 2 * m + 1]
   -- Checked before anything is written: Redis does not undo a script's writes.
   if not (string.match(actual, '^%-?%d+$') and string.match(tokens, '^%d+$') and string.match(reserved, '^%d+$')) then
     error('actual cost and tokens must be whole numbers, got ' .. actual .. ', ' .. tokens .. ' and ' .. reserved)
+  end
+  local ends = {}
+  for i = 1, n do
+    if not string.match(ARGV[a + 5 + i], '^%-?%d+$') then error('window ends must be whole numbers, got ' .. ARGV[a + 5 + i]) end
+    ends[i] = tonumber(ARGV[a + 5 + i])
   end
   if redis.call('EXISTS', KEYS[k]) == 1 then return end
   local held = redis.call('HGET', KEYS[2], id)
@@ -163,7 +179,17 @@ local function settle(k, id, actual, tokens, n, m, reserved)
     redis.call('HDEL', KEYS[2], id)
     redis.call('ZREM', KEYS[1], id)
   end
-  for i = 1, n do redis.call('HINCRBY', KEYS[k + i], 'spent', actual) end
+  -- A scope key gone since the admission (its window closed 40 days ago, an operator deleted it,
+  -- Redis restarted empty) is made again with the expiry an admission gives it: a past window's
+  -- then goes at once (the ledger has the cost), the current one's counts the spend. Where the
+  -- window's end is not known (a settlement kept by an earlier version), only a key still there.
+  for i = 1, n do
+    local key = KEYS[k + i]
+    if ends[i] >= 0 or redis.call('EXISTS', key) == 1 then
+      redis.call('HINCRBY', key, 'spent', actual)
+      if redis.call('PTTL', key) == -1 then expire_scope(key, ends[i]) end
+    end
+  end
   -- The admission's count gives way to the tokens used, in its minute while that still counts and
   -- this Redis still holds that count (its marker: after Redis lost its data, the minute's
   -- counter holds only later admissions, not this one's bound); otherwise the tokens count in
@@ -189,11 +215,11 @@ local results = {}
 local k, a = 3, 3
 for p = 1, tonumber(ARGV[2]) do
   local n, m = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
-  local ok, failure = pcall(settle, k, ARGV[a], ARGV[a + 1], ARGV[a + 2], n, m, ARGV[a + 5])
+  local ok, failure = pcall(settle, k, a, ARGV[a], ARGV[a + 1], ARGV[a + 2], n, m, ARGV[a + 5])
   if ok then results[p] = 1
   elseif type(failure) == 'table' then results[p] = tostring(failure.err)
   else results[p] = tostring(failure) end
-  k, a = k + 2 + n + 2 * m, a + 6
+  k, a = k + 2 + n + 2 * m, a + 6 + n
 end
 return results
 `;
@@ -319,7 +345,9 @@ export class RedisAdmissionStore implements AdmissionStore {
         // The admission's minute counts only while it is in the window (this minute or the one
         // before); a request settled later has its tokens counted in this minute instead.
         const counted = admittedMinute >= minute - 1 ? (plan.reservedTokens ?? 0) : 0;
-        args.push(plan.requestId, plan.actualNano, plan.tokens, plan.scopeKeys.length, plan.rateScopes.length, counted);
+        // A settlement kept by an earlier version names no window ends: -1, not known.
+        const ends = plan.windowEndsAt?.length === plan.scopeKeys.length ? plan.windowEndsAt : plan.scopeKeys.map(() => -1);
+        args.push(plan.requestId, plan.actualNano, plan.tokens, plan.scopeKeys.length, plan.rateScopes.length, counted, ...ends);
       }
       // Runs on its own turn: a throw here would be uncaught, so every outcome goes to the callers.
       Promise.resolve()
