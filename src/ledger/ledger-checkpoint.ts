@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readFile, rename, writeFile, type FileHandle } from "node:fs/promises";
+import { readFile, rename, rm, writeFile, type FileHandle } from "node:fs/promises";
 import type { CostRecord } from "../metering/cost-record.ts";
 
 // The embedded ledger's start-up reads every record in its file once, to rebuild the daily
@@ -87,10 +87,19 @@ export async function readCheckpoint(ledgerPath: string, file: FileHandle, fileS
   return checkpoint;
 }
 
-/** Writes the checkpoint whole or not at all: a crash mid-write leaves the previous one. */
+/**
+ * Writes the checkpoint whole or not at all: a crash mid-write leaves the previous one. A write
+ * that fails takes its temporary file with it. Was: a full disk left the part written (up to the
+ * checkpoint's size, a megabyte or more) on that disk, under a name of its own per process id.
+ */
 export async function writeCheckpoint(ledgerPath: string, checkpoint: LedgerCheckpoint): Promise<void> {
   const path = checkpointPath(ledgerPath);
   const temporary = `${path}.${process.pid}.tmp`;
-  await writeFile(temporary, JSON.stringify(checkpoint));
-  await rename(temporary, path);
+  try {
+    await writeFile(temporary, JSON.stringify(checkpoint));
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true }).catch(() => undefined); // the write's failure is the one to report
+    throw error;
+  }
 }

@@ -8,7 +8,9 @@ import { nextTurn } from "../runtime/next-turn.ts";
 // queue and is retried with backoff; nothing is dropped for a store being down. Nor does the queue
 // grow without bound meanwhile (routes without budgets keep serving through a Redis outage):
 // past `maxQueued`, the newest records go where `keepUnwritten` keeps them (the Node entry: a
-// file that the gateway writes to Redis once it is back).
+// file that the gateway writes to Redis once it is back). A store with nowhere else to keep them
+// (the embedded file on a full disk, whose directory is that same disk) logs each record past
+// `maxQueued` whole instead, one line each, as close() does with what it can neither write nor keep.
 
 export type LedgerOptions = {
   store: LedgerStore;
@@ -27,15 +29,15 @@ export type LedgerOptions = {
   /**
    * Where records go that `close()` could not write by its deadline, and those past `maxQueued`
    * while the store is down (the Node entry: a file that the gateway, or the next one, writes to
-   * Redis). Returns where they were kept. Without it, records wait in memory, and those `close()`
-   * could not write are lost, which the log says.
+   * Redis). Returns where they were kept. Without it, records past `maxQueued` and those `close()`
+   * could not write go to the log, each whole on a line of its own ("set aside: {…}").
    */
   keepUnwritten?: (records: readonly CostRecord[]) => Promise<string>;
-  /** The most records held in memory while the store is down, where `keepUnwritten` can take the rest. */
+  /** The most records held in memory while the store is down; the rest go to `keepUnwritten`, or to the log. */
   maxQueued?: number;
 };
 
-/** About 7 MB of records: an outage of seconds stays in memory; a long one goes to `keepUnwritten`. */
+/** About 7 MB of records: an outage of seconds stays in memory; a long one goes to `keepUnwritten` (or the log). */
 const DEFAULT_MAX_QUEUED = 10_000;
 const KEEP_RETRY_MS = 30_000;
 
@@ -45,6 +47,8 @@ export class Ledger {
   private scheduled = false;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private failures = 0;
+  /** Why the last write failed, for the lines of records set aside meanwhile. */
+  private lastFailure = "";
   private closing = false;
   private failedWhileClosing = false;
   private readonly store: LedgerStore;
@@ -76,8 +80,22 @@ export class Ledger {
   /** Queues a record; returns at once. */
   record(record: CostRecord): void {
     this.queue.push(record);
-    if (this.queue.length > this.maxQueued && this.keepUnwritten && this.beingKept === 0 && !this.closing && Date.now() >= this.keepPausedUntil) this.keepOverflow();
+    if (this.queue.length > this.maxQueued && !this.closing) {
+      if (!this.keepUnwritten) this.setAside(this.queue.pop()!);
+      else if (this.beingKept === 0 && Date.now() >= this.keepPausedUntil) this.keepOverflow();
+    }
     this.schedule();
+  }
+
+  /**
+   * A record past `maxQueued` with nowhere to keep it (a full disk under the embedded store): the
+   * log is the last place left, as at close(). Was: held in memory for as long as the disk stayed
+   * full, until the process ran out of it and every queued record was lost with it. The newest
+   * goes, taken from the tail: a write in flight holds the head.
+   */
+  private setAside(record: CostRecord): void {
+    const why = this.failures > 0 ? `the store is failing: ${this.lastFailure}` : "the store is not keeping up";
+    this.log(`[tollgate] error: cost record ${record.requestId} could not be written (${why}) and ${this.maxQueued} records already wait in memory; set aside: ${JSON.stringify(record)}`);
   }
 
   /**
@@ -191,6 +209,7 @@ export class Ledger {
           continue;
         }
         this.failures += 1;
+        this.lastFailure = (error as Error).message;
         clearTimeout(this.retryTimer);
         if (this.closing) {
           // close() retries on its own clock, every retryDelayMs until its deadline: said once,

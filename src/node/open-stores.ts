@@ -84,7 +84,7 @@ export async function openStores(config: ResolvedConfig, log: (line: string) => 
   }
   const admissionStore = new MemoryAdmissionStore();
   for (const [scopeKey, nano] of spend?.totals ?? []) admissionStore.addSpent(scopeKey, nano);
-  return { ledger: new Ledger({ store: ledgerStore, log }), ledgerStore, keyValues: new MemoryKeyValueStore(), admissionStore, describe: path, lock };
+  return { ledger: new Ledger({ store: ledgerStore, log, ...(maxQueuedRecords ? { maxQueued: maxQueuedRecords } : {}) }), ledgerStore, keyValues: new MemoryKeyValueStore(), admissionStore, describe: path, lock };
 }
 
 /**

@@ -35,7 +35,7 @@ export type StartGatewayOptions = {
   upstreamTransport?: "undici" | "fetch";
   /** How often what earlier gateways kept is tried again while the store refuses it (default a minute). */
   replayRetryMs?: number;
-  /** The most cost records held in memory while Redis is down; the rest are kept in files (default 10,000). */
+  /** The most cost records held in memory while the store is down (default 10,000); the rest are kept in files (Redis), or logged whole (the embedded file). */
   maxQueuedRecords?: number;
   /**
    * How long start-up on the embedded store waits for another gateway on its store.path to stop
