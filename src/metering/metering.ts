@@ -5,6 +5,7 @@ import type { Ledger } from "../ledger/ledger.ts";
 import type { UpstreamHeaders } from "../model/chat-model.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
+import { sentMaxTokens } from "../model/sent-max-tokens.ts";
 import { ResponseCollector } from "../model/collect-response.ts";
 import type { StreamPart } from "../model/stream-part.ts";
 import type { RouteObserver, Target } from "../routing/route-chat.ts";
@@ -107,7 +108,7 @@ export class MeteredCall implements RouteObserver {
     this.attemptStartedAt = startedAt;
     this.firstChunkAt = undefined;
     this.lastAttemptRecorded = false;
-    this.meter.attempting({ providerName: target.model.providerName, model: target.modelName }, startedAt);
+    this.meter.attempting({ providerName: target.model.providerName, model: target.modelName }, startedAt, sentMaxTokens(target.model.providerType, request));
     // The span describes the call made: the request as the per-target policies left it.
     this.chatSpan = this.deps.telemetry.startChatSpan(this.requestSpan, request, {
       providerName: target.model.providerName,

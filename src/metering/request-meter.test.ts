@@ -95,6 +95,28 @@ describe("RequestMeter", () => {
     expect(record.cost.totalNano).toBe(90_000);
   });
 
+  it("a count the provider reported above the max_tokens sent is billed as reported: only tollgate's own count is held to it", async () => {
+    const meter = meterFor(true);
+    meter.attempting({ providerName: "openai", model: "gpt-4o" }, performance.now(), 5);
+    for (const part of answer) meter.observe(part);
+    meter.observe({ type: "usage", usage: { inputTokens: 20, cacheReadTokens: 0, outputTokens: 30 } });
+    const record = await meter.finish({ status: "ok", httpStatus: 200 });
+    expect(record).toMatchObject({ estimated: false, usage: { inputTokens: 20, outputTokens: 30 } });
+    // gpt-4o: 20 × 2500 + 30 × 10,000 = 350,000 nano.
+    expect(record.cost.totalNano).toBe(350_000);
+  });
+
+  it("thinking counted past the max_tokens sent: output held to it, reasoning within it", async () => {
+    const meter = meterFor(true);
+    meter.attempting({ providerName: "openai", model: "gpt-4o" }, performance.now(), 5);
+    meter.observe({ type: "reasoning-delta", text: "Hello from a real local decoder." }); // 7 tokens
+    meter.observe({ type: "text-delta", text: "Say hi" }); // 2
+    const record = await meter.finish({ status: "aborted", httpStatus: 499 });
+    expect(record.usage).toMatchObject({ inputTokens: 8, outputTokens: 5, reasoningTokens: 5 });
+    // gpt-4o: 8 × 2500 + 5 × 10,000 = 70,000 nano (was 8 × 2500 + 9 × 10,000 = 110,000).
+    expect(record.cost.totalNano).toBe(70_000);
+  });
+
   it("a provider that failed before answering costs nothing and estimates nothing", async () => {
     const meter = meterFor(false);
     meter.attempting({ providerName: "openai", model: "gpt-4o" }, performance.now());

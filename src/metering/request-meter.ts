@@ -36,6 +36,8 @@ export type CacheHit = { provider: string; model: string; response: ChatResponse
 export class RequestMeter {
   private target: MeteredTarget | undefined;
   private upstreamStartedAt: number | undefined;
+  /** The max_tokens the call being billed was sent (undefined: none), which bounds what it can have generated. */
+  private sentMaxTokens: number | undefined;
   private firstContentAt: number | undefined;
   private usage: Usage | undefined;
   private responseModel: string | undefined;
@@ -77,12 +79,14 @@ export class RequestMeter {
   }
 
   /**
-   * The router is calling `target`. The request's record bills the last call made; an earlier
-   * call that was billed has a record of its own (`detachAttempt`).
+   * The router is calling `target`, with `sentMaxTokens` (see sentMaxTokens in model/). The
+   * request's record bills the last call made; an earlier call that was billed has a record of
+   * its own (`detachAttempt`).
    */
-  attempting(target: MeteredTarget, startedAt: number): void {
+  attempting(target: MeteredTarget, startedAt: number, sentMaxTokens?: number): void {
     this.target = target;
     this.upstreamStartedAt = startedAt;
+    this.sentMaxTokens = sentMaxTokens;
     this.lastAttempt = "running";
     this.usage = undefined;
     // What an earlier call's answer said (its model, region, tier) is that call's, in its own
@@ -129,6 +133,7 @@ export class RequestMeter {
     const attempt = new RequestMeter({ ...this.start, requestId }, this.deps, this.arrivedAtWall);
     attempt.target = this.target;
     attempt.upstreamStartedAt = this.upstreamStartedAt;
+    attempt.sentMaxTokens = this.sentMaxTokens;
     attempt.lastAttempt = this.lastAttempt;
     attempt.usage = this.usage;
     attempt.inferenceGeo = this.inferenceGeo;
@@ -304,6 +309,11 @@ export class RequestMeter {
    * from the text that came back, the model's thinking included (and counted as reasoning too).
    * A stream that did not complete may hold a placeholder output count (Anthropic's
    * message_start says 1), so there the larger of report and count is kept.
+   *
+   * A count is held to the max_tokens the call was sent: the model generated no more than that
+   * (its reasoning or thinking included), and js-tiktoken's o200k count of Claude's or a local
+   * model's text can come out above it, tokens that cannot exist. A count the provider reported
+   * is billed as reported, even above its max_tokens: that is what the provider bills.
    */
   private async settleUsage(status: RecordStatus): Promise<{ usage: Required<Usage>; estimated: boolean }> {
     const { usage: reported, dropped } = plausible(this.usage ?? {});
@@ -323,10 +333,10 @@ export class RequestMeter {
     let reasoningTokens = reported.reasoningTokens;
     if (outputTokens === undefined || (status !== "ok" && cameBack)) {
       const reasoning = await this.countText(this.reasoningText);
-      const counted = reasoning + (await this.countText(this.outputText));
+      const counted = Math.min(reasoning + (await this.countText(this.outputText)), this.sentMaxTokens ?? Infinity);
       if (counted > (outputTokens ?? 0)) {
         outputTokens = counted;
-        reasoningTokens = Math.max(reasoningTokens ?? 0, reasoning);
+        reasoningTokens = Math.max(reasoningTokens ?? 0, Math.min(reasoning, counted));
         estimated = true;
       }
     }

@@ -1,7 +1,7 @@
-import { DEFAULT_ANTHROPIC_MAX_TOKENS } from "../../adapters/anthropic/convert-to-anthropic-request.ts";
 import type { Attributes } from "@opentelemetry/api";
 import { toOpenAIFinishReason } from "../dialects/finish-reasons.ts";
 import type { AssistantContent, ChatMessage, ChatRequest } from "../model/chat-request.ts";
+import { sentMaxTokens } from "../model/sent-max-tokens.ts";
 import type { FinishReason } from "../model/stream-part.ts";
 import { totalInputTokens, type Usage } from "../model/usage.ts";
 
@@ -57,7 +57,7 @@ export function chatRequestAttributes(request: ChatRequest, target: ChatTarget):
   const attributes = targetAttributes("chat", target);
   // Anthropic needs a max_tokens: its adapter sends one where the request has none, and the span
   // tells what was sent.
-  const maxTokens = request.maxTokens ?? (target.providerType === "anthropic" ? DEFAULT_ANTHROPIC_MAX_TOKENS : undefined);
+  const maxTokens = sentMaxTokens(target.providerType, request);
   if (maxTokens !== undefined) attributes["gen_ai.request.max_tokens"] = maxTokens;
   if (request.temperature !== undefined) attributes["gen_ai.request.temperature"] = request.temperature;
   if (request.topP !== undefined) attributes["gen_ai.request.top_p"] = request.topP;
