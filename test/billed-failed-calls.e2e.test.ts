@@ -25,6 +25,16 @@ const rig = useMockedGateway(
       ],
       maxCostPerRequestUsd: 0.05,
     },
+    // Opus 4.7 takes default sampling only: with "reject", a temperature is its 400 (a per-target refusal).
+    "capped-strict-opus-haiku-mini": {
+      targets: [
+        { provider: "anthropic", model: "claude-opus-4-7" },
+        { provider: "anthropic", model: "claude-haiku-4-5" },
+        { provider: "openai", model: "gpt-4o-mini" },
+      ],
+      maxCostPerRequestUsd: 0.05,
+      policies: { sampling: { onUnsupported: "reject" } },
+    },
   },
   [],
   { anthropic: { timeoutMs: 500 } },
@@ -142,6 +152,31 @@ describe("maxCostPerRequestUsd across a fallback", () => {
     rig.mocks.openai.enqueue({ kind: "text", text: "rescued", usage: { prompt_tokens: 3, completion_tokens: 1 } });
     const response = await ask("capped-opus-haiku-mini", maxTokens, prompt);
     expect(await response.text()).toContain("rescued");
+    const id = response.headers.get("x-tollgate-request-id")!;
+    expect(await waitForRecord(rig.gateway, id)).toMatchObject({ status: "ok", provider: "openai", model: "gpt-4o-mini" });
+    const earlier = (await ledgerRecords(rig.gateway)).filter((record) => record.attemptOf === id);
+    expect(earlier.map((record) => ({ model: record.model, totalNano: record.cost.totalNano }))).toEqual([{ model: "claude-haiku-4-5", totalNano: 105_000 }]);
+  });
+
+  it("weighs no target a per-target policy refused (a 400) before the billed call: the route never calls it", async () => {
+    // Opus 4.7 sets the fitting max_tokens, its worst case within one output token (27,500 nano
+    // at its US price) of $0.05; the sampling policy refuses it for the temperature (never
+    // called). Haiku 4.5 is then billed 105,000 nano (as above), which gpt-4o-mini's worst case
+    // leaves room for. Was: Opus's worst case still counted, and the request ended with Haiku's failure.
+    const prompt = "word ".repeat(100).trim();
+    const maxTokens = await fitting("capped-strict-opus-haiku-mini", prompt);
+    rig.mocks.anthropic.enqueue({ kind: "stall", afterChunks: 0 });
+    rig.mocks.openai.enqueue({ kind: "text", text: "rescued", usage: { prompt_tokens: 3, completion_tokens: 1 } });
+    const calls = rig.mocks.anthropic.requests.length;
+    const response = await postJson(rig.gateway, "/v1/chat/completions", {
+      model: "capped-strict-opus-haiku-mini",
+      max_tokens: maxTokens,
+      temperature: 0.5,
+      stream: true,
+      messages: [{ role: "user", content: prompt }],
+    });
+    expect(await response.text()).toContain("rescued");
+    expect(rig.mocks.anthropic.requests.slice(calls).map((request) => request.body.model)).toEqual(["claude-haiku-4-5"]);
     const id = response.headers.get("x-tollgate-request-id")!;
     expect(await waitForRecord(rig.gateway, id)).toMatchObject({ status: "ok", provider: "openai", model: "gpt-4o-mini" });
     const earlier = (await ledgerRecords(rig.gateway)).filter((record) => record.attemptOf === id);

@@ -235,6 +235,11 @@ describe("the per-request cap across a fallback", () => {
     expect(await ticket.chargeEarlierCall(billedMini([{ provider: "openai", model: "gpt-4o", errorType: "rate_limit" }]))).toBe(true);
   });
 
+  it("leaves out a target the per-target policies refused (a 400): the route never calls it", async () => {
+    const ticket = await admit();
+    expect(await ticket.chargeEarlierCall(billedMini(undefined), [{ provider: "openai", model: "gpt-4o" }])).toBe(true);
+  });
+
   it("counts a target not tried yet, wherever the route lists it (a \"cheapest\" route may try the last first)", async () => {
     const ticket = await admit();
     // 100,000 billed + gpt-4o's 1,045,000 > 1,100,000.

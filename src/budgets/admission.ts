@@ -50,8 +50,10 @@ export type Ticket = {
    * Charges a billed call the route wants to move on from (its record, `attemptOf`) to the same
    * budgets, now, if they can take it on top of what this request holds for its next call; false
    * where a hard budget cannot (the request then ends with that call's failure, billed once).
+   * `refused`: the targets the route skipped so far for a per-target refusal (a 400), which it
+   * will not call: the per-request cap does not weigh them.
    */
-  chargeEarlierCall(record: CostRecord): Promise<boolean>;
+  chargeEarlierCall(record: CostRecord, refused?: readonly { provider: string; model: string }[]): Promise<boolean>;
 };
 
 export type AdmitInput = { requestId: string; caller: Caller; routeName: string; route: RouteConfig; request: ChatRequest };
@@ -174,13 +176,16 @@ export class Admission {
     // The per-request cap holds for the whole request: the billed calls before a fallback, plus
     // the worst case of a target still to be tried. Was: checked at admission only, so a fallback
     // after a billed call could take the request past it.
-    const capTakes = (call: CostRecord) => {
+    const capTakes = (call: CostRecord, refused: readonly { provider: string; model: string }[]) => {
       if (capNano === undefined) return true;
       // The route does not call again a target it has tried: this call's, and those it fell back
-      // from, billed or not (a 429). Was: only the billed ones left out, so a dear target that
-      // had refused stopped the route before a cheap one that fits. Read from the record, not
-      // from a position in `route.targets`: a "cheapest" route tries its targets in another order.
-      const tried = new Set([call, ...(call.fallbackFrom ?? [])].map(({ provider, model }) => targetKey(provider, model)));
+      // from, billed or not (a 429), nor one its per-target step refused (a 400: never called).
+      // Was: first the 429'd targets, then the refused ones still weighed, so a dear target the
+      // route had left behind stopped it before a cheap one that fits. Read from the record and
+      // the router, not from a position in `route.targets`: a "cheapest" route tries its targets
+      // in another order. A target not reached yet is weighed even if it will refuse: the
+      // per-target step runs only when the route reaches it.
+      const tried = new Set([call, ...(call.fallbackFrom ?? []), ...refused].map(({ provider, model }) => targetKey(provider, model)));
       const next = Math.max(0, ...callable.map((target, index) => (tried.has(targetKey(target.provider, target.model)) ? 0 : worst.perTargetNano[index]!)));
       return earlierNano + call.cost.totalNano + next <= capNano;
     };
@@ -202,8 +207,8 @@ export class Admission {
       return {
         ...FREE_PASS,
         ...outputBound,
-        async chargeEarlierCall(call) {
-          if (!capTakes(call)) return false;
+        async chargeEarlierCall(call, refused = []) {
+          if (!capTakes(call, refused)) return false;
           earlierNano += call.cost.totalNano;
           return true;
         },
@@ -290,8 +295,8 @@ export class Admission {
         if (scopes.length === 0) return undefined;
         return Math.min(...scopes.map((scope, index) => scope.limitNano - levelTotal(result.levels[index]!) - earlierNano - actualNano));
       },
-      async chargeEarlierCall(call) {
-        if (!capTakes(call)) return false;
+      async chargeEarlierCall(call, refused = []) {
+        if (!capTakes(call, refused)) return false;
         if (scopes.length === 0 && rateScopes.length === 0) {
           earlierNano += call.cost.totalNano;
           return true;

@@ -120,7 +120,7 @@ export function createChatHandler({ config, admission, log: logLine, slots, orde
       call.notePolicies("route", log.notes, log.warnings);
       call.noteSoftBudgets(ticket.softExceeded);
       // The reservation gives way to the actual cost once the record is made (or to nothing).
-      call.chargeEarlierCallsWith((record) => ticket.chargeEarlierCall(record));
+      call.chargeEarlierCallsWith((record, refused) => ticket.chargeEarlierCall(record, refused));
       call.onFinished((record) => {
         if (record) order.heard(record);
         const settling = ticket.settle(record).catch((error: Error) => logLine(`[tollgate] error: settling ${requestId} failed: ${error.message}`));

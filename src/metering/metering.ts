@@ -29,6 +29,15 @@ export type MeteringDeps = {
   log?: (line: string) => void;
 };
 
+/** A target as records name it (fallbackFrom's provider and model). */
+export type RefusedTarget = { provider: string; model: string };
+
+/**
+ * Charges a billed call the route wants to move on from; `refused`: the targets skipped so far for
+ * a per-target refusal, which the route will not call (see Ticket.chargeEarlierCall).
+ */
+export type ChargeEarlierCall = (record: CostRecord, refused: readonly RefusedTarget[]) => Promise<boolean>;
+
 /** nginx's "client closed request": the status a record gets when the client left before the answer. */
 const CLIENT_CLOSED = 499;
 
@@ -90,7 +99,9 @@ export class MeteredCall implements RouteObserver {
   /** Billed calls the route moved on from, each with a record of its own. */
   private earlierCalls = 0;
   /** Charges such a call to the request's budgets, if they can take it (see Ticket). */
-  private chargeEarlierCall: (record: CostRecord) => Promise<boolean> = async () => true;
+  private chargeEarlierCall: ChargeEarlierCall = async () => true;
+  /** Targets the route skipped, refused for this request by the per-target step: never called. */
+  private readonly refused: RefusedTarget[] = [];
 
   constructor(
     private readonly meter: RequestMeter,
@@ -154,6 +165,10 @@ export class MeteredCall implements RouteObserver {
     this.chatSpan = undefined;
   }
 
+  targetRefused(target: Target): void {
+    this.refused.push({ provider: target.model.providerName, model: target.modelName });
+  }
+
   observe(part: StreamPart): void {
     this.meter.observe(part);
     this.output?.add(part);
@@ -192,7 +207,7 @@ export class MeteredCall implements RouteObserver {
   }
 
   /** How a billed call the route moves on from is charged to the request's budgets. */
-  chargeEarlierCallsWith(charge: (record: CostRecord) => Promise<boolean>): void {
+  chargeEarlierCallsWith(charge: ChargeEarlierCall): void {
     this.chargeEarlierCall = charge;
   }
 
@@ -212,7 +227,7 @@ export class MeteredCall implements RouteObserver {
       this.deps.log?.(`[tollgate] error: no cost record for an earlier call of ${this.start.requestId}: ${(error as Error)?.stack ?? String(error)}`);
       return false;
     }
-    if (!(await this.chargeEarlierCall(call))) return false;
+    if (!(await this.chargeEarlierCall(call, [...this.refused]))) return false;
     this.earlierCalls++;
     this.meter.attemptRecordedApart();
     // The route has moved on from that call: the request's record says so now, also when the

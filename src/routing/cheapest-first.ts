@@ -93,6 +93,7 @@ export class CheapestFirst {
         if (error.kind === "timeout" && !clientLeft) this.latency.observe(target.model.providerName, target.modelName, streamed, performance.now() - startedAt);
         observer.attemptFailed(target, error, clientLeft);
       },
+      ...(observer.targetRefused ? { targetRefused: (target) => observer.targetRefused!(target) } : {}),
       ...(observer.mayTryNext ? { mayTryNext: () => observer.mayTryNext!() } : {}),
     };
   }

@@ -31,6 +31,11 @@ export interface RouteObserver {
    */
   attemptFailed(target: Target, error: GatewayError, clientLeft: boolean): void;
   /**
+   * The per-target step refused the request for `target` (a 400: a policy, or the provider's own
+   * check): the route moves on without calling it, and does not come back to it.
+   */
+  targetRefused?(target: Target): void;
+  /**
    * After a failure, before the next target: false stops the route there with that failure
    * (metering, when a hard budget cannot also pay for a failed call the provider billed).
    */
@@ -203,7 +208,10 @@ async function tryTargets<T>(
     if (signal.aborted) break;
     if (failures.upstream && observer.mayTryNext && !(await observer.mayTryNext())) throw failures.final(route, slots, signal);
     const adapted = await failures.adapt(adapt, request, target);
-    if (!adapted) continue;
+    if (!adapted) {
+      observer.targetRefused?.(target);
+      continue;
+    }
     // The client may have left while the above waited (a budget store, a policy's store): a call
     // begun now would be billed for a prompt nobody sent.
     if (signal.aborted) break;
