@@ -5,8 +5,10 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startGateway } from "../src/node/serve.ts";
-import { APP_KEY, sha256 } from "./support/gateway.ts";
+import { formatUsd } from "../src/pricing/format-usd.ts";
+import { APP_KEY, readSseStream, sha256 } from "./support/gateway.ts";
 import { spawnGateway, startUpstream } from "./support/ops-rig.ts";
+import { wireTap } from "./support/wire-tap.ts";
 
 // The real CLI (node bin/tollgate.mjs) stopped by its supervisor while answers are in flight.
 // - A second SIGTERM (a supervisor repeating its stop, `kill` run twice) used to find no
@@ -45,7 +47,8 @@ describe("stop signals while answers are in flight", () => {
     const ledgerPath = join(directory, "twice.jsonl");
     const gateway = await spawnGateway(directory, "twice", configFor(upstream.url, ledgerPath));
     kills.push(() => gateway.child.kill("SIGKILL"), () => void upstream.close());
-    const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: APP_KEY, maxRetries: 0 });
+    const tap = wireTap();
+    const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: APP_KEY, maxRetries: 0, fetch: tap.fetch });
     const stream = await client.chat.completions.create({ model: "local", stream: true, messages: [{ role: "user", content: "go on" }] });
     const reading = (async () => {
       try {
@@ -72,6 +75,9 @@ describe("stop signals while answers are in flight", () => {
     const [{ usage, cost, estimated }] = records as unknown as [{ usage: { inputTokens: number; outputTokens: number }; cost: { totalNano: number }; estimated: boolean }];
     expect(usage.outputTokens).toBeGreaterThan(0);
     expect({ estimated, totalNano: cost.totalNano }).toEqual({ estimated: true, totalNano: usage.inputTokens * 1_000 + usage.outputTokens * 2_000 });
+    // After the error event, the stream still says what it cost: the record's figures, estimated.
+    const { summary } = await readSseStream(new Response(await tap.lastBody()));
+    expect(summary).toMatchObject({ costUsd: formatUsd(cost.totalNano), outputTokens: usage.outputTokens, estimated: true });
   }, 40_000);
 
   it("an answer not streamed, 5 s long, is answered after SIGTERM (the 2 s cut is for streams), then exit 0", async () => {

@@ -117,7 +117,9 @@ describe("an upstream failure mid-stream reaches the client as an error in its d
     const response = await postStream("/v1/chat/completions", { model: "claude", messages: [{ role: "user", content: "hi" }] }, new AbortController().signal);
     const text = await response.text();
     expect(text).not.toContain("[DONE]");
-    const last = JSON.parse(text.trim().split("\n\n").at(-1)!.slice("data: ".length));
+    // The last data event; the summary comment follows it (stream-failed-summary.e2e.test.ts).
+    const events = await readSseEvents(new Response(text));
+    const last = JSON.parse(events.at(-1)!.data);
     expect(last).toEqual({ error: { message: 'provider "anthropic" is overloaded: Overloaded', type: "server_error", param: null, code: "overloaded" } });
   });
 });

@@ -25,9 +25,12 @@ export interface Dialect {
 
 export interface StreamRenderer {
   render(part: StreamPart): string;
-  /** Closes a stream that ended normally, with tollgate's summary where the SDKs do not read. */
+  /**
+   * Closes a stream with tollgate's summary where the SDKs do not read: after the dialect's
+   * closing events where it ended normally, alone after `error`'s event where it failed.
+   */
   end(summary: StreamSummary): string;
-  /** Closes a stream with an error event in the dialect; nothing may follow it. */
+  /** The error event that fails a stream in the dialect; only `end`'s summary may follow it. */
   error(error: GatewayError): string;
   /** Bytes that keep a quiet stream's connection open and that the dialect's SDK skips. */
   keepAlive(): string;

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { CachedAnswer } from "../../policies/response-cache/response-cache.ts";
 import { summarizeRecord } from "../dialects/stream-summary.ts";
 import type { MeteredCall } from "../metering/metering.ts";
+import type { MeterOutcome } from "../metering/request-meter.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import { responseToParts } from "../model/collect-response.ts";
 import type { StreamPart } from "../model/stream-part.ts";
@@ -27,14 +28,17 @@ export async function answerFromCache(c: Context<GatewayEnv>, request: ChatReque
   async function* replay(): AsyncGenerator<StreamPart> {
     yield* rest;
   }
+  // A replay fails only by a fault of tollgate's own.
+  const closing = (how: "completed" | "failed" | "cancelled"): MeterOutcome =>
+    how === "completed" ? outcome : how === "cancelled" ? { status: "aborted", httpStatus: 200 } : { status: "error", httpStatus: 200, errorType: "internal" };
   const body = streamPartsToSse({
     held: [first!],
     rest: replay(),
     renderer: c.get("dialect").createStreamRenderer(request),
     observe: (part) => call.observe(part),
-    summary: async () => summarizeRecord(await call.settle(outcome)),
+    summary: async (how) => summarizeRecord(await call.settle(closing(how))),
     abortUpstream: () => {},
-    onClose: (how) => void call.commit(how === "completed" ? outcome : how === "cancelled" ? { status: "aborted", httpStatus: 200 } : { status: "error", httpStatus: 200, errorType: "internal" }),
+    onClose: (how) => void call.commit(closing(how)),
   });
   return sseResponse(body, streamHeaders(c, request.route, hit.provider, call.policyNotes(), "hit"));
 }

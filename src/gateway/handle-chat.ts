@@ -10,6 +10,7 @@ import { toGatewayError } from "../errors/gateway-error.ts";
 import type { MeteredCall, Metering } from "../metering/metering.ts";
 import type { TokenCounter } from "../metering/token-counter.ts";
 import type { CostRecord } from "../metering/cost-record.ts";
+import type { MeterOutcome } from "../metering/request-meter.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
 import type { Admission } from "../budgets/admission.ts";
@@ -241,6 +242,15 @@ function respondWithStream(
   // A cacheable stream is kept whole once it completes, so the next identical request is a hit.
   const collector = slot ? new ResponseCollector() : undefined;
   let recorded = () => {};
+  // The status line said 200 before the stream began; how it ended is in the record. A client
+  // that left is the reason, whatever the upstream call made of being stopped (an upstream
+  // stopped because the client left ends like a finished one: the abort tells them apart).
+  const closing = (outcome: "completed" | "failed" | "cancelled"): MeterOutcome =>
+    outcome === "cancelled" || client.left
+      ? { status: "aborted", httpStatus: 200 }
+      : outcome === "completed"
+        ? { status: "ok", httpStatus: 200 }
+        : { status: "error", httpStatus: 200, errorType: failure ?? "upstream" };
 
   const body = streamPartsToSse({
     held,
@@ -254,24 +264,16 @@ function respondWithStream(
       collector?.add(part);
       if (part.type === "error") failure = part.error.code ?? part.error.kind;
     },
-    // An upstream stopped because the client left ends like a finished one: the abort tells them apart.
-    async summary() {
-      const record = await call.settle({ status: client.left ? "aborted" : "ok", httpStatus: 200 });
-      if (collector) keepAnswer(slot, collector.response(), record);
+    // Settled with how the stream ended, so the summary and the record it comes before agree.
+    async summary(outcome) {
+      const record = await call.settle(closing(outcome));
+      if (collector && outcome === "completed") keepAnswer(slot, collector.response(), record);
       return summarizeRecord(record);
     },
     abortUpstream: stopUpstream,
     onClose(outcome) {
       forgetClient();
-      // The status line said 200 before the stream began; how it ended is in the record. A client
-      // that left is the reason, whatever the upstream call made of being stopped.
-      const committed =
-        outcome === "completed"
-          ? call.commit({ status: "ok", httpStatus: 200 })
-          : outcome === "cancelled" || client.left
-            ? call.commit({ status: "aborted", httpStatus: 200 })
-            : call.commit({ status: "error", httpStatus: 200, errorType: failure ?? "upstream" });
-      void committed.then(recorded, recorded);
+      void call.commit(closing(outcome)).then(recorded, recorded);
     },
   });
 

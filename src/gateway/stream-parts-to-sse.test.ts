@@ -73,17 +73,54 @@ describe("streamPartsToSse", () => {
     expect(outcome).toBe("cancelled");
   });
 
-  it("ends with an error event in the dialect, never a clean [DONE], when the upstream fails mid-stream", async () => {
+  it("ends with an error event in the dialect, never a clean [DONE], then the failed stream's summary, when the upstream fails mid-stream", async () => {
     async function* failing(): AsyncGenerator<StreamPart> {
       yield { type: "text-delta", text: "Hel" };
       yield { type: "error", error: new GatewayError("unavailable", "provider \"a\" is overloaded: Overloaded") };
     }
-    const text = await new Response(sseFrom(failing(), { renderer: new OpenAIStreamRenderer(true) })).text();
+    const asked: string[] = [];
+    const text = await new Response(sseFrom(failing(), { renderer: new OpenAIStreamRenderer(true), summary: (outcome) => (asked.push(outcome), summary()) })).text();
     const events = text.trim().split("\n\n");
-    expect(events.at(-1)).toBe(
+    expect(events.at(-2)).toBe(
       'data: {"error":{"message":"provider \\"a\\" is overloaded: Overloaded","type":"server_error","param":null,"code":null}}',
     );
+    expect(events.at(-1)).toBe(`: tollgate ${JSON.stringify(await summary())}`);
     expect(text).not.toContain("[DONE]");
+    expect(asked).toEqual(["failed"]);
+  });
+
+  it("ends with the error event, then the summary, when reading the upstream throws (a connection cut)", async () => {
+    async function* cut(): AsyncGenerator<StreamPart> {
+      yield { type: "text-delta", text: "Hel" };
+      throw new GatewayError("upstream", 'provider "a" lost its connection mid-stream');
+    }
+    const closes: string[] = [];
+    const text = await new Response(sseFrom(cut(), { onClose: (outcome) => closes.push(outcome) })).text();
+    const events = text.trim().split("\n\n");
+    expect(events.at(-2)).toContain('lost its connection mid-stream');
+    expect(events.at(-1)).toBe(`: tollgate ${JSON.stringify(await summary())}`);
+    expect(closes).toEqual(["failed"]);
+  });
+
+  it("sends a failed stream's error event before its summary is settled (settling may count tokens), and closes after it", async () => {
+    async function* failing(): AsyncGenerator<StreamPart> {
+      yield { type: "text-delta", text: "Hel" };
+      yield { type: "error", error: new GatewayError("unavailable", "provider \"a\" is overloaded: Overloaded") };
+    }
+    let settle: () => void = () => {};
+    const settled = new Promise<void>((resolve) => (settle = resolve));
+    const closes: string[] = [];
+    const reader = sseFrom(failing(), { summary: async () => (await settled, summary()), onClose: (outcome) => closes.push(outcome) }).getReader();
+    const decoder = new TextDecoder();
+    let received = "";
+    while (!received.includes('"error"')) received += decoder.decode((await reader.read()).value);
+    expect(received).not.toContain(": tollgate");
+    expect(closes).toEqual([]);
+    settle();
+    let rest = "";
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += decoder.decode(chunk.value);
+    expect(rest).toBe(`: tollgate ${JSON.stringify(await summary())}\n\n`);
+    expect(closes).toEqual(["failed"]);
   });
 });
 

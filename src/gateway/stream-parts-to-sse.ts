@@ -21,8 +21,11 @@ export type SseStreamOptions = {
   renderer: StreamRenderer;
   /** Called for every part before it is rendered (metering listens here). */
   observe(part: StreamPart): void;
-  /** The figures for the stream's final event; asked for once, when the upstream has ended. */
-  summary(): Promise<StreamSummary>;
+  /**
+   * The figures for the stream's final comment line, asked for once: when the upstream has ended,
+   * or after the error event of a stream that failed (what it cost is billed all the same).
+   */
+  summary(outcome: "completed" | "failed"): Promise<StreamSummary>;
   /** The client went away: stop the upstream request so nobody pays for unread tokens. */
   abortUpstream(): void;
   onClose(outcome: "completed" | "failed" | "cancelled"): void;
@@ -105,6 +108,30 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
     }
   };
 
+  /**
+   * A failed stream ends with the summary too, after its error event (a comment, which the SDKs
+   * skip: they still throw the error). The error goes out first: settling may count the text that
+   * came with the tokenizer, which must not hold the error back, so the count starts a turn later,
+   * once the error's write is under way. Was: the error event ended the stream, and nothing but
+   * the ledger said what the cut stream cost.
+   */
+  const endFailed = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    await new Promise<void>((resolve) => nextTurn(resolve));
+    let summary: StreamSummary | undefined;
+    try {
+      summary = await options.summary("failed");
+    } catch {
+      // A fault of tollgate's own metering: the stream ends at its error event; the close still records.
+    }
+    // The client may have gone meanwhile: its stream is then cancelled and takes nothing more.
+    try {
+      if (summary) controller.enqueue(encoder.encode(options.renderer.end(summary)));
+      controller.close();
+    } catch {
+      // already cancelled
+    }
+  };
+
   const next = (): Promise<IteratorResult<StreamPart>> => {
     if (heldAt < options.held.length) return Promise.resolve({ done: false, value: options.held[heldAt++]! });
     const promise = inFlight ?? options.rest.next();
@@ -151,7 +178,7 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
               return undefined;
             }
             if (result.done) {
-              text += options.renderer.end(await options.summary());
+              text += options.renderer.end(await options.summary("completed"));
               return "completed";
             }
             const part = result.value;
@@ -181,13 +208,16 @@ export function streamPartsToSse(options: SseStreamOptions): ReadableStream<Uint
         }
         if (closed) return; // cut while the burst was read: nothing more goes out
         if (text) controller.enqueue(encoder.encode(text));
-        if (outcome) {
-          closed = true;
-          keepAlive?.stop();
-          stalled?.stop();
-          controller.close();
-          options.onClose(outcome);
-        } else stalled?.wait(options.sendTimeoutMs!);
+        if (!outcome) {
+          stalled?.wait(options.sendTimeoutMs!);
+          return;
+        }
+        closed = true;
+        keepAlive?.stop();
+        stalled?.stop();
+        if (outcome === "failed") await endFailed(controller);
+        else controller.close();
+        options.onClose(outcome);
       },
       cancel: () => endCancelled(),
     },

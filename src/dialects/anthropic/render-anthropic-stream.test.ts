@@ -62,12 +62,12 @@ describe("AnthropicStreamRenderer", () => {
     expect(text.endsWith(`: tollgate ${JSON.stringify(summary)}\n\n`)).toBe(true);
   });
 
-  it("ends a failed stream with `event: error` and nothing after it", () => {
+  it("ends a failed stream with `event: error` and after it only the summary comment", () => {
     const renderer = new AnthropicStreamRenderer();
     renderer.render({ type: "start", id: "m", model: "m" });
     const text = renderer.render({ type: "text-delta", text: "par" }) + renderer.error(new GatewayError("unavailable", 'provider "x" is overloaded: Overloaded'));
     expect(events(text).at(-1)).toEqual({ name: "error", data: { type: "error", error: { type: "overloaded_error", message: 'provider "x" is overloaded: Overloaded' } } });
-    expect(renderer.end(summary)).toBe("");
+    expect(renderer.end(summary)).toBe(`: tollgate ${JSON.stringify(summary)}\n\n`);
   });
 });
 

@@ -96,7 +96,8 @@ export class AnthropicStreamRenderer {
   }
 
   end(summary: StreamSummary): string {
-    if (this.failed) return "";
+    // After `event: error` no Messages event may follow (the SDK has thrown); the comment may.
+    if (this.failed) return summaryComment(summary);
     // The SDK takes the final input and output counts from message_delta.
     const usage = renderAnthropicUsage(this.usage ?? billedUsage(summary));
     return (

@@ -71,9 +71,12 @@ export class OpenAIStreamRenderer {
     }
   }
 
-  /** The usage chunk (if asked for), `[DONE]`, then tollgate's summary where the SDK no longer reads. */
+  /**
+   * The usage chunk (if asked for), `[DONE]`, then tollgate's summary where the SDK no longer
+   * reads. After an error chunk, the summary alone: no `[DONE]` (the SDK has thrown on the error).
+   */
   end(summary: StreamSummary): string {
-    if (this.failed) return "";
+    if (this.failed) return summaryComment(summary);
     let out = "";
     if (this.includeUsage) {
       out += frame({
