@@ -241,10 +241,12 @@ describe("streamPartsToSse with a client that stops reading", () => {
   it("does not cut a client that reads slowly, however long the stream runs", async () => {
     const { state, parts } = endlessUpstream();
     let aborted = false;
-    const reader = sseFrom(parts, { sendTimeoutMs: 60, abortUpstream: () => (aborted = true) }).getReader();
-    for (let i = 0; i < 10; i++) {
+    // Each gap is a twentieth of the timeout, and all of them together are longer than it. (A gap
+    // of 25 ms against 60 ms was cut when a busy machine fired the 25 ms timer late.)
+    const reader = sseFrom(parts, { sendTimeoutMs: 1_000, abortUpstream: () => (aborted = true) }).getReader();
+    for (let i = 0; i < 25; i++) {
       await reader.read();
-      await new Promise((resolve) => setTimeout(resolve, 25)); // 250 ms in all, 25 ms between reads
+      await new Promise((resolve) => setTimeout(resolve, 50)); // 1.25 s in all, 50 ms between reads
     }
     expect(aborted).toBe(false);
     expect(state.returned).toBe(false);
