@@ -273,7 +273,9 @@ function respondWithStream(
     abortUpstream: stopUpstream,
     onClose(outcome) {
       forgetClient();
-      void call.commit(closing(outcome)).then(recorded, recorded);
+      // The client has its last byte: a cut call's record may ask its decoder for the prompt's
+      // count meanwhile.
+      void call.commit({ ...closing(outcome), afterLastByte: true }).then(recorded, recorded);
     },
   });
 

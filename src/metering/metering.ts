@@ -11,6 +11,7 @@ import type { StreamPart } from "../model/stream-part.ts";
 import type { RouteObserver, Target } from "../routing/route-chat.ts";
 import type { GatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
 import type { CostRecord } from "./cost-record.ts";
+import { decoderPromptCount } from "./decoder-prompt-count.ts";
 import { PriceBook } from "./price-book.ts";
 import { RequestMeter, type CacheHit, type MeterOutcome, type MeterStart } from "./request-meter.ts";
 import type { TokenCounter } from "./token-counter.ts";
@@ -119,7 +120,11 @@ export class MeteredCall implements RouteObserver {
     this.attemptStartedAt = startedAt;
     this.firstChunkAt = undefined;
     this.lastAttemptRecorded = false;
-    this.meter.attempting({ providerName: target.model.providerName, model: target.modelName }, startedAt, sentMaxTokens(target.model.providerType, request));
+    this.meter.attempting(
+      { providerName: target.model.providerName, model: target.modelName },
+      startedAt,
+      { sentMaxTokens: sentMaxTokens(target.model.providerType, request), decoderPromptCount: decoderPromptCount(target.model, target.modelName, request) },
+    );
     // The span describes the call made: the request as the per-target policies left it.
     this.chatSpan = this.deps.telemetry.startChatSpan(this.requestSpan, request, {
       providerName: target.model.providerName,

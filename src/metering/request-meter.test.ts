@@ -97,7 +97,7 @@ describe("RequestMeter", () => {
 
   it("a count the provider reported above the max_tokens sent is billed as reported: only tollgate's own count is held to it", async () => {
     const meter = meterFor(true);
-    meter.attempting({ providerName: "openai", model: "gpt-4o" }, performance.now(), 5);
+    meter.attempting({ providerName: "openai", model: "gpt-4o" }, performance.now(), { sentMaxTokens: 5 });
     for (const part of answer) meter.observe(part);
     meter.observe({ type: "usage", usage: { inputTokens: 20, cacheReadTokens: 0, outputTokens: 30 } });
     const record = await meter.finish({ status: "ok", httpStatus: 200 });
@@ -108,7 +108,7 @@ describe("RequestMeter", () => {
 
   it("thinking counted past the max_tokens sent: output held to it, reasoning within it", async () => {
     const meter = meterFor(true);
-    meter.attempting({ providerName: "openai", model: "gpt-4o" }, performance.now(), 5);
+    meter.attempting({ providerName: "openai", model: "gpt-4o" }, performance.now(), { sentMaxTokens: 5 });
     meter.observe({ type: "reasoning-delta", text: "Hello from a real local decoder." }); // 7 tokens
     meter.observe({ type: "text-delta", text: "Say hi" }); // 2
     const record = await meter.finish({ status: "aborted", httpStatus: 499 });

@@ -3,12 +3,13 @@ import type { BilledCall } from "../errors/gateway-error.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
 import type { FinishReason, StreamPart } from "../model/stream-part.ts";
-import { isPlausibleTokenCount, mergeUsage, type Usage } from "../model/usage.ts";
+import { mergeUsage, plausibleUsage, wholeCount, ZERO_USAGE, type Usage } from "../model/usage.ts";
 import { ZERO_COST } from "../pricing/compute-cost.ts";
 import { isStandardTier } from "../pricing/service-tier.ts";
 import { ADMIN_NAME, type CostRecord, type RecordStatus } from "./cost-record.ts";
 import type { PriceBook } from "./price-book.ts";
 import { priceCall } from "./price-call.ts";
+import { PROMPT_COUNTED_BY_DECODER, type DecoderPromptCount } from "./decoder-prompt-count.ts";
 import { countRequestTokens, type TokenCounter } from "./token-counter.ts";
 
 // Follows one request from arrival to its last byte and turns what it saw into the cost record:
@@ -28,7 +29,24 @@ export type MeterStart = {
   receivedAt: number;
 };
 
-export type MeterOutcome = { status: RecordStatus; httpStatus: number; errorType?: string };
+export type MeterOutcome = {
+  status: RecordStatus;
+  httpStatus: number;
+  errorType?: string;
+  /**
+   * The client has every byte it will get: the record may wait on a local decoder's own count of
+   * a cut call's prompt (so may an "aborted" one: its client has left).
+   */
+  afterLastByte?: boolean;
+};
+
+/** What the router knows of the call it is making, for billing it if no usage comes back. */
+export type AttemptFacts = {
+  /** The max_tokens the call was sent (none: undefined), which bounds what it can have generated. */
+  sentMaxTokens?: number;
+  /** The call's local decoder, asked for its own count of the prompt (see decoder-prompt-count.ts). */
+  decoderPromptCount?: DecoderPromptCount;
+};
 
 /** An answer given from the response cache: billed nothing, saving what it cost when made. */
 export type CacheHit = { provider: string; model: string; response: ChatResponse; savingsNano: number };
@@ -36,8 +54,7 @@ export type CacheHit = { provider: string; model: string; response: ChatResponse
 export class RequestMeter {
   private target: MeteredTarget | undefined;
   private upstreamStartedAt: number | undefined;
-  /** The max_tokens the call being billed was sent (undefined: none), which bounds what it can have generated. */
-  private sentMaxTokens: number | undefined;
+  private attempt: AttemptFacts = {};
   private firstContentAt: number | undefined;
   private usage: Usage | undefined;
   private responseModel: string | undefined;
@@ -79,14 +96,13 @@ export class RequestMeter {
   }
 
   /**
-   * The router is calling `target`, with `sentMaxTokens` (see sentMaxTokens in model/). The
-   * request's record bills the last call made; an earlier call that was billed has a record of
-   * its own (`detachAttempt`).
+   * The router is calling `target`. The request's record bills the last call made; an earlier
+   * call that was billed has a record of its own (`detachAttempt`).
    */
-  attempting(target: MeteredTarget, startedAt: number, sentMaxTokens?: number): void {
+  attempting(target: MeteredTarget, startedAt: number, facts: AttemptFacts = {}): void {
     this.target = target;
+    this.attempt = facts;
     this.upstreamStartedAt = startedAt;
-    this.sentMaxTokens = sentMaxTokens;
     this.lastAttempt = "running";
     this.usage = undefined;
     // What an earlier call's answer said (its model, region, tier) is that call's, in its own
@@ -133,7 +149,8 @@ export class RequestMeter {
     const attempt = new RequestMeter({ ...this.start, requestId }, this.deps, this.arrivedAtWall);
     attempt.target = this.target;
     attempt.upstreamStartedAt = this.upstreamStartedAt;
-    attempt.sentMaxTokens = this.sentMaxTokens;
+    // Its client still waits for the route's answer: no decoder is asked for its count meanwhile.
+    attempt.attempt = { sentMaxTokens: this.attempt.sentMaxTokens };
     attempt.lastAttempt = this.lastAttempt;
     attempt.usage = this.usage;
     attempt.inferenceGeo = this.inferenceGeo;
@@ -252,9 +269,10 @@ export class RequestMeter {
   async finish(outcome: MeterOutcome): Promise<CostRecord> {
     const finishedAt = performance.now();
     const hit = this.cacheHit;
-    const { usage, estimated } = hit ? { usage: NO_USAGE, estimated: false } : await this.settleUsage(outcome.status);
+    const { usage, estimated, promptByDecoder } = hit ? { usage: ZERO_USAGE, estimated: false } : await this.settleUsage(outcome);
     const target = this.target ?? (hit ? { providerName: hit.provider, model: hit.model } : undefined);
     const warnings: string[] = [...this.warnings, ...this.targetWarnings];
+    if (promptByDecoder) warnings.push(PROMPT_COUNTED_BY_DECODER);
     if (this.droppedAnnotations > 0) warnings.push(annotationsDroppedWarning(this.droppedAnnotations));
     let cost = hit ? { ...ZERO_COST, cacheSavingsNano: hit.savingsNano } : ZERO_COST;
     let unpriced = false;
@@ -308,15 +326,16 @@ export class RequestMeter {
    * What to bill. Reported usage wins. Missing input is counted from the request; missing output
    * from the text that came back, the model's thinking included (and counted as reasoning too).
    * A stream that did not complete may hold a placeholder output count (Anthropic's
-   * message_start says 1), so there the larger of report and count is kept.
+   * message_start says 1), so there the larger of report and count is kept. A local decoder's call
+   * cut short is asked for its own count of the prompt, once the client no longer waits.
    *
    * A count is held to the max_tokens the call was sent: the model generated no more than that
    * (its reasoning or thinking included), and js-tiktoken's o200k count of Claude's or a local
    * model's text can come out above it, tokens that cannot exist. A count the provider reported
    * is billed as reported, even above its max_tokens: that is what the provider bills.
    */
-  private async settleUsage(status: RecordStatus): Promise<{ usage: Required<Usage>; estimated: boolean }> {
-    const { usage: reported, dropped } = plausible(this.usage ?? {});
+  private async settleUsage({ status, afterLastByte }: MeterOutcome): Promise<{ usage: Required<Usage>; estimated: boolean; promptByDecoder?: boolean }> {
+    const { usage: reported, dropped } = plausibleUsage(this.usage ?? {});
     const cameBack = this.outputText.length > 0 || this.reasoningText.length > 0;
     // An aborted call counts as having reached the provider (it read the prompt), unless the last
     // call had already been refused: a client leaving after a 503 costs nothing.
@@ -325,15 +344,20 @@ export class RequestMeter {
       (cameBack || this.usage !== undefined || this.lastAttempt === "billed" || (status === "aborted" && this.lastAttempt !== "refused"));
     let estimated = dropped;
     let inputTokens = reported.inputTokens;
+    let promptByDecoder = false;
     if (inputTokens === undefined && reachedProvider) {
-      inputTokens = await countRequestTokens(this.deps.counter, this.start.request);
-      estimated = true;
+      if (status === "aborted" || afterLastByte) inputTokens = await this.attempt.decoderPromptCount?.();
+      promptByDecoder = inputTokens !== undefined;
+      if (!promptByDecoder) {
+        inputTokens = await countRequestTokens(this.deps.counter, this.start.request);
+        estimated = true;
+      }
     }
     let outputTokens = reported.outputTokens;
     let reasoningTokens = reported.reasoningTokens;
     if (outputTokens === undefined || (status !== "ok" && cameBack)) {
       const reasoning = await this.countText(this.reasoningText);
-      const counted = Math.min(reasoning + (await this.countText(this.outputText)), this.sentMaxTokens ?? Infinity);
+      const counted = Math.min(reasoning + (await this.countText(this.outputText)), this.attempt.sentMaxTokens ?? Infinity);
       if (counted > (outputTokens ?? 0)) {
         outputTokens = counted;
         reasoningTokens = Math.max(reasoningTokens ?? 0, Math.min(reasoning, counted));
@@ -342,14 +366,15 @@ export class RequestMeter {
     }
     return {
       usage: {
-        inputTokens: whole(inputTokens),
-        cacheReadTokens: whole(reported.cacheReadTokens),
-        cacheWrite5mTokens: whole(reported.cacheWrite5mTokens),
-        cacheWrite1hTokens: whole(reported.cacheWrite1hTokens),
-        outputTokens: whole(outputTokens),
-        reasoningTokens: whole(reasoningTokens),
+        inputTokens: wholeCount(inputTokens),
+        cacheReadTokens: wholeCount(reported.cacheReadTokens),
+        cacheWrite5mTokens: wholeCount(reported.cacheWrite5mTokens),
+        cacheWrite1hTokens: wholeCount(reported.cacheWrite1hTokens),
+        outputTokens: wholeCount(outputTokens),
+        reasoningTokens: wholeCount(reasoningTokens),
       },
       estimated,
+      promptByDecoder,
     };
   }
 
@@ -370,18 +395,5 @@ export class RequestMeter {
 function annotationsDroppedWarning(count: number): string {
   return `the answer's annotations (${count}: OpenAI's url citations) were not passed on: an Anthropic client's answer has no place for them`;
 }
-
-const NO_USAGE: Required<Usage> = { inputTokens: 0, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0, reasoningTokens: 0 };
-
-/** The usage without the counts no server could mean (negative, not finite, absurdly large). */
-function plausible(usage: Usage): { usage: Usage; dropped: boolean } {
-  const entries = Object.entries(usage) as [keyof Usage, number | undefined][];
-  // Every record passes here: copy only when there is something to drop.
-  if (entries.every(([, count]) => count === undefined || isPlausibleTokenCount(count))) return { usage, dropped: false };
-  return { usage: Object.fromEntries(entries.filter(([, count]) => count !== undefined && isPlausibleTokenCount(count))), dropped: true };
-}
-
-/** A count as the ledger keeps it: a whole, non-negative number, whatever a server reported. */
-const whole = (count: number | undefined) => (Number.isFinite(count) ? Math.max(0, Math.trunc(count!)) : 0);
 
 const round1 = (ms: number) => Math.round(ms * 10) / 10;

@@ -28,6 +28,19 @@ export function isPlausibleTokenCount(count: number): boolean {
   return Number.isFinite(count) && count >= 0 && count <= MAX_PLAUSIBLE_TOKENS;
 }
 
+export const ZERO_USAGE: Required<Usage> = { inputTokens: 0, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0, reasoningTokens: 0 };
+
+/** The usage without the counts no server could mean (negative, not finite, absurdly large). */
+export function plausibleUsage(usage: Usage): { usage: Usage; dropped: boolean } {
+  const entries = Object.entries(usage) as [keyof Usage, number | undefined][];
+  // Every record passes here: copy only when there is something to drop.
+  if (entries.every(([, count]) => count === undefined || isPlausibleTokenCount(count))) return { usage, dropped: false };
+  return { usage: Object.fromEntries(entries.filter(([, count]) => count !== undefined && isPlausibleTokenCount(count))), dropped: true };
+}
+
+/** A count as the ledger keeps it: a whole, non-negative number, whatever a server reported. */
+export const wholeCount = (count: number | undefined) => (Number.isFinite(count) ? Math.max(0, Math.trunc(count!)) : 0);
+
 /** Every input token the model read: uncached + cache reads + cache writes. */
 export function totalInputTokens(usage: Usage): number {
   return (
