@@ -231,11 +231,13 @@ describe("sampling", () => {
     expect(highRecord.policies.filter((note) => note.startsWith("temperature"))).toEqual(["temperature=dropped"]);
     expect(highRecord.warnings.join()).toContain("temperature 1.5 was not sent");
 
-    // A target that refuses the parameter is skipped for one that takes it (Anthropic has top_k).
-    const skipped = await chat({ model: "strict-then-claude", messages: user("hi"), top_k: 5 });
-    expect(skipped.status).toBe(200);
-    expect(skipped.headers.get("x-tollgate-provider")).toBe("anthropic");
-    expect(mocks.anthropic.requests.at(-1)!.body.top_k).toBe(5);
+    // The route's rule, not a reason to move on: the fallback would take top_k (Anthropic has
+    // it), but the route asked for the 400 (was: Claude answered, and nothing said why).
+    mocks.anthropic.reset();
+    const notMovedOn = await chat({ model: "strict-then-claude", messages: user("hi"), top_k: 5 });
+    expect(notMovedOn.status).toBe(400);
+    expect(await notMovedOn.json()).toMatchObject({ error: { param: "top_k", code: "unsupported_parameter" } });
+    expect(mocks.anthropic.requests).toHaveLength(0);
 
     mocks.openai.reset();
     const rejected = await chat({ model: "strict", messages: user("hi"), top_k: 5 });

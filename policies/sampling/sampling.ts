@@ -35,7 +35,10 @@ export const samplingOptionsSchema = z.strictObject({
   topP: range(0, 1, "0.9").optional(),
   topK: range(0, Number.MAX_SAFE_INTEGER, "40").optional(),
   seed: z.strictObject({ default: z.number().int() }).optional(),
-  /** A parameter the target does not take: `drop` it with a warning, or `reject` the request (400). */
+  /**
+   * A parameter the target does not take: `drop` it with a warning, or `reject` the request (400,
+   * from the first target the route calls: its fallbacks are not a way around the rule).
+   */
   onUnsupported: z.enum(["drop", "reject"], { error: 'write "drop" or "reject"' }).default("drop"),
 });
 
@@ -109,6 +112,7 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
           throw new GatewayError("invalid_request", `${wire} is not accepted by ${target.model} (${target.providerName})${why}: remove ${wire}`, {
             param: wire,
             code: "unsupported_parameter",
+            routeRule: true,
           });
         }
         log.notes.push(`${wire}=dropped`);
@@ -152,6 +156,7 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
           throw new GatewayError("invalid_request", `messages[${named}].name is not accepted by ${target.model} (${target.providerName}): Claude's messages have no participant names; remove name`, {
             param: `messages[${named}].name`,
             code: "unsupported_parameter",
+            routeRule: true,
           });
         }
         log.notes.push("name=dropped");

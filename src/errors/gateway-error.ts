@@ -61,6 +61,11 @@ export type GatewayErrorOptions = {
   permanent?: boolean;
   /** The provider took the call before it failed, and bills it: see BilledCall. */
   billed?: BilledCall;
+  /**
+   * A route's own rule refused the request (a policy's `"onUnsupported": "reject"`), not what one
+   * target can do: the router answers it as it is, instead of trying the route's next target.
+   */
+  routeRule?: boolean;
   /** Anthropic's `error.details`, which its SDK acts on (e.g. `thread_unsupported_request`). */
   details?: Record<string, unknown>;
   /** For the gateway's log only, never the client: what the operator needs and a client may not see (an internal address). */
@@ -93,6 +98,7 @@ export class GatewayError extends Error {
   readonly permanent: boolean;
   readonly details?: Record<string, unknown>;
   readonly logDetail?: string;
+  readonly routeRule: boolean;
   /** Set where the call was billed; the router adds the usage a stream's preamble reported. */
   billed?: BilledCall;
 
@@ -106,6 +112,7 @@ export class GatewayError extends Error {
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.retryable = options.retryable ?? false;
     this.permanent = options.permanent ?? false;
+    this.routeRule = options.routeRule ?? false;
     if (options.billed) this.billed = options.billed;
     if (options.details) this.details = options.details;
     if (options.logDetail) this.logDetail = options.logDetail;

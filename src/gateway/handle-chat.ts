@@ -167,7 +167,7 @@ async function answerRouted(
   const hit = slot && (await slot.cache.lookup(slot.key).catch(() => undefined));
   if (hit) return answerFromCache(c, request, call, hit);
 
-  const adapt = targetAdapter(chain, context, (log) => call.notePolicies("target", log.notes, log.warnings));
+  const adapt = targetAdapter(chain, context, (log, moment) => call.notePolicies(moment, log.notes, log.warnings));
   const job: Job = { request, route, slots, call, adapt, slot, streaming, observer };
   return request.stream ? streamAnswer(c, job) : answer(c, job);
 }

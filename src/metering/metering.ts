@@ -179,7 +179,7 @@ export class MeteredCall implements RouteObserver {
     this.output?.add(part);
   }
 
-  notePolicies(moment: "route" | "target", notes: string[], warnings: string[]): void {
+  notePolicies(moment: "route" | "target" | "skipped", notes: string[], warnings: string[]): void {
     this.meter.notePolicies(moment, notes, warnings);
   }
 

@@ -75,6 +75,7 @@ export class RequestMeter {
   /** What the policies changed, before routing and for the attempt that answered. */
   private routeNotes: string[] = [];
   private targetNotes: string[] = [];
+  private skipNotes: string[] = [];
   private readonly warnings: string[] = [];
   /** The per-target policies' warnings for the call that answered (a fallback replaces them). */
   private targetWarnings: string[] = [];
@@ -158,6 +159,7 @@ export class RequestMeter {
     attempt.responseModel = this.responseModel;
     attempt.routeNotes = this.routeNotes;
     attempt.targetNotes = this.targetNotes;
+    attempt.skipNotes = [...this.skipNotes];
     attempt.targetWarnings = this.targetWarnings;
     // The route's policies and budgets shaped and admitted this call too.
     attempt.warnings.push(...this.warnings);
@@ -231,9 +233,13 @@ export class RequestMeter {
     if (this.start.dialect === "anthropic") this.droppedAnnotations += count;
   }
 
-  notePolicies(moment: "route" | "target", notes: string[], warnings: string[]): void {
+  notePolicies(moment: "route" | "target" | "skipped", notes: string[], warnings: string[]): void {
     if (moment === "route") {
       this.routeNotes = notes;
+      this.warnings.push(...warnings);
+    } else if (moment === "skipped") {
+      // A target skipped before the one that answered stays said: the answer came from elsewhere.
+      this.skipNotes.push(...notes);
       this.warnings.push(...warnings);
     } else {
       // A fallback target replaces the failed one's notes and warnings: the record says what was
@@ -250,7 +256,7 @@ export class RequestMeter {
 
   /** Every note so far, as the record and the x-tollgate-policies header give them. */
   policyNotes(): string[] {
-    return [...this.routeNotes, ...this.targetNotes];
+    return [...this.routeNotes, ...this.skipNotes, ...this.targetNotes];
   }
 
   servedFromCache(hit: CacheHit): void {

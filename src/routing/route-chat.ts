@@ -228,9 +228,13 @@ async function tryTargets<T>(
 }
 
 /**
- * Why a route found no answer. A target whose per-target policies refuse the request (a 400,
- * e.g. top_k where the route rejects unsupported parameters) is skipped: the next may take it.
- * A provider's failure outranks such a refusal: it is what the client most needs to know.
+ * Why a route found no answer. A target that cannot take the request (a 400 at its per-target
+ * step: logprobs on Claude, an image type it refuses) is skipped: the next may take it, and the
+ * record says so (targetAdapter). A refusal by the route's own rule (`"onUnsupported": "reject"`)
+ * is the client's answer when no target has been called yet: the route asked for the 400, and
+ * moving on would send every such request to the fallback model unseen. After a provider's
+ * failure it is a skip like the others, and that failure, what the client most needs to know,
+ * outranks every refusal.
  */
 class Failures {
   upstream: GatewayError | undefined;
@@ -260,7 +264,7 @@ class Failures {
       return await adapt(request, target);
     } catch (error) {
       const refusal = toGatewayError(error);
-      if (refusal.status !== 400) throw refusal;
+      if (refusal.status !== 400 || (refusal.routeRule && !this.upstream)) throw refusal;
       this.refusal ??= refusal;
       return undefined;
     }
