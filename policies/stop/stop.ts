@@ -4,8 +4,8 @@ import type { Policy } from "../policy.ts";
 
 // A stop sequence ends generation the moment it appears: "\n\nUser:" stops a model from writing
 // the next turn of the dialogue itself. The route's sequences are added to the client's, without
-// duplicates, and trimmed to what the target takes (OpenAI: 4; o-series: none; Anthropic: none of
-// whitespace alone), with a warning in the record instead of the provider's 400.
+// duplicates, and trimmed to what the target takes (OpenAI: 4; o-series: none; none empty; Anthropic:
+// none of whitespace alone), with a warning in the record instead of the provider's 400.
 
 /** OpenAI's limit on stop sequences (REFERENCE.md). */
 const OPENAI_MAX_STOP_SEQUENCES = 4;
@@ -33,15 +33,20 @@ export function stopPolicy(options?: StopOptions): Policy {
       // A repeat means nothing more, and must not count against a target's limit.
       const distinct = [...new Set(request.stop)];
       let stop = distinct.length === request.stop.length ? request.stop : distinct;
-      // Anthropic refuses a stop sequence of whitespace alone (OpenAI clients often send "\n"): it
-      // cannot be honoured there, and sending it would fail the whole request.
-      if (target.providerType === "anthropic") {
-        const blank = stop.filter((text) => text.trim() === "");
-        if (blank.length > 0) {
-          stop = stop.filter((text) => text.trim() !== "");
-          log.notes.push(`stop=dropped:${blank.length}`);
-          log.warnings.push(`${target.model} refuses stop sequences of whitespace alone; not sent: ${quoted(blank)}`);
-        }
+      // An empty sequence stops nothing, and vLLM refuses it with a 400; within OpenAI's 4 it
+      // would take the place of a sequence that does stop something (the route's own). Anthropic
+      // also refuses a sequence of whitespace alone (OpenAI clients often send "\n"): it cannot be
+      // honoured there, and sending it would fail the whole request. Elsewhere "\n" is a real stop.
+      const anthropic = target.providerType === "anthropic";
+      const blank = stop.filter((text) => (anthropic ? text.trim() === "" : text === ""));
+      if (blank.length > 0) {
+        stop = stop.filter((text) => !blank.includes(text));
+        log.notes.push(`stop=dropped:${blank.length}`);
+        log.warnings.push(
+          anthropic
+            ? `${target.model} refuses stop sequences of whitespace alone; not sent: ${quoted(blank)}`
+            : `an empty stop sequence stops nothing (and local decoders refuse it); not sent to ${target.model}`,
+        );
       }
       // OpenAI takes at most 4 on every model that takes any; a model the price list does not know
       // is held to that too, rather than sent a list OpenAI answers with a 400.
