@@ -14,6 +14,11 @@ export const brevityOptionsSchema = z
   })
   .refine((options) => options.maxSentences !== undefined || options.instruction !== undefined, {
     error: 'give maxSentences (e.g. 3) or an instruction (e.g. "Answer in one line.")',
+  })
+  // The instruction replaces the N-sentence line: with both, the number would be ignored unseen.
+  .refine((options) => options.maxSentences === undefined || options.instruction === undefined, {
+    error: 'give maxSentences or an instruction, not both: the instruction replaces "Answer in at most N sentences."; remove maxSentences, or write the number into the instruction',
+    path: ["maxSentences"],
   });
 
 export type BrevityOptions = z.output<typeof brevityOptionsSchema>;

@@ -10,14 +10,25 @@ import type { Policy } from "../policy.ts";
 // format. On Anthropic models that allow it (before Claude 4.6) the answer can also be prefilled
 // with "{", and the client still gets the whole JSON object.
 
-export const formatOptionsSchema = z.strictObject({
-  /** `json`: every answer on this route is one JSON object (OpenAI targets also get response_format). */
-  type: z.enum(["json", "text"], { error: 'write "json", or "text" with an instruction' }).default("json"),
-  /** Your own first line instead of the built-in one, e.g. "Answer in Markdown with one table." */
-  instruction: z.string().min(1).optional(),
-  /** Anthropic targets: start the answer with "{" (JSON only). */
-  prefill: z.boolean().default(false),
-});
+export const formatOptionsSchema = z
+  .strictObject({
+    /** `json`: every answer on this route is one JSON object (OpenAI targets also get response_format). */
+    type: z.enum(["json", "text"], { error: 'write "json", or "text" with an instruction' }).default("json"),
+    /** Your own first line instead of the built-in one, e.g. "Answer in Markdown with one table." */
+    instruction: z.string().min(1).optional(),
+    /** Anthropic targets: start the answer with "{" (JSON only). */
+    prefill: z.boolean().default(false),
+  })
+  // A text format has no line of its own, and a "{" prefill is JSON's: either would be a policy
+  // the route's author believes at work while it does nothing.
+  .refine((options) => options.type !== "text" || options.instruction !== undefined, {
+    error: 'type "text" needs an instruction, e.g. "Answer in Markdown with one table." (without one the format policy does nothing: remove it)',
+    path: ["instruction"],
+  })
+  .refine((options) => options.type !== "text" || !options.prefill, {
+    error: 'prefill starts the answer with "{", for type "json" only: remove prefill, or write type "json"',
+    path: ["prefill"],
+  });
 
 export type FormatOptions = z.output<typeof formatOptionsSchema>;
 

@@ -22,6 +22,11 @@ export const maxTokensOptionsSchema = z
   .refine((options) => options.default === undefined || options.cap === undefined || options.default <= options.cap, {
     error: "default is above cap: lower default to at most cap",
     path: ["default"],
+  })
+  // Without a cap there is nothing to exceed: a route that meant to refuse large requests would not.
+  .refine((options) => options.onExceed !== "reject" || options.cap !== undefined, {
+    error: 'onExceed needs a cap: add cap (e.g. 1024), or remove onExceed',
+    path: ["onExceed"],
   });
 
 export type MaxTokensOptions = z.output<typeof maxTokensOptionsSchema>;
