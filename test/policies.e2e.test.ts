@@ -77,7 +77,8 @@ describe("maxTokens", () => {
   it("rejects above the cap when the route says so, naming the cap, and leaves no record", async () => {
     const rejected = await chat({ model: "strict", messages: user("hi"), max_completion_tokens: 4000 });
     expect(rejected.status).toBe(400);
-    expect(await rejected.json()).toMatchObject({ error: { param: "max_tokens", message: expect.stringContaining("cap of 100") } });
+    // Named as the client sent it (the o-series take no max_tokens): was "send max_tokens of at most 100".
+    expect(await rejected.json()).toMatchObject({ error: { param: "max_completion_tokens", message: "max_completion_tokens 4000 is above this route's cap of 100: send max_completion_tokens of at most 100" } });
     expect(mocks.openai.requests).toHaveLength(0);
     await expect(waitForRecord(gateway, rejected.headers.get("x-tollgate-request-id")!, 300)).rejects.toThrow(/no cost record/);
   });

@@ -47,8 +47,10 @@ export function maxTokensPolicy(options?: MaxTokensOptions): Policy {
       const cap = options?.cap;
       if (maxTokens !== undefined && cap !== undefined && maxTokens > cap) {
         if (options?.onExceed === "reject") {
-          throw new GatewayError("invalid_request", `max_tokens ${maxTokens} is above this route's cap of ${cap}: send max_tokens of at most ${cap}`, {
-            param: "max_tokens",
+          // The field the client sent: an o-series client that sent max_completion_tokens cannot send max_tokens.
+          const field = request.maxTokensField ?? "max_tokens";
+          throw new GatewayError("invalid_request", `${field} ${maxTokens} is above this route's cap of ${cap}: send ${field} of at most ${cap}`, {
+            param: field,
             code: "max_tokens_above_cap",
           });
         }

@@ -22,4 +22,9 @@ describe("response cache key", () => {
     // Streamed or not, the same answer.
     expect(await cache.keyFor("answers", [gpt4o], { ...request, stream: true, streamUsage: true }, caller)).toBe(before);
   });
+
+  it("is the same whether max_tokens came as max_tokens or max_completion_tokens", async () => {
+    const asMaxTokens = await cache.keyFor("answers", [gpt4o], { ...request, maxTokens: 100 }, caller);
+    expect(await cache.keyFor("answers", [gpt4o], { ...request, maxTokens: 100, maxTokensField: "max_completion_tokens" }, caller)).toBe(asMaxTokens);
+  });
 });

@@ -44,7 +44,8 @@ export class ResponseCache {
    * not from the old one's answers until they expire (which a Redis shared across deploys kept).
    */
   async keyFor(route: string, targets: readonly { provider: string; model: string }[], request: ChatRequest, caller: Caller): Promise<string> {
-    const { stream: _stream, streamUsage: _streamUsage, ...answerShaping } = request;
+    // Which field carried max_tokens changes no answer: clients sending either share it.
+    const { stream: _stream, streamUsage: _streamUsage, maxTokensField: _maxTokensField, ...answerShaping } = request;
     // Sorted: a "cheapest" route orders its targets anew for each request.
     const models = targets.map((target) => `${target.provider}/${target.model}`).sort();
     return `answer:${await sha256Hex(JSON.stringify([route, models, this.sharedBy(caller), answerShaping]))}`;

@@ -24,6 +24,11 @@ export type ChatRequest = {
   /** The client asked for the usage chunk in an OpenAI stream (`stream_options.include_usage`). */
   streamUsage: boolean;
   maxTokens?: number;
+  /**
+   * The field `maxTokens` came in, where it is not `max_tokens`: OpenAI's o-series take only
+   * `max_completion_tokens`, and a refusal naming the other sends the client the wrong way.
+   */
+  maxTokensField?: "max_completion_tokens";
   temperature?: number;
   topP?: number;
   topK?: number;

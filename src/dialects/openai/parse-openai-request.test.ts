@@ -34,6 +34,7 @@ describe("parseOpenAIRequest", () => {
       stream: true,
       streamUsage: true,
       maxTokens: 50,
+      maxTokensField: "max_completion_tokens",
       temperature: 0.2,
       topK: 40,
       stop: ["END"],

@@ -20,6 +20,7 @@ export function parseOpenAIRequest(body: unknown): ChatRequest {
     streamUsage: request.stream_options?.include_usage === true,
     // max_completion_tokens is the newer name and wins when a client sends both.
     maxTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
+    maxTokensField: request.max_completion_tokens != null ? "max_completion_tokens" : undefined,
     temperature: request.temperature ?? undefined,
     topP: request.top_p ?? undefined,
     topK: request.top_k ?? undefined,
