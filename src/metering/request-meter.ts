@@ -11,6 +11,7 @@ import type { PriceBook } from "./price-book.ts";
 import { priceCall } from "./price-call.ts";
 import { PROMPT_COUNTED_BY_DECODER, type DecoderPromptCount } from "./decoder-prompt-count.ts";
 import { countRequestTokens, type TokenCounter } from "./token-counter.ts";
+import { tokensPerSecondAfterFirst } from "./tokens-per-second.ts";
 
 // Follows one request from arrival to its last byte and turns what it saw into the cost record:
 // the usage the provider reported, or, where the provider said nothing (a stream cut off, a
@@ -311,7 +312,7 @@ export class RequestMeter {
       upstreamTtftMs:
         this.firstContentAt === undefined || this.upstreamStartedAt === undefined ? null : round1(this.firstContentAt - this.upstreamStartedAt),
       durationMs: round1(finishedAt - this.start.receivedAt),
-      outputTokensPerSecond: this.outputSpeed(usage.outputTokens, usage.reasoningTokens, finishedAt),
+      outputTokensPerSecond: this.start.request.stream ? tokensPerSecondAfterFirst(usage, this.firstContentAt, finishedAt) : null,
       estimated,
       unpriced,
       policies: [...this.policyNotes(), ...(this.droppedAnnotations > 0 ? ["annotations=dropped"] : []), ...(hit ? ["response_cache=hit"] : [])],
@@ -386,15 +387,6 @@ export class RequestMeter {
 
   private async countText(parts: string[]): Promise<number> {
     return parts.length > 0 ? await this.deps.counter.count(parts.join("")) : 0;
-  }
-
-  private outputSpeed(outputTokens: number, reasoningTokens: number, finishedAt: number): number | null {
-    if (!this.start.request.stream || this.firstContentAt === undefined || outputTokens < 2) return null;
-    const seconds = (finishedAt - this.firstContentAt) / 1000;
-    // The first token is what TTFT measured; speed is over the tokens after it. Reasoning tokens
-    // were generated before the first visible one, so they are not part of this stretch.
-    const visibleAfterFirst = outputTokens - reasoningTokens - 1;
-    return seconds > 0 && visibleAfterFirst > 0 ? Math.round((visibleAfterFirst / seconds) * 10) / 10 : null;
   }
 }
 
