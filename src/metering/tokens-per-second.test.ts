@@ -6,7 +6,7 @@ import type { ChatRequest } from "../../src/model/chat-request.ts";
 
 // An o3 stream: 1000 hidden reasoning tokens take 10 s (nothing reaches the client), then 100
 // visible tokens stream in the next 1 s. usage: completion_tokens 1100 (reasoning included),
-// reasoning_tokens 1000. outputSpeed divides ALL 1100 − 1 tokens by the 1 s after the first
+// reasoning_tokens 1000. The meter divided ALL 1100 − 1 tokens by the 1 s after the first
 // visible token: 1099 tok/s, ten times the decoder's real speed.
 
 const prices = new PriceBook({ openai: { name: "openai", type: "openai", optional: false, timeoutMs: 1, maxRetries: 0 } });
