@@ -31,11 +31,19 @@ function exchange(request: string): Promise<{ status: number; headers: string; b
   });
 }
 
+/** The same id under tollgate's name and those the SDKs read (OpenAI's `_request_id`, Anthropic's `request_id`). */
+function expectRequestIdUnderEveryName(headers: string): void {
+  const id = /\r\nx-tollgate-request-id: (req_\w+)/.exec(headers)?.[1];
+  expect(id).toBeDefined();
+  expect(headers).toContain(`\r\nx-request-id: ${id}`);
+  expect(headers).toContain(`\r\nrequest-id: ${id}`);
+}
+
 describe("errors Node meets before the app", () => {
   it("a header block over 16 KiB is a 431 with a JSON error naming the limit and a request id", async () => {
     const answer = await exchange(`GET /v1/models HTTP/1.1\r\nHost: gateway\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`);
     expect(answer.status).toBe(431);
-    expect(answer.headers).toMatch(/x-tollgate-request-id: req_/);
+    expectRequestIdUnderEveryName(answer.headers);
     expect(JSON.parse(answer.body)).toEqual({
       error: { message: expect.stringContaining("headers are over the 16384 bytes this server reads"), type: "invalid_request_error", param: null, code: "headers_too_large" },
     });
@@ -44,6 +52,7 @@ describe("errors Node meets before the app", () => {
   it("a body that stops arriving is a 408 naming server.requestTimeoutSeconds", async () => {
     const answer = await exchange(`POST /v1/messages HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${APP_KEY}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"model":`);
     expect(answer.status).toBe(408);
+    expectRequestIdUnderEveryName(answer.headers);
     expect(JSON.parse(answer.body).error).toMatchObject({ code: "request_timeout", message: expect.stringContaining("its headers must arrive within 1 s, and all of it within server.requestTimeoutSeconds (1 s)") });
   }, 10_000);
 });

@@ -2,6 +2,7 @@ import { STATUS_CODES, maxHeaderSize, type Server, type ServerResponse } from "n
 import type { Duplex } from "node:stream";
 import { openAIDialect } from "../dialects/dialect.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
+import { requestIdHeaders } from "../gateway/json-response.ts";
 import { newRequestId } from "../gateway/request-id.ts";
 import { headersTimeoutSeconds } from "./server-timeouts.ts";
 
@@ -26,7 +27,7 @@ export function answerClientErrors(server: Server, requestTimeoutSeconds: number
       `HTTP/1.1 ${failure.status} ${STATUS_CODES[failure.status]}`,
       "content-type: application/json",
       `content-length: ${Buffer.byteLength(body)}`,
-      `x-tollgate-request-id: ${requestId}`,
+      ...Object.entries(requestIdHeaders(requestId)).map(([name, value]) => `${name}: ${value}`),
       "connection: close",
     ];
     socket.end(`${head.join("\r\n")}\r\n\r\n${body}`, () => socket.destroy());
