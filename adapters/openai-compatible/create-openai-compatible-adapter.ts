@@ -12,6 +12,7 @@ import { refuseAnthropicDefinedTools } from "../shared/refuse-anthropic-tools.ts
 import { mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
 import { FinishCheck, readAnswerBody } from "../shared/finish-check.ts";
+import { EventBound } from "../shared/event-bound.ts";
 import { decoderTokenCount } from "./count-tokens.ts";
 import { postChatCompletions } from "./post-chat-completions.ts";
 import { readSseData } from "./read-sse-data.ts";
@@ -86,7 +87,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
       try {
         const response = await call({ ...body, stream: true }, signal, headers);
         const top = request.logprobs?.top ?? 0;
-        for await (const part of mapOpenAIStream(parseChunks(readSseData(response.body), options.name), request.stop)) {
+        for await (const part of mapOpenAIStream(parseChunks(readSseData(response.body, new EventBound(options.name)), options.name), request.stop)) {
           check.see(part);
           yield part.type === "text-delta" && part.logprobs ? { ...part, logprobs: keepAlternatives(part.logprobs, top) } : part;
         }

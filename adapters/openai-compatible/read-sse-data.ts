@@ -1,4 +1,5 @@
 import { createParser } from "eventsource-parser";
+import type { EventBound } from "../shared/event-bound.ts";
 
 /**
  * The `data` of each server-sent event of a body, as it arrives, until `[DONE]`. Events that
@@ -8,8 +9,11 @@ import { createParser } from "eventsource-parser";
  * as a line of an `error` field, `error: {"code":…,"message":…,"type":…}`, which SSE readers drop
  * as an unknown field. It comes out here as the newer form, `{"error": {…}}`, so that it fails the
  * call with the decoder's own error (a context overflow stays a 400), not as a cut stream.
+ *
+ * `bound` sees each read before the parser does: the parser keeps an unfinished event in memory,
+ * so a decoder that never ends one fails the call at the bound instead (see event-bound.ts).
  */
-export async function* readSseData(body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>): AsyncGenerator<string> {
+export async function* readSseData(body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>, bound: EventBound): AsyncGenerator<string> {
   const pending: string[] = [];
   let done = false;
   const parser = createParser({
@@ -23,7 +27,16 @@ export async function* readSseData(body: ReadableStream<Uint8Array> | AsyncItera
   });
   const decoder = new TextDecoder();
   // Leaving this loop early (the client left, or [DONE]) returns the iterator: the body stops.
-  for await (const bytes of chunksOf(body)) {
+  const chunks = chunksOf(body);
+  for await (const bytes of chunks) {
+    try {
+      bound.see(bytes);
+    } catch (error) {
+      // Thrown into the body, not only left: the Node transport then cuts the connection at once,
+      // where a body left early (at [DONE]) is drained for a while (src/node/undici-fetch.ts).
+      await chunks.throw(error);
+      throw error;
+    }
     parser.feed(decoder.decode(bytes, { stream: true }));
     while (pending.length > 0) yield pending.shift()!;
     if (done) break;

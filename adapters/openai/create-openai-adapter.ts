@@ -5,6 +5,7 @@ import type { StreamPart } from "../../src/model/stream-part.ts";
 import { refuseAnthropicDefinedTools } from "../shared/refuse-anthropic-tools.ts";
 import type { ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
+import { fetchWithEventBound } from "../shared/event-bound.ts";
 import { answerFailure, FinishCheck, readAnswerBody } from "../shared/finish-check.ts";
 import { convertToOpenAIRequest, type OpenAIFlavor } from "./convert-to-openai-request.ts";
 import { mapOpenAIResponse } from "./map-openai-response.ts";
@@ -33,7 +34,8 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
     baseURL: baseUrl,
     timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     maxRetries: options.maxRetries ?? 0,
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    // Each streamed answer's events bounded (MAX_EVENT_BYTES): the SDK's SSE decoder buffers an unfinished one.
+    fetch: fetchWithEventBound(options.fetch, options.name),
     ...(options.fetchOptions ? { fetchOptions: options.fetchOptions as NonNullable<ConstructorParameters<typeof OpenAI>[0]>["fetchOptions"] } : {}),
   });
   const errorContext: ProviderErrorContext = { provider: options.name, apiKey: options.apiKey, keyVariable: options.keyVariable, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS };

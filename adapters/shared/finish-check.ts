@@ -3,6 +3,7 @@ import type { StreamPart } from "../../src/model/stream-part.ts";
 import type { Usage } from "../../src/model/usage.ts";
 import { isNetworkFailure, mapProviderError, type ProviderErrorContext } from "./map-provider-error.ts";
 import { redactSecrets } from "./redact-secrets.ts";
+import { EventTooLongError } from "./event-bound.ts";
 
 /**
  * Whether an adapter's stream said why the answer stopped (Chat Completions' `finish_reason`,
@@ -38,6 +39,13 @@ export class FinishCheck {
   failure(error: unknown, context: ProviderErrorContext, signal: AbortSignal): GatewayError | undefined {
     if (signal.aborted) return undefined;
     const mapped = mapProviderError(error, context);
+    // An event past the bound (event-bound.ts) cuts the stream where a lost connection would:
+    // billed once the answer began, and nothing once the provider had said why it stopped.
+    if (mapped instanceof EventTooLongError && this.begun) {
+      if (this.finished) return undefined;
+      mapped.billed ??= {};
+      return mapped;
+    }
     if (!this.begun || mapped.billed || !isNetworkFailure(error)) return mapped;
     if (this.finished) return undefined;
     if (this.ended) return mapped;
