@@ -27,6 +27,8 @@ function budgetConfig() {
       budgeted: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: BUDGET_NANO / 1e9, window: "day" } },
       soft: { targets: [{ provider: "openai", model: "gpt-4o" }], budget: { usd: 0.0003, window: "day", mode: "soft" } },
       throttled: { targets: [{ provider: "openai", model: "gpt-4o" }], rateLimit: { rpm: 10 } },
+      // Below one answer's 6 tokens: the first request is admitted, the next refused.
+      tokenThrottled: { targets: [{ provider: "openai", model: "gpt-4o" }], rateLimit: { tpm: 5 } },
     },
     teams: { search: { budget: { usd: 5, window: "month" } } },
   };
@@ -99,7 +101,8 @@ describe("one gateway, embedded store", () => {
     expect(statuses.filter((status) => status === 429)).toHaveLength(20);
     const limited = responses.find((response) => response.status === 429)!;
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
-    expect(await limited.json()).toMatchObject({ error: { type: "rate_limit_error", code: "rate_limit_exceeded" } });
+    // As OpenAI's own 429 on requests per minute. Was: Anthropic's type, "rate_limit_error".
+    expect(await limited.json()).toMatchObject({ error: { type: "requests", code: "rate_limit_exceeded", param: null } });
 
     const anthropic = await fetch(`${gateway.url}/v1/messages`, {
       method: "POST",
@@ -110,7 +113,25 @@ describe("one gateway, embedded store", () => {
     expect(await anthropic.json()).toMatchObject({ type: "error", error: { type: "rate_limit_error" } });
   });
 
-  it("a soft budget serves past its limit, flags the record and says so; answers carry the budget left", async () => {
+  it("a tpm refusal says type \"tokens\" in the OpenAI dialect, as OpenAI's 429 on tokens per minute does; rate_limit_error in Anthropic's", async () => {
+    const first = await ask(gateway, "tokenThrottled");
+    expect(first.status).toBe(200);
+    await first.text();
+    const second = await ask(gateway, "tokenThrottled");
+    expect(second.status).toBe(429);
+    expect(await second.json()).toEqual({
+      error: { message: expect.stringMatching(/^rate limit of 5 tokens per minute reached for route:tokenThrottled; retry after \d+ s$/), type: "tokens", param: null, code: "rate_limit_exceeded" },
+    });
+    const anthropic = await fetch(`${gateway.url}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": APP_KEY, "content-type": "application/json" },
+      body: JSON.stringify({ model: "tokenThrottled", max_tokens: 20, messages: [{ role: "user", content: "Hello there" }] }),
+    });
+    expect(anthropic.status).toBe(429);
+    expect(await anthropic.json()).toMatchObject({ type: "error", error: { type: "rate_limit_error" } });
+  });
+
+    it("a soft budget serves past its limit, flags the record and says so; answers carry the budget left", async () => {
     const first = await ask(gateway, "soft");
     expect(first.status).toBe(200);
     // $0.0003 − 45,000 nano spent by this request (no other spend in flight) = 255,000 nano.

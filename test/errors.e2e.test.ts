@@ -84,6 +84,7 @@ describe("errors in the OpenAI dialect", () => {
     expect(failure).toBeInstanceOf(OpenAI.RateLimitError);
     expect(failure.headers.get("retry-after")).toBe("7");
     expect(failure.message).toContain("the route's other targets: claude-sonnet-4-6:");
+    expect(failure.type).toBe("tokens");
   });
 
   it("passes a provider's 429 through with its retry-after", async () => {
@@ -92,6 +93,8 @@ describe("errors in the OpenAI dialect", () => {
     expect(failure).toBeInstanceOf(OpenAI.RateLimitError);
     expect(failure.headers.get("retry-after")).toBe("12");
     expect(failure.code).toBe("rate_limit_exceeded");
+    // What OpenAI's 429 said ran out (the stand-in's TPM throttle), kept. Was: "rate_limit_error".
+    expect(failure.type).toBe("tokens");
   });
 
   it("answers OpenAI's Responses API (the Vercel AI SDK's default) with a 404 saying how to use Chat Completions", async () => {

@@ -1,4 +1,4 @@
-import { GatewayError, OVERLOADED } from "../../src/errors/gateway-error.ts";
+import { GatewayError, OVERLOADED, type RateLimitUnit } from "../../src/errors/gateway-error.ts";
 import { redactSecrets } from "./redact-secrets.ts";
 import { didNotAnswer } from "./timeouts.ts";
 
@@ -102,6 +102,7 @@ export function mapProviderError(error: unknown, context: ProviderErrorContext):
     return new GatewayError("rate_limit", `${where} is rate limiting: ${upstreamMessage}`, {
       retryAfterSeconds: retryAfter(sdkError.headers),
       code: "rate_limit_exceeded",
+      ...rateLimitUnit(errorType(sdkError)),
       retryable: true,
       cause: error,
     });
@@ -196,6 +197,11 @@ function exceedsContext(error: SdkError, message: string): boolean {
     errorType(error) === "exceed_context_size_error" ||
     /maximum context length|longer than the maximum model length|longer than the model's context length|prompt is too long: \d+ tokens > \d+ maximum/i.test(message)
   );
+}
+
+/** OpenAI's 429 `type` says what ran out ("requests", "tokens"): kept for the client. */
+function rateLimitUnit(type: string | undefined): { rateLimitUnit?: RateLimitUnit } {
+  return type === "requests" || type === "tokens" ? { rateLimitUnit: type } : {};
 }
 
 function errorType(error: SdkError): string | undefined {

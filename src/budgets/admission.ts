@@ -243,6 +243,7 @@ export class Admission {
       throw new GatewayError("rate_limit", `rate limit of ${limit} ${unit} per minute reached for ${result.rate.scope}; retry after ${result.retryAfterSeconds} s`, {
         code: "rate_limit_exceeded",
         retryAfterSeconds: result.retryAfterSeconds,
+        rateLimitUnit: unit,
       });
     }
     if (!result.admitted) throw budgetError(result.scope, result.level, worst.amountNano, budgets.find((entry) => entry.scope === result.scope.scope)!.budget, now);

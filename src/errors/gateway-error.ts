@@ -43,6 +43,8 @@ const STATUS: Record<ErrorKind, number> = {
 /** The code of a provider too busy to answer (HTTP 503, Anthropic's 529): Anthropic's dialect answers it with 529. */
 export const OVERLOADED = "overloaded";
 
+export type RateLimitUnit = "requests" | "tokens";
+
 export type GatewayErrorOptions = {
   /** The request field at fault, e.g. `messages[1].content`. */
   param?: string;
@@ -50,6 +52,11 @@ export type GatewayErrorOptions = {
   code?: string;
   /** Seconds the client should wait before retrying (429/503). */
   retryAfterSeconds?: number;
+  /**
+   * What a rate limit counted, where known: tollgate's own rpm or tpm, or an OpenAI provider's 429
+   * `type`. OpenAI's 429 says it as its `type` ("requests", "tokens"); Anthropic's is always `rate_limit_error`.
+   */
+  rateLimitUnit?: RateLimitUnit;
   /** True when trying another target could succeed (429, 5xx, network). */
   retryable?: boolean;
   /**
@@ -94,6 +101,7 @@ export class GatewayError extends Error {
   readonly param?: string;
   readonly code?: string;
   readonly retryAfterSeconds?: number;
+  readonly rateLimitUnit?: RateLimitUnit;
   readonly retryable: boolean;
   readonly permanent: boolean;
   readonly details?: Record<string, unknown>;
@@ -110,6 +118,7 @@ export class GatewayError extends Error {
     this.param = options.param;
     this.code = options.code;
     this.retryAfterSeconds = options.retryAfterSeconds;
+    if (options.rateLimitUnit) this.rateLimitUnit = options.rateLimitUnit;
     this.retryable = options.retryable ?? false;
     this.permanent = options.permanent ?? false;
     this.routeRule = options.routeRule ?? false;

@@ -297,8 +297,8 @@ function* usableTargets(route: RouteConfig, slots: Map<string, ProviderSlot>): G
 
 /** The same failure, told with `message`, and with or without the claim that no retry can help. */
 function restated(failure: GatewayError, message: string, permanent: boolean, logDetail: string): GatewayError {
-  const { kind, param, code, retryAfterSeconds, billed, details } = failure;
-  return new GatewayError(kind, message, { param, code, retryAfterSeconds, retryable: failure.retryable, permanent, billed, details, ...(logDetail ? { logDetail } : {}), cause: failure.cause });
+  const { kind, param, code, retryAfterSeconds, rateLimitUnit, billed, details } = failure;
+  return new GatewayError(kind, message, { param, code, retryAfterSeconds, rateLimitUnit, retryable: failure.retryable, permanent, billed, details, ...(logDetail ? { logDetail } : {}), cause: failure.cause });
 }
 
 /** Why the route's providers without their keys were not tried. */

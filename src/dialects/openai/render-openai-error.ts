@@ -11,6 +11,7 @@ const TYPE_BY_KIND: Record<GatewayError["kind"], string> = {
   request_too_large: "invalid_request_error",
   unsupported_media_type: "invalid_request_error",
   headers_too_large: "invalid_request_error",
+  // A 429 that does not say what it counted (an Anthropic provider's, passed on); see renderOpenAIError.
   rate_limit: "rate_limit_error",
   internal: "server_error",
   not_implemented: "server_error",
@@ -31,7 +32,9 @@ export function renderOpenAIError(error: GatewayError) {
   return {
     error: {
       message: error.message,
-      type: TYPE_BY_KIND[error.kind],
+      // OpenAI's 429 names what ran out as its type: "requests" (RPM) or "tokens" (TPM), as
+      // tollgate's own rpm and tpm refusals and an OpenAI provider's 429 do.
+      type: (error.kind === "rate_limit" && error.rateLimitUnit) || TYPE_BY_KIND[error.kind],
       param: error.param ?? null,
       code: error.code ?? DEFAULT_CODE[error.kind] ?? null,
     },
