@@ -166,6 +166,7 @@ async function answerRouted(
   const slot = chain.responseCache && isDeterministic(request) ? { cache: chain.responseCache, key: await chain.responseCache.keyFor(context.route, route.targets, request, c.get("caller")) } : undefined;
   const hit = slot && (await slot.cache.lookup(slot.key).catch(() => undefined));
   if (hit) return answerFromCache(c, request, call, hit);
+  if (slot) call.missedResponseCache();
 
   const adapt = targetAdapter(chain, context, (log, moment) => call.notePolicies(moment, log.notes, log.warnings));
   const job: Job = { request, route, slots, call, adapt, slot, streaming, observer };

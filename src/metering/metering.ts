@@ -9,7 +9,7 @@ import { sentMaxTokens } from "../model/sent-max-tokens.ts";
 import { ResponseCollector } from "../model/collect-response.ts";
 import type { StreamPart } from "../model/stream-part.ts";
 import type { RouteObserver, Target } from "../routing/route-chat.ts";
-import type { GatewayTelemetry } from "../telemetry/gateway-telemetry.ts";
+import type { GatewayTelemetry, ResponseCacheOutcome } from "../telemetry/gateway-telemetry.ts";
 import type { CostRecord } from "./cost-record.ts";
 import { decoderPromptCount } from "./decoder-prompt-count.ts";
 import { PriceBook } from "./price-book.ts";
@@ -103,6 +103,8 @@ export class MeteredCall implements RouteObserver {
   private chargeEarlierCall: ChargeEarlierCall = async () => true;
   /** Targets the route skipped, refused for this request by the per-target step: never called. */
   private readonly refused: RefusedTarget[] = [];
+  /** What the response cache said, where it was asked (as `x-tollgate-cache`): for telemetry. */
+  private responseCache: ResponseCacheOutcome | undefined;
 
   constructor(
     private readonly meter: RequestMeter,
@@ -188,7 +190,13 @@ export class MeteredCall implements RouteObserver {
   }
 
   servedFromCache(hit: CacheHit): void {
+    this.responseCache = "hit";
     this.meter.servedFromCache(hit);
+  }
+
+  /** The response cache was asked and had no answer: the route's providers answer. */
+  missedResponseCache(): void {
+    this.responseCache = "miss";
   }
 
   noteSoftBudgets(scopes: string[]): void {
@@ -259,7 +267,7 @@ export class MeteredCall implements RouteObserver {
     this.discarded = true;
     if (this.chatSpan) this.deps.telemetry.endChatSpan(this.chatSpan, {});
     this.chatSpan = undefined;
-    this.deps.telemetry.endRequestSpan(this.requestSpan, { httpStatus });
+    this.deps.telemetry.endRequestSpan(this.requestSpan, { httpStatus, ...(this.responseCache ? { responseCache: this.responseCache } : {}) });
     for (const listener of this.settledListeners) listener(undefined);
   }
 
@@ -305,7 +313,8 @@ export class MeteredCall implements RouteObserver {
       });
       this.chatSpan = undefined;
     }
-    telemetry.endRequestSpan(this.requestSpan, { httpStatus: record.httpStatus, record });
+    telemetry.endRequestSpan(this.requestSpan, { httpStatus: record.httpStatus, record, ...(this.responseCache ? { responseCache: this.responseCache } : {}) });
+    if (this.responseCache) telemetry.recordResponseCache(record, this.responseCache);
     if (this.target) {
       // The record's duration runs from the request's arrival; the call began later than that.
       const operationMs = record.durationMs - (this.attemptStartedAt - this.start.receivedAt);

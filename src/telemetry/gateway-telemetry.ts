@@ -51,9 +51,14 @@ export type ChatOutcome = ChatResponseFacts & {
   usageEstimated?: boolean;
 };
 
+/** What the response cache said of a request it was asked about, as `x-tollgate-cache` says it. */
+export type ResponseCacheOutcome = "hit" | "miss";
+
 export type RequestOutcome = {
   httpStatus: number;
   record?: CostRecord;
+  /** Set only where the route's response cache was asked (its policy on, the request deterministic). */
+  responseCache?: ResponseCacheOutcome;
 };
 
 export type MetricsTarget = { providerName: string; providerType: ProviderType };
@@ -80,6 +85,8 @@ export type GatewayTelemetry = {
    * call's start to the first part of its stream.
    */
   recordMetrics(record: CostRecord, target: MetricsTarget, timings: { operationSeconds?: number; firstChunkSeconds?: number }): void;
+  /** A request the response cache was asked about, with its record: counted, and a hit's savings added. */
+  recordResponseCache(record: CostRecord, outcome: ResponseCacheOutcome): void;
   /** A request was served although a soft budget of its scope was exhausted. */
   recordSoftBudgetExceeded(scope: string): void;
   /** An upstream call that failed before the route moved on: its own duration point, with error.type. */
@@ -118,6 +125,18 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
   const softBudgetExceeded = meter.createCounter("tollgate.budget.soft_exceeded", {
     description: "Requests served although a soft budget of their scope was exhausted",
     unit: "{request}",
+  });
+  // By route and team only (as the cost counter, less key and model): a hit is a $0 request whose
+  // SERVER span and cost point look like any other, so the cache's work shows only here.
+  const responseCacheLookups = meter.createCounter("tollgate.response_cache.requests", {
+    description: "Requests the response cache was asked about, by whether it answered (tollgate.response_cache: hit or miss)",
+    unit: "{request}",
+    valueType: ValueType.INT,
+  });
+  const responseCacheSavings = meter.createCounter("tollgate.response_cache.savings", {
+    description: "What response-cache hits saved: what their answers cost when first made, in nano-dollars (1e-9 USD)",
+    unit: "{nanodollar}",
+    valueType: ValueType.INT,
   });
   // Integer nano-dollars, as the ledger keeps them: a floating-point USD counter summed in the SDK
   // drifts (3 × $0.0000125 exported as 0.000037500000000000003), and finance reconciles to the cent.
@@ -192,6 +211,7 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
             "tollgate.unpriced": record.unpriced,
           });
         }
+        if (outcome.responseCache) span.setAttribute("tollgate.response_cache", outcome.responseCache);
         // HTTP server convention: only 5xx marks the server span failed; a 4xx is the client's.
         if (outcome.httpStatus >= 500) {
           span.setAttribute("error.type", String(outcome.httpStatus));
@@ -209,6 +229,14 @@ export function createGatewayTelemetry(options: GatewayTelemetryOptions = {}): G
         "gen_ai.request.model": target.model,
         "error.type": errorType,
       });
+    },
+
+    recordResponseCache(record, outcome) {
+      if (!enabled) return;
+      const attributes = { "tollgate.route": record.route, "tollgate.team": record.team };
+      responseCacheLookups.add(1, { ...attributes, "tollgate.response_cache": outcome });
+      // A miss's cacheSavingsNano is the provider's prompt cache, not this cache.
+      if (outcome === "hit") responseCacheSavings.add(record.cost.cacheSavingsNano, attributes);
     },
 
     recordSoftBudgetExceeded(scope) {
