@@ -4,6 +4,7 @@ import type { ChatRequest } from "../../src/model/chat-request.ts";
 import { claudeStrictDrops } from "../../src/model/claude-structured-outputs.ts";
 import { findModelLimits } from "../../src/pricing/find-model-price.ts";
 import type { Policy, PolicyTarget } from "../policy.ts";
+import { claudeUserId } from "./claude-user-id.ts";
 
 // Decoding parameters shape the sample step, and providers differ in which they take: OpenAI has
 // no top_k or min_p, the o-series and the newest Claude models accept only default sampling,
@@ -176,7 +177,8 @@ export function samplingPolicy(options?: SamplingOptions): Policy {
       if (next.temperature !== undefined && next.topP !== undefined && findModelLimits(target.providerType, target.model).noTemperatureWithTopP) {
         drop("topP", " together with temperature");
       }
-      return next;
+      // Not a parameter to drop: the end-user id goes, hashed where Claude would refuse it.
+      return claudeUserId(next, target, log);
     },
   };
 }

@@ -83,6 +83,12 @@ export type ChatRequest = {
   user?: string;
   /** OpenAI's `safety_identifier` (its successor to `user`): OpenAI gets it as such, Claude as `metadata.user_id` when no `user` is set. */
   safetyIdentifier?: string;
+  /**
+   * `user` is an Anthropic client's own `metadata.user_id`: Claude gets it as sent. An OpenAI
+   * client's id, which OpenAI takes in any form, reaches Claude hashed where Anthropic would refuse
+   * it (policies/sampling/claude-user-id.ts).
+   */
+  userFromAnthropic?: true;
   /** Text the assistant turn starts with (Anthropic prefill); the client sees it as part of the answer. */
   prefill?: string;
   /**

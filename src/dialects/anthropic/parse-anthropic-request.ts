@@ -44,6 +44,7 @@ export function parseAnthropicRequest(body: unknown): ChatRequest {
     toolChoice: convertToolChoice(request.tool_choice),
     parallelToolCalls: request.tool_choice && "disable_parallel_tool_use" in request.tool_choice && request.tool_choice.disable_parallel_tool_use ? false : undefined,
     user: request.metadata?.user_id ?? undefined,
+    userFromAnthropic: request.metadata?.user_id ? (true as const) : undefined,
     contextManagement: request.context_management ?? undefined,
     cacheLastBlock: request.cache_control ? { ttl: request.cache_control.ttl ?? "5m" } : undefined,
     anthropicServiceTier: request.service_tier,

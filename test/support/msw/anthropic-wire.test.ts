@@ -145,6 +145,16 @@ describe("Anthropic mock through the official @anthropic-ai/sdk", () => {
     expect(limited.error.error.type).toBe("rate_limit_error");
   });
 
+  it("refuses a metadata.user_id that looks like an email or is over 256 characters, as Anthropic does", async () => {
+    for (const user_id of ["alice@example.com", "u".repeat(257)]) {
+      const refused = await thrownBy(() => anthropic.messages.create({ ...params, metadata: { user_id } }));
+      expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+      expect(refused.error.error.message).toMatch(/^metadata\.user_id: /);
+    }
+    const taken = await anthropic.messages.create({ ...params, metadata: { user_id: "u".repeat(256) } });
+    expect(taken.type).toBe("message");
+  });
+
   it("throws mid-stream on an error event after HTTP 200", async () => {
     anthropicMock.enqueue({ kind: "stream-error", afterChunks: 2 });
     const stream = await anthropic.messages.create({ ...params, stream: true });
