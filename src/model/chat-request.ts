@@ -139,7 +139,10 @@ export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolR
  */
 export type CacheMark = { ttl: "5m" | "1h" };
 
-/** `name`: the participant (OpenAI's messages carry it; OpenAI-shaped targets get it). */
+/**
+ * `name`: the participant (OpenAI's messages carry it; OpenAI-shaped targets get it).
+ * `content`: the system text (an OpenAI message's text parts, one line each).
+ */
 export type SystemMessage = { role: "system"; content: string; name?: string; cacheControl?: CacheMark };
 export type UserMessage = { role: "user"; content: UserContent[]; name?: string };
 export type AssistantMessage = { role: "assistant"; content: AssistantContent[]; name?: string };

@@ -50,7 +50,8 @@ export function parseOpenAIRequest(body: unknown): ChatRequest {
     store: request.store ?? undefined,
     openAIMetadata: request.metadata ?? undefined,
     logprobs: request.logprobs ? (request.top_logprobs != null ? { top: request.top_logprobs } : {}) : undefined,
-    prediction: request.prediction ? joinText(request.prediction.content) : undefined,
+    // Text the answer repeats verbatim: its parts are pieces of one text, joined as they are.
+    prediction: request.prediction ? (typeof request.prediction.content === "string" ? request.prediction.content : request.prediction.content.map((part) => part.text).join("")) : undefined,
   });
 }
 
@@ -72,7 +73,7 @@ function convertMessage(message: OpenAIMessage): ChatMessage {
   switch (message.role) {
     case "system":
     case "developer":
-      return { role: "system", content: joinText(message.content), ...participantName(message) };
+      return { role: "system", content: partsAsLines(message.content), ...participantName(message) };
     case "user":
       return {
         role: "user",
@@ -85,18 +86,17 @@ function convertMessage(message: OpenAIMessage): ChatMessage {
               ),
       };
     case "assistant": {
-      const content =
-        typeof message.content === "string"
-          ? message.content
-          : (message.content ?? []).map((part) => (part.type === "text" ? part.text : part.refusal)).join("");
+      // Each part stays a text of its own (Claude gets a block each), not run into the next.
+      const parts = typeof message.content === "string" ? [message.content] : (message.content ?? []).map((part) => (part.type === "text" ? part.text : part.refusal));
+      const texts = parts.filter((text) => text.length > 0);
       // What the model said when it refused is the turn's text: dropped, the turn was empty (and
       // Claude, which takes no empty turn, read the user turns around it as one).
-      const text = content || (message.refusal ?? "");
+      if (texts.length === 0 && message.refusal) texts.push(message.refusal);
       return {
         role: "assistant",
         ...participantName(message),
         content: [
-          ...(text ? [{ type: "text" as const, text }] : []),
+          ...texts.map((text) => ({ type: "text" as const, text })),
           ...(message.tool_calls ?? []).map((call) => ({
             type: "tool-call" as const,
             id: call.id,
@@ -107,12 +107,18 @@ function convertMessage(message: OpenAIMessage): ChatMessage {
       };
     }
     case "tool":
-      return { role: "tool", toolCallId: message.tool_call_id, content: joinText(message.content) };
+      return { role: "tool", toolCallId: message.tool_call_id, content: partsAsLines(message.content) };
   }
 }
 
-function joinText(content: string | { text: string }[]): string {
-  return typeof content === "string" ? content : content.map((part) => part.text).join("");
+/**
+ * A system or tool message's text parts, as the neutral model's one text: a line each, as an
+ * Anthropic client's tool_result blocks are. Was: joined with nothing, so a tool's "-3C" and
+ * "snow" reached the model as "-3Csnow", and "You are terse." + "Answer in French." as
+ * "You are terse.Answer in French.".
+ */
+function partsAsLines(content: string | { text: string }[]): string {
+  return typeof content === "string" ? content : content.map((part) => part.text).join("\n");
 }
 
 function convertImageUrl(url: string, detail: ImageDetail | undefined): UserContent {
