@@ -49,6 +49,26 @@ describe("convertToAnthropicRequest with empty text from an OpenAI client", () =
   });
 });
 
+// The openai SDK's runTools sends a tool message of content "" for a function that returns
+// nothing. Anthropic refuses blank text ("text content blocks must be non-empty"; a tool_result
+// of content "": anomalyco/opencode#15371) and takes a tool_result without content.
+describe("convertToAnthropicRequest with an empty tool result from an OpenAI client", () => {
+  it("sends the tool_result without content", () => {
+    const body = convertToAnthropicRequest(
+      parseOpenAIRequest({
+        model: "claude",
+        messages: [
+          { role: "user", content: "Save it." },
+          { role: "assistant", content: null, tool_calls: [{ id: "toolu_a", type: "function", function: { name: "save", arguments: "{}" } }] },
+          { role: "tool", tool_call_id: "toolu_a", content: "" },
+        ],
+      }),
+      "claude-sonnet-4-6",
+    );
+    expect(body.messages.at(-1)).toEqual({ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_a" }] });
+  });
+});
+
 // OpenAI clients commonly send stop: ["\n"]. Anthropic answers 400 invalid_request_error
 // "stop_sequences: each stop sequence must contain non-whitespace" (BerriAI/litellm#3286, fixed
 // there in #3436/#7484 by dropping whitespace-only sequences). The stop policy only trims the

@@ -133,16 +133,20 @@ function convertContent(message: Exclude<ChatMessage, { role: "system" }>): Cont
               return { type: "redacted_thinking", data: part.data };
           }
         });
-    case "tool":
+    case "tool": {
+      const content = message.parts ? message.parts.flatMap(toolResultBlock) : message.content;
       return [
         {
           type: "tool_result",
           tool_use_id: claudeToolId(message.toolCallId),
-          content: message.parts ? message.parts.flatMap(toolResultBlock) : message.content,
+          // A function that returned nothing (the openai SDK's runTools sends ""): a result
+          // without content, which Anthropic takes, rather than blank text, which it refuses.
+          ...((typeof content === "string" ? hasText(content) : content.length > 0) ? { content } : {}),
           ...(message.isError ? { is_error: true } : {}),
           ...cacheControlOf(message.cacheControl),
         },
       ];
+    }
   }
 }
 
