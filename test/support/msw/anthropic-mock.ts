@@ -20,6 +20,7 @@ import {
   type RecordedRequest,
 } from "./mock-support.ts";
 import {
+  refusedUserId,
   anthropicErrorBody,
   buildMessage,
   contentBlockStartEvent,
@@ -146,18 +147,6 @@ export type AnthropicMock = ProviderMock<AnthropicMockReply> & {
 /** Fields about the answer, which count_tokens refuses as extra inputs. */
 const NOT_FOR_COUNTING = ["max_tokens", "stream", "temperature", "top_p", "top_k", "stop_sequences", "metadata"];
 
-/**
- * Anthropic's refusals of `metadata.user_id`: one that looks like an email (its message, as
- * captured: BerriAI/litellm#10106) and one over its maxLength of 256.
- */
-function refuseUserId(metadata: unknown): string | undefined {
-  const id = (metadata as { user_id?: unknown } | undefined)?.user_id;
-  if (typeof id !== "string") return undefined;
-  if (/[^\s@]+@[^\s@]+\.[^\s@]+/.test(id)) return "metadata.user_id: user_id appears to contain an email address. Please send a uuid or hash value instead.";
-  if (id.length > 256) return "metadata.user_id: String should have at most 256 characters";
-  return undefined;
-}
-
 export const DEFAULT_ANTHROPIC_TEXT = "Hello from mock Anthropic.";
 
 export function createAnthropicMock({
@@ -237,7 +226,7 @@ export function createAnthropicMock({
     const { refused, record, body, requestId, errorResponse } = await receive(request);
     if (refused) return refused;
     if (typeof body.max_tokens !== "number") return errorResponse(400, "invalid_request_error", "max_tokens: Field required");
-    const userIdRefusal = refuseUserId(body.metadata);
+    const userIdRefusal = refusedUserId(body.metadata);
     if (userIdRefusal) return errorResponse(400, "invalid_request_error", userIdRefusal);
 
     const reply = replies.next();

@@ -216,3 +216,15 @@ export function defaultAnthropicError(status: number): { type: string; message: 
     default: return { type: "api_error", message: "Internal server error" };
   }
 }
+
+/**
+ * Anthropic's refusals of `metadata.user_id`: one that looks like an email (its message, as
+ * captured: BerriAI/litellm#10106) and one over its maxLength of 256.
+ */
+export function refusedUserId(metadata: unknown): string | undefined {
+  const id = (metadata as { user_id?: unknown } | undefined)?.user_id;
+  if (typeof id !== "string") return undefined;
+  if (/[^\s@]+@[^\s@]+\.[^\s@]+/.test(id)) return "metadata.user_id: user_id appears to contain an email address. Please send a uuid or hash value instead.";
+  if (id.length > 256) return "metadata.user_id: String should have at most 256 characters";
+  return undefined;
+}
