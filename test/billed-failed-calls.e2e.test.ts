@@ -25,19 +25,19 @@ const rig = useMockedGateway(
       ],
       maxCostPerRequestUsd: 0.05,
     },
-    // Opus 4.7 takes default sampling only: with "reject", a temperature is its 400 (a per-target refusal).
-    "capped-strict-opus-haiku-mini": {
+    // o1-pro (priced in config below) cannot keep inference in the US: a request with
+    // inference_geo "us" is refused there by a per-target policy (a 400), and the route moves on.
+    "capped-o1pro-sonnet-opus": {
       targets: [
+        { provider: "openai", model: "o1-pro" },
+        { provider: "anthropic", model: "claude-sonnet-4-6" },
         { provider: "anthropic", model: "claude-opus-4-7" },
-        { provider: "anthropic", model: "claude-haiku-4-5" },
-        { provider: "openai", model: "gpt-4o-mini" },
       ],
       maxCostPerRequestUsd: 0.05,
-      policies: { sampling: { onUnsupported: "reject" } },
     },
   },
   [],
-  { anthropic: { timeoutMs: 500 } },
+  { anthropic: { timeoutMs: 500 }, openai: { pricing: { models: { "o1-pro": { inputPerMillion: 15, outputPerMillion: 600 } } } } },
 );
 
 const PROMPT = "one two three four five six seven eight nine ten"; // the mock bills a token a word
@@ -159,27 +159,27 @@ describe("maxCostPerRequestUsd across a fallback", () => {
   });
 
   it("weighs no target a per-target policy refused (a 400) before the billed call: the route never calls it", async () => {
-    // Opus 4.7 sets the fitting max_tokens, its worst case within one output token (27,500 nano
-    // at its US price) of $0.05; the sampling policy refuses it for the temperature (never
-    // called). Haiku 4.5 is then billed 105,000 nano (as above), which gpt-4o-mini's worst case
-    // leaves room for. Was: Opus's worst case still counted, and the request ended with Haiku's failure.
+    // o1-pro sets the fitting max_tokens (its worst case near $0.05) and is refused for
+    // inference_geo "us" (never called). Sonnet 4.6 is then billed for 100 prompt words and its
+    // placeholder token at its US price, 100 × 3,300 + 16,500 = 346,500 nano, which Opus 4.7's
+    // worst case leaves room for. Was: o1-pro's worst case still counted, and the request ended
+    // with Sonnet's failure.
     const prompt = "word ".repeat(100).trim();
-    const maxTokens = await fitting("capped-strict-opus-haiku-mini", prompt);
-    rig.mocks.anthropic.enqueue({ kind: "stall", afterChunks: 0 });
-    rig.mocks.openai.enqueue({ kind: "text", text: "rescued", usage: { prompt_tokens: 3, completion_tokens: 1 } });
+    const ask = (maxTokens: number) =>
+      postJson(rig.gateway, "/v1/messages", { model: "capped-o1pro-sonnet-opus", max_tokens: maxTokens, inference_geo: "us", stream: true, messages: [{ role: "user", content: prompt }] });
+    const refused = await ask(1_000_000);
+    expect(refused.status).toBe(400);
+    const maxTokens = Number(/max_tokens of at most (\d+)/.exec(((await refused.json()) as { error: { message: string } }).error.message)![1]);
+    rig.mocks.anthropic.enqueue({ kind: "stall", afterChunks: 0 }, { kind: "text", text: "rescued" });
     const calls = rig.mocks.anthropic.requests.length;
-    const response = await postJson(rig.gateway, "/v1/chat/completions", {
-      model: "capped-strict-opus-haiku-mini",
-      max_tokens: maxTokens,
-      temperature: 0.5,
-      stream: true,
-      messages: [{ role: "user", content: prompt }],
-    });
+    const openaiCalls = rig.mocks.openai.requests.length;
+    const response = await ask(maxTokens);
     expect(await response.text()).toContain("rescued");
-    expect(rig.mocks.anthropic.requests.slice(calls).map((request) => request.body.model)).toEqual(["claude-haiku-4-5"]);
+    expect(rig.mocks.openai.requests.length).toBe(openaiCalls);
+    expect(rig.mocks.anthropic.requests.slice(calls).map((request) => request.body.model)).toEqual(["claude-sonnet-4-6", "claude-opus-4-7"]);
     const id = response.headers.get("x-tollgate-request-id")!;
-    expect(await waitForRecord(rig.gateway, id)).toMatchObject({ status: "ok", provider: "openai", model: "gpt-4o-mini" });
+    expect(await waitForRecord(rig.gateway, id)).toMatchObject({ status: "ok", provider: "anthropic", model: "claude-opus-4-7" });
     const earlier = (await ledgerRecords(rig.gateway)).filter((record) => record.attemptOf === id);
-    expect(earlier.map((record) => ({ model: record.model, totalNano: record.cost.totalNano }))).toEqual([{ model: "claude-haiku-4-5", totalNano: 105_000 }]);
+    expect(earlier.map((record) => ({ model: record.model, totalNano: record.cost.totalNano }))).toEqual([{ model: "claude-sonnet-4-6", totalNano: 346_500 }]);
   });
 });

@@ -248,7 +248,7 @@ export function createAnthropicMock({
         const message = reply.message ?? (type === "overloaded_error" ? "Overloaded" : "Internal server error");
         if (!stream) return errorResponse(type === "overloaded_error" ? 529 : 500, type, message);
         const partial = Array.from({ length: reply.afterChunks }, (_, i) => `${i === 0 ? "" : " "}chunk${i}`);
-        const frames = openingFrames({ id: newMessageId(), model }, promptWords);
+        const frames = openingFrames({ id: newMessageId(), model }, { input_tokens: promptWords, output_tokens: 1, ...askedGeo(body) });
         frames.push(...partial.map((piece) => sseEvent("content_block_delta", textDeltaEvent(0, piece))));
         frames.push(sseEvent("error", streamErrorBody(type, message, requestId)));
         return sse(frames, reply.delayMsBetweenChunks);
@@ -263,7 +263,7 @@ export function createAnthropicMock({
           await untilAborted(request.signal);
           return HttpResponse.error();
         }
-        const frames = openingFrames({ id: newMessageId(), model }, promptWords);
+        const frames = openingFrames({ id: newMessageId(), model }, { input_tokens: promptWords, output_tokens: 1, ...askedGeo(body) });
         for (let i = 0; i < reply.afterChunks; i++) frames.push(sseEvent("content_block_delta", textDeltaEvent(0, `${i === 0 ? "" : " "}chunk${i}`)));
         return sse(reply.headersOnly ? [] : frames, 0, true);
       }
@@ -273,15 +273,13 @@ export function createAnthropicMock({
           await untilAborted(request.signal);
           return HttpResponse.error();
         }
-        return sse(endlessFrames({ id: newMessageId(), model }, promptWords), reply.delayMsBetweenChunks);
+        return sse(endlessFrames({ id: newMessageId(), model }, { input_tokens: promptWords, output_tokens: 1, ...askedGeo(body) }), reply.delayMsBetweenChunks);
       }
 
       case "text":
       case "tool-use": {
         const answer = planAnswer(reply, body);
-        // Usage says where inference ran: the request's inference_geo, unless the reply says (a workspace default).
-        const geo = typeof body.inference_geo === "string" ? { inference_geo: body.inference_geo } : {};
-        const usage = { ...geo, ...(reply.usage ?? { input_tokens: promptWords, output_tokens: answer.outputTokens }) };
+        const usage = { ...askedGeo(body), ...(reply.usage ?? { input_tokens: promptWords, output_tokens: answer.outputTokens }) };
         const identity = { id: newMessageId(), model };
         if (!stream) {
           return HttpResponse.json(buildMessage(identity, answer.blocks, answer.stop, usage), {
@@ -354,11 +352,16 @@ function planAnswer(reply: Extract<AnthropicMockReply, { kind: "text" | "tool-us
   return { blocks, streamedPieces, stop: { reason, sequence, ...(reason === "refusal" && reply.refusal ? { details: reply.refusal } : {}), ...reported }, outputTokens };
 }
 
-/** Opening of a one-text-block stream: message_start, content_block_start, ping. */
-function openingFrames(identity: { id: string; model: string }, inputTokens: number): string[] {
+/** Usage says where inference ran: the request's inference_geo, unless the reply says (a workspace default). */
+function askedGeo(body: Record<string, unknown>): { inference_geo?: string } {
+  return typeof body.inference_geo === "string" ? { inference_geo: body.inference_geo } : {};
+}
+
+/** Opening of a one-text-block stream: message_start (its usage as given), content_block_start, ping. */
+function openingFrames(identity: { id: string; model: string }, usage: AnthropicUsageInput): string[] {
   const pad = framePadding();
   return [
-    sseEvent("message_start", messageStartEvent(identity, { input_tokens: inputTokens, output_tokens: 1 }), pad()),
+    sseEvent("message_start", messageStartEvent(identity, usage), pad()),
     sseEvent("content_block_start", contentBlockStartEvent(0, { type: "text", text: "" }), pad()),
     PING_FRAME,
   ];
@@ -384,7 +387,7 @@ function answerFrames(identity: { id: string; model: string }, answer: PlannedAn
   return frames;
 }
 
-function* endlessFrames(identity: { id: string; model: string }, inputTokens: number): Generator<string> {
-  yield* openingFrames(identity, inputTokens);
+function* endlessFrames(identity: { id: string; model: string }, usage: AnthropicUsageInput): Generator<string> {
+  yield* openingFrames(identity, usage);
   for (let i = 0; ; i++) yield sseEvent("content_block_delta", textDeltaEvent(0, `${i === 0 ? "" : " "}tick${i}`));
 }
