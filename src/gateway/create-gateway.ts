@@ -242,10 +242,6 @@ export function dialectOf(path: string, headers: Headers): Dialect {
 }
 
 /**
- * The admin endpoints' 401 says which key they take: the general hint (make a virtual key) sends
- * the person at the dashboard the wrong way.
- */
-/**
  * What to change where a client library called an endpoint tollgate does not serve by its own
  * default: the Vercel AI SDK's `openai(model)` and LangChain's ChatOpenAI (for some model names)
  * call OpenAI's Responses API.
@@ -257,6 +253,10 @@ function hintFor(path: string): string {
   return "";
 }
 
+/**
+ * The admin endpoints' 401 says which key they take: the general hint (make a virtual key) sends
+ * the person at the dashboard the wrong way.
+ */
 function forAdminPath(path: string, error: unknown): unknown {
   if (!path.startsWith("/v1/admin/") || !(error instanceof GatewayError) || error.kind !== "authentication") return error;
   const missing = error.code !== "invalid_api_key";

@@ -146,8 +146,10 @@ export function createChatHandler({ config, admission, log: logLine, slots, orde
         },
       });
     } catch (error) {
-      // Whatever failed past admission (the failures the router reports are recorded already):
-      // one record if a provider was called, none otherwise, and the reservation released.
+      // Whatever failed past admission, the router's failures included, is recorded here (see
+      // MeteredCall.fail): one record, unless no provider was called, the client is still there
+      // and the failure is a 4xx (every target refused the request, say), which leaves none.
+      // Either way the reservation is released.
       const failure = toGatewayError(error);
       if (call) await call.fail(failure, c.req.raw.signal.aborted);
       else await ticket.settle(undefined).catch(() => undefined);

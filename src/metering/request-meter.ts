@@ -81,7 +81,7 @@ export class RequestMeter {
   /** The per-target policies' warnings for the call that answered (a fallback replaces them). */
   private targetWarnings: string[] = [];
   private softBudgets: string[] = [];
-  /** OpenAI's citations an Anthropic client's answer had no place for (see annotationsDropped). */
+  /** OpenAI's citations an Anthropic client's answer had no place for (see seeAnnotations). */
   private droppedAnnotations = 0;
   private readonly fallbackFrom: NonNullable<CostRecord["fallbackFrom"]> = [];
 

@@ -38,7 +38,7 @@ function createAdapter(provider: ResolvedProvider, common: Parameters<typeof cre
     case "anthropic":
       return createAnthropicAdapter({ ...common, apiKey: provider.apiKeyValue ?? "" });
     case "openai-compatible":
-      // withDeadlines (below) holds each call to timeoutMs: the adapter needs no timer of its own.
+      // withDeadlines (in createChatModels) holds each call to timeoutMs: the adapter needs no timer of its own.
       return createOpenAICompatibleAdapter({ ...common, baseUrl: provider.baseUrl ?? "", boundedByCaller: true, ...(provider.imageUrls ? { imageUrls: provider.imageUrls } : {}) });
   }
 }

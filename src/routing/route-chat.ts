@@ -8,8 +8,14 @@ import { mergeUsage, type Usage } from "../model/usage.ts";
 import type { ProviderSlot } from "./create-chat-models.ts";
 
 // The fallback strategy: try the route's targets in order and move on only when a target fails
-// in a way another could fix (429, 5xx, network) and before anything reached the client. A stream
-// is committed once its first part arrives; after that, a failure is the client's to see.
+// in a way another could make good, before anything reached the client. Such a failure is marked
+// `retryable` where provider errors are mapped (adapters/shared/map-provider-error.ts): a rate
+// limit, a 5xx, a timeout, a lost connection or a body that is not JSON, and also what is wrong
+// with that target alone: a 401/403 for tollgate's own credentials, a 402 or insufficient_quota of
+// its account, a 404 for a model or path it lacks, a decoder started without tool calling, input
+// its model cannot read. A target whose per-target step refuses the request (a 400) is skipped
+// too, unless the refusal is a route rule's (see Failures). A stream is committed once its first
+// part of the answer arrives (see streamOnRoute); after that, a failure is the client's to see.
 
 export type Target = { model: ChatModel; modelName: string };
 
