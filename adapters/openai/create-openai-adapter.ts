@@ -1,13 +1,12 @@
 import OpenAI from "openai";
-import type { ChatModel, ProviderType, TransportOptions } from "../../src/model/chat-model.ts";
-import type { ChatRequest } from "../../src/model/chat-request.ts";
+import type { ChatModel, TransportOptions } from "../../src/model/chat-model.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
 import { refuseAnthropicDefinedTools } from "../shared/refuse-anthropic-tools.ts";
 import type { ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
 import { fetchWithEventBound } from "../shared/event-bound.ts";
 import { answerFailure, FinishCheck, readAnswerBody } from "../shared/finish-check.ts";
-import { convertToOpenAIRequest, type OpenAIFlavor } from "./convert-to-openai-request.ts";
+import { convertToOpenAIRequest } from "./convert-to-openai-request.ts";
 import { mapOpenAIResponse } from "./map-openai-response.ts";
 import { mapOpenAIStream } from "./map-openai-stream.ts";
 import { prefillOf, streamWithoutRepeatedPrefill, withoutRepeatedPrefill } from "./repeated-prefill.ts";
@@ -19,17 +18,14 @@ export type OpenAIAdapterOptions = TransportOptions & {
   keyVariable?: string;
   timeoutMs?: number;
   maxRetries?: number;
-  /** `compatible` for vLLM, SGLang, llama-server and Ollama: max_tokens, top_k, min_p. */
-  flavor?: OpenAIFlavor;
   /** The service tier every call asks for, in place of the client's "auto" or none (config's `serviceTier`). */
   serviceTier?: "default" | "priority";
 };
 
 export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
-  const flavor = options.flavor ?? "openai";
   const baseUrl = options.baseUrl ?? "https://api.openai.com/v1";
   const client = new OpenAI({
-    // Local decoders usually run without a key; the SDK insists on one, and the server ignores it.
+    // The config gives every openai provider a key; the SDK insists on one even where none was passed.
     apiKey: options.apiKey ?? "no-key",
     baseURL: baseUrl,
     timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
@@ -39,36 +35,34 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
     ...(options.fetchOptions ? { fetchOptions: options.fetchOptions as NonNullable<ConstructorParameters<typeof OpenAI>[0]>["fetchOptions"] } : {}),
   });
   const errorContext: ProviderErrorContext = { provider: options.name, apiKey: options.apiKey, keyVariable: options.keyVariable, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS };
-  const providerType: ProviderType = flavor === "openai" ? "openai" : "openai-compatible";
   // A client may name only "auto" or "default" (the other tiers are refused): the pin replaces both.
   const pinnedTier = options.serviceTier ? { openAIServiceTier: options.serviceTier } : {};
-  // OpenAI has no prefill (a local decoder is asked to continue the turn, and does).
-  const repeatablePrefill = (request: ChatRequest) => (flavor === "openai" ? prefillOf(request) : "");
+  // OpenAI has no prefill: a model that writes the client's prefill again has it taken off (repeated-prefill.ts).
 
   return {
     providerName: options.name,
-    providerType,
+    providerType: "openai",
     baseUrl,
     refuse: (request) => refuseAnthropicDefinedTools(request, options.name),
 
     async generate(request, model, signal, headers) {
-      const body = convertToOpenAIRequest({ ...request, ...pinnedTier, stream: false }, model, flavor);
+      const body = convertToOpenAIRequest({ ...request, ...pinnedTier, stream: false }, model, "openai");
       try {
         // The body read apart from the headers, so that a connection lost between them is billed.
         const response = await client.chat.completions.create({ ...body, stream: false }, { signal, ...(headers ? { headers } : {}) }).asResponse();
         const completion = await readAnswerBody<OpenAI.Chat.Completions.ChatCompletion>(response, signal, options.name, errorContext);
-        return withoutRepeatedPrefill(mapOpenAIResponse(completion, options.name, request.stop), repeatablePrefill(request));
+        return withoutRepeatedPrefill(mapOpenAIResponse(completion, options.name, request.stop), prefillOf(request));
       } catch (error) {
         throw answerFailure(error, signal, options.name, errorContext);
       }
     },
 
     async *stream(request, model, signal, headers): AsyncGenerator<StreamPart> {
-      const body = convertToOpenAIRequest({ ...request, ...pinnedTier, stream: true }, model, flavor);
+      const body = convertToOpenAIRequest({ ...request, ...pinnedTier, stream: true }, model, "openai");
       const check = new FinishCheck(options.name);
       try {
         const chunks = await client.chat.completions.create({ ...body, stream: true }, { signal, ...(headers ? { headers } : {}) });
-        const prefill = repeatablePrefill(request);
+        const prefill = prefillOf(request);
         const parts = mapOpenAIStream(chunks, request.stop);
         for await (const part of prefill ? streamWithoutRepeatedPrefill(parts, prefill) : parts) {
           check.see(part);

@@ -354,7 +354,6 @@ export const configSchema = z
     }
   });
 
-export type ConfigInput = z.input<typeof configSchema>;
 export type Config = z.output<typeof configSchema>;
 export type ProviderConfig = Config["providers"][string];
 export type RouteConfig = Config["routes"][string];

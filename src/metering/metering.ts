@@ -253,11 +253,6 @@ export class MeteredCall implements RouteObserver {
     return true;
   }
 
-  /** True once an upstream call began (from then on the request is billed and recorded). */
-  get attempted(): boolean {
-    return this.target !== undefined;
-  }
-
   /**
    * The request was refused (a 400 from a policy) before any upstream call: no record, no
    * metrics, only the span closed. Bad input leaves no partial state.

@@ -9,9 +9,9 @@ import { MemoryLedgerStore } from "../ledger/memory-ledger-store.ts";
 import { RedisLedgerStore } from "../ledger/redis-ledger-store.ts";
 import { makeCostRecord } from "../../test/support/cost-records.ts";
 import { useRedis } from "../../test/support/use-redis.ts";
-import { buildCostReport, costReportJsonPieces, renderCostReport } from "./cost-report.ts";
-import { parseCostReportQuery } from "./cost-report-query.ts";
-import { costCsvPieces, renderCostCsv } from "./render-cost-csv.ts";
+import { buildCostReport, costReportJsonPieces, type CostReport, type renderMetrics, type ReportRow } from "./cost-report.ts";
+import { parseCostReportQuery, type ReportDimension } from "./cost-report-query.ts";
+import { costCsvPieces } from "./render-cost-csv.ts";
 
 // The same records in each store that keeps aggregates (memory, the embedded file, real Redis),
 // and the same reports from each: sums worked out by hand, compared to the nano-dollar.
@@ -48,6 +48,19 @@ async function report(store: LedgerStore, params: Record<string, string[]>) {
   return buildCostReport(query, (day) => store.totals!(day));
 }
 
+type RenderedMetrics = ReturnType<typeof renderMetrics>;
+type ReportJson = { from: string; to: string; groupBy: ReportDimension[]; rows: (ReportRow["dimensions"] & RenderedMetrics)[]; totals: RenderedMetrics; warnings?: string[] };
+
+/** The JSON answer as the gateway writes it (GET /v1/admin/costs), parsed. */
+function reportJson(built: CostReport): ReportJson {
+  return JSON.parse([...costReportJsonPieces(built)].join(""));
+}
+
+/** The CSV answer as the gateway writes it (?format=csv). */
+function reportCsv(built: CostReport): string {
+  return [...costCsvPieces(built)].join("");
+}
+
 describe.each(stores)("cost report from the $name store", ({ name, open }) => {
   let store: LedgerStore;
   beforeAll(async () => {
@@ -58,7 +71,7 @@ describe.each(stores)("cost report from the $name store", ({ name, open }) => {
   });
 
   it("groups by every dimension by default, day by day, sorted, with exact totals", async () => {
-    const body = renderCostReport(await report(store, { from: ["2026-11-21"], to: ["2026-11-22"] }));
+    const body = reportJson(await report(store, { from: ["2026-11-21"], to: ["2026-11-22"] }));
     expect(body.groupBy).toEqual(["day", "team", "key", "route", "provider", "model"]);
     expect(body.rows.map((row) => [row.day, row.team, row.key, row.route, row.provider, row.model, row.requests, row.errors, row.costNano, row.costUsd])).toEqual([
       ["2026-11-21", "search", "app", "gpt", "openai", "gpt-4o", 1, 0, "2140000", "0.00214"],
@@ -73,7 +86,7 @@ describe.each(stores)("cost report from the $name store", ({ name, open }) => {
   });
 
   it("groups by the dimensions asked for, and filters (a repeated filter is any of)", async () => {
-    const byTeam = renderCostReport(await report(store, { from: ["2026-11-21"], to: ["2026-11-23"], groupBy: ["team"] }));
+    const byTeam = reportJson(await report(store, { from: ["2026-11-21"], to: ["2026-11-23"], groupBy: ["team"] }));
     expect(byTeam.rows).toEqual([
       expect.objectContaining({ team: "billing", requests: 1, costNano: "3000000507" }),
       // r1 + r2 + r5: 2,140,000 + 1,000,001 + 9.
@@ -81,17 +94,17 @@ describe.each(stores)("cost report from the $name store", ({ name, open }) => {
     ]);
     expect(Object.keys(byTeam.rows[0]!)).not.toContain("day");
 
-    const gptOnly = renderCostReport(await report(store, { from: ["2026-11-21"], to: ["2026-11-23"], groupBy: [""], route: ["gpt"] }));
+    const gptOnly = reportJson(await report(store, { from: ["2026-11-21"], to: ["2026-11-23"], groupBy: [""], route: ["gpt"] }));
     expect(gptOnly.rows).toEqual([expect.objectContaining({ requests: 3, costNano: "3140010", costUsd: "0.00314001" })]);
     expect(gptOnly.totals.costNano).toBe("3140010");
 
-    const either = renderCostReport(await report(store, { from: ["2026-11-22"], to: ["2026-11-22"], groupBy: ["model"], model: ["claude-sonnet-4-6", "gpt-4o"] }));
+    const either = reportJson(await report(store, { from: ["2026-11-22"], to: ["2026-11-22"], groupBy: ["model"], model: ["claude-sonnet-4-6", "gpt-4o"] }));
     expect(either.rows.map((row) => [row.model, row.costNano])).toEqual([
       ["claude-sonnet-4-6", "3000000507"],
       ["gpt-4o", "1000001"],
     ]);
 
-    const nobody = renderCostReport(await report(store, { from: ["2026-11-21"], to: ["2026-11-23"], team: ["nobody"] }));
+    const nobody = reportJson(await report(store, { from: ["2026-11-21"], to: ["2026-11-23"], team: ["nobody"] }));
     expect(nobody.rows).toEqual([]);
     expect(nobody.totals).toMatchObject({ requests: 0, costNano: "0", costUsd: "0" });
     // A filter value no record carries is a true $0, but it may be a typo: the answer says so.
@@ -101,7 +114,7 @@ describe.each(stores)("cost report from the $name store", ({ name, open }) => {
 
   it("warns of each filter value that matches nothing, and how to give several names", async () => {
     const built = await report(store, { from: ["2026-11-21"], to: ["2026-11-23"], groupBy: ["team"], team: ["search,billing", "billing"], route: ["gtp"] });
-    const body = renderCostReport(built);
+    const body = reportJson(built);
     expect(body.rows.map((row) => row.team)).toEqual([]); // route "gtp" matches nothing
     expect(body.warnings).toEqual([
       'team "search,billing" matches no record from 2026-11-21 to 2026-11-23 (names match whole and exactly; for several, repeat the parameter: team=search&team=billing)',
@@ -112,7 +125,7 @@ describe.each(stores)("cost report from the $name store", ({ name, open }) => {
   });
 
   it("writes the CSV a spreadsheet opens: dimensions, counts, exact USD, CRLF", async () => {
-    const csv = renderCostCsv(await report(store, { from: ["2026-11-22"], to: ["2026-11-22"], groupBy: ["day,route"] }));
+    const csv = reportCsv(await report(store, { from: ["2026-11-22"], to: ["2026-11-22"], groupBy: ["day,route"] }));
     expect(csv).toBe(
       [
         "day,route,requests,input_tokens,cache_read_tokens,cache_write_5m_tokens,cache_write_1h_tokens,output_tokens,reasoning_tokens,cost_usd,cache_savings_usd,errors,estimated,unpriced",
@@ -131,7 +144,7 @@ describe.each(stores)("cost report from the $name store", ({ name, open }) => {
       makeCostRecord({ requestId: "b2", time: "2026-11-22T10:00:00.000Z", cost: cost(most) }),
       makeCostRecord({ requestId: "b3", time: "2026-11-23T10:00:00.000Z", cost: cost(3) }),
     ]);
-    const body = renderCostReport(await report(big, { from: ["2026-11-21"], groupBy: [""] }));
+    const body = reportJson(await report(big, { from: ["2026-11-21"], groupBy: [""] }));
     expect(body.totals.costNano).toBe("18014398509481985");
     expect(body.totals.costUsd).toBe("18014398.509481985");
   });
@@ -142,7 +155,7 @@ describe.each(stores)("cost report from the $name store", ({ name, open }) => {
       makeCostRecord({ requestId: "d1", time: "2026-11-22T10:00:00.000Z", cost: cost(2 ** 53 - 1) }),
       makeCostRecord({ requestId: "d2", time: "2026-11-22T11:00:00.000Z", cost: cost(2) }),
     ]);
-    const body = renderCostReport(await report(day, { from: ["2026-11-22"], to: ["2026-11-22"], groupBy: [""] }));
+    const body = reportJson(await report(day, { from: ["2026-11-22"], to: ["2026-11-22"], groupBy: [""] }));
     expect(body.totals.costNano).toBe("9007199254740993");
   });
 });
@@ -155,11 +168,11 @@ describe("a report written in pieces", () => {
       const built = await report(store, { groupBy: [groupBy] });
       const pieces = [...costReportJsonPieces(built, 2)];
       expect(pieces.length).toBe(2 + Math.ceil(built.rows.length / 2));
-      expect(JSON.parse(pieces.join(""))).toEqual(renderCostReport(built));
-      expect([...costCsvPieces(built, 2)].join("")).toBe(renderCostCsv(built));
+      expect(JSON.parse(pieces.join(""))).toEqual(reportJson(built));
+      expect([...costCsvPieces(built, 2)].join("")).toBe(reportCsv(built));
     }
     const none = await report(store, { team: ["nobody"] });
-    expect(JSON.parse([...costReportJsonPieces(none, 2)].join(""))).toEqual({ ...renderCostReport(none), rows: [] });
+    expect(JSON.parse([...costReportJsonPieces(none, 2)].join(""))).toEqual({ ...reportJson(none), rows: [] });
     expect([...costCsvPieces(none, 2)].join("").split("\r\n")).toHaveLength(2);
   });
 });
@@ -168,7 +181,7 @@ describe("a model name that reads as a spreadsheet formula", () => {
   it("stays text in the CSV", async () => {
     const store = new MemoryLedgerStore();
     await store.write([makeCostRecord({ time: "2026-11-23T08:00:00.000Z", model: '=HYPERLINK("http://evil","x")' })]);
-    const csv = renderCostCsv(await report(store, { groupBy: ["model"] }));
+    const csv = reportCsv(await report(store, { groupBy: ["model"] }));
     expect(csv.split("\r\n")[1]).toMatch(/^"'=HYPERLINK\(""http:\/\/evil"",""x""\)",1,/);
   });
 
@@ -181,7 +194,7 @@ describe("a model name that reads as a spreadsheet formula", () => {
       makeCostRecord({ requestId: "cr", time: "2026-11-23T08:00:00.000Z", team: "ops", keyId: "ops\rbot" }),
       makeCostRecord({ requestId: "tab", time: "2026-11-23T08:00:00.000Z", team: "a\tb", keyId: "k" }),
     ]);
-    const csv = renderCostCsv(await report(store, { groupBy: ["team,key"] }));
+    const csv = reportCsv(await report(store, { groupBy: ["team,key"] }));
     const rows = parse(csv, { columns: true, record_delimiter: ["\r\n", "\n", "\r"] }) as Record<string, string>[];
     expect(rows.map((row) => [row.team, row.key, row.requests, row.cost_usd])).toEqual([
       ["EMEA\nResearch", "eu", "1", "0.00214"],
@@ -195,7 +208,7 @@ describe("a model name that reads as a spreadsheet formula", () => {
     // mistake) makes the saving negative: 1000 cached tokens × (2,500 − 3,750) nano = −1,250,000.
     const store = new MemoryLedgerStore();
     await store.write([makeCostRecord({ time: "2026-11-23T08:00:00.000Z", model: "-gpt", cost: cost(1, -1_250_000) })]);
-    const [header, row] = renderCostCsv(await report(store, { groupBy: ["model"] })).split("\r\n");
+    const [header, row] = reportCsv(await report(store, { groupBy: ["model"] })).split("\r\n");
     const cells = Object.fromEntries(header!.split(",").map((name, index) => [name, row!.split(",")[index]]));
     expect(cells).toMatchObject({ model: "'-gpt", cache_savings_usd: "-0.00125" });
   });
@@ -206,8 +219,8 @@ describe("records the stores must not count as they are", () => {
     const path = join(dir, "twice.jsonl");
     const store = await FileLedgerStore.open(path);
     await store.write([records[0]!, records[0]!]);
-    const live = renderCostReport(await report(store, { from: ["2026-11-21"], groupBy: [""] }));
-    const reopened = renderCostReport(await report(await FileLedgerStore.open(path), { from: ["2026-11-21"], groupBy: [""] }));
+    const live = reportJson(await report(store, { from: ["2026-11-21"], groupBy: [""] }));
+    const reopened = reportJson(await report(await FileLedgerStore.open(path), { from: ["2026-11-21"], groupBy: [""] }));
     expect([live.totals.requests, live.totals.costNano]).toEqual([1, "2140000"]);
     expect([reopened.totals.requests, reopened.totals.costNano]).toEqual([1, "2140000"]);
   });
@@ -218,7 +231,7 @@ describe("records the stores must not count as they are", () => {
       makeCostRecord({ requestId: "legacy-admin", time: "2026-11-02T10:00:00.000Z", keyId: "admin", team: "admin", admin: true, cost: cost(1_000) }),
       makeCostRecord({ requestId: "tenant", time: "2026-11-02T11:00:00.000Z", keyId: "ops-app", team: "admin", cost: cost(2_000) }),
     ]);
-    const body = renderCostReport(await report(store, { from: ["2026-11-02"], to: ["2026-11-02"], groupBy: ["team,key"] }));
+    const body = reportJson(await report(store, { from: ["2026-11-02"], to: ["2026-11-02"], groupBy: ["team,key"] }));
     expect(body.rows.map((row) => [row.team, row.key, row.costNano])).toEqual([
       ["(admin)", "(admin)", "1000"],
       ["admin", "ops-app", "2000"],
@@ -228,7 +241,7 @@ describe("records the stores must not count as they are", () => {
   it("reports from the memory store only the records it still holds (it is bounded)", async () => {
     const store = new MemoryLedgerStore(2);
     await store.write(records.slice(0, 3));
-    const body = renderCostReport(await report(store, { from: ["2026-11-21"], groupBy: [""] }));
+    const body = reportJson(await report(store, { from: ["2026-11-21"], groupBy: [""] }));
     // r1 was dropped for r2 and r3.
     expect(body.totals).toMatchObject({ requests: 2, costNano: "3001000008" });
   });
@@ -267,7 +280,7 @@ describe("the embedded file after a restart", () => {
     const first = await FileLedgerStore.open(path);
     await first.write(records);
     const reopened = await FileLedgerStore.open(path);
-    const body = renderCostReport(await report(reopened, { from: ["2026-11-21"], to: ["2026-11-23"], groupBy: [""] }));
+    const body = reportJson(await report(reopened, { from: ["2026-11-21"], to: ["2026-11-23"], groupBy: [""] }));
     expect(body.totals).toMatchObject({ requests: 4, costNano: "3003140517" });
   });
 });

@@ -119,19 +119,6 @@ export function renderMetrics(metrics: ReportMetrics) {
   };
 }
 
-export function renderCostReport(report: CostReport) {
-  const { query } = report;
-  const warnings = unmatchedWarnings(report);
-  return {
-    from: query.from,
-    to: query.to,
-    groupBy: query.groupBy,
-    rows: report.rows.map(renderRow),
-    totals: renderMetrics(report.totals),
-    ...(warnings.length > 0 ? { warnings } : {}),
-  };
-}
-
 function renderRow(row: ReportRow) {
   return { ...row.dimensions, ...renderMetrics(row.metrics) };
 }
@@ -140,7 +127,8 @@ function renderRow(row: ReportRow) {
 export const ROWS_PER_PIECE = 500;
 
 /**
- * The JSON of renderCostReport, in pieces of ROWS_PER_PIECE rows. A year's report of a large
+ * The JSON answer (`from`, `to`, `groupBy`, `rows`, `totals`, and `warnings` where a filter
+ * matched nothing), in pieces of ROWS_PER_PIECE rows. A year's report of a large
  * platform is some 70,000 rows, seconds of rendering: the gateway writes it a piece per turn of
  * the event loop, so the answers it proxies meanwhile never wait behind it.
  */

@@ -9,10 +9,6 @@ import { METRIC_FIELDS, ROWS_PER_PIECE, type CostReport, type ReportRow } from "
 
 const METRIC_COLUMNS = AGGREGATE_METRICS.map((metric) => metric.replace(/_nano$/, "_usd"));
 
-export function renderCostCsv(report: CostReport): string {
-  return [...costCsvPieces(report)].join("");
-}
-
 /** The CSV in pieces of ROWS_PER_PIECE rows (the header with the first), written a piece per event-loop turn. */
 export function* costCsvPieces(report: CostReport, rowsPerPiece = ROWS_PER_PIECE): Generator<string> {
   const firstMetric = report.query.groupBy.length;

@@ -54,9 +54,9 @@ const NO_OBSERVER: RouteObserver = { attemptStarted: () => undefined, attemptFai
 export type AdaptToTarget = (request: ChatRequest, target: Target) => Promise<ChatRequest>;
 const AS_IS: AdaptToTarget = async (request) => request;
 
-export type RoutedResponse = { target: Target; response: ChatResponse; upstreamTtftMs: number };
+export type RoutedResponse = { target: Target; response: ChatResponse };
 /** `held`: the parts read before the stream was committed (its preamble and the answer's first part), then `rest`. */
-export type RoutedStream = { target: Target; held: StreamPart[]; rest: AsyncGenerator<StreamPart>; upstreamTtftMs: number };
+export type RoutedStream = { target: Target; held: StreamPart[]; rest: AsyncGenerator<StreamPart> };
 
 export async function generateOnRoute(
   request: ChatRequest,
@@ -66,14 +66,14 @@ export async function generateOnRoute(
   observer: RouteObserver = NO_OBSERVER,
   adapt: AdaptToTarget = AS_IS,
 ): Promise<RoutedResponse> {
-  const { target, answer, upstreamTtftMs } = await tryTargets(request, route, slots, signal, observer, adapt, async (adapted, target, headers): Promise<Attempt<ChatResponse>> => {
+  const { target, answer } = await tryTargets(request, route, slots, signal, observer, adapt, async (adapted, target, headers): Promise<Attempt<ChatResponse>> => {
     try {
       return { answer: await target.model.generate(adapted, target.modelName, signal, headers) };
     } catch (error) {
       return { failure: toGatewayError(error) };
     }
   });
-  return { target, response: answer, upstreamTtftMs };
+  return { target, response: answer };
 }
 
 /**
@@ -92,7 +92,7 @@ export async function streamOnRoute(
   adapt: AdaptToTarget = AS_IS,
   commitAfterMs = 0,
 ): Promise<RoutedStream> {
-  const { target, answer, upstreamTtftMs } = await tryTargets(request, route, slots, signal, observer, adapt, async (adapted, target, headers): Promise<Attempt<Pick<RoutedStream, "held" | "rest">>> => {
+  const { target, answer } = await tryTargets(request, route, slots, signal, observer, adapt, async (adapted, target, headers): Promise<Attempt<Pick<RoutedStream, "held" | "rest">>> => {
     // A stream is committed once its first part of the answer arrives; a failure before that may
     // fall back. The parts a provider sends before any answer (Anthropic's message_start with its
     // usage, OpenAI's role chunk) commit nothing: an overloaded_error right after them is still a
@@ -123,7 +123,7 @@ export async function streamOnRoute(
     }
     return { answer: { held: preamble, rest: parts } };
   });
-  return { target, ...answer, upstreamTtftMs };
+  return { target, ...answer };
 }
 
 /**
@@ -208,7 +208,7 @@ async function tryTargets<T>(
   observer: RouteObserver,
   adapt: AdaptToTarget,
   attempt: (adapted: ChatRequest, target: Target, headers: UpstreamHeaders | undefined) => Promise<Attempt<T>>,
-): Promise<{ target: Target; answer: T; upstreamTtftMs: number }> {
+): Promise<{ target: Target; answer: T }> {
   const failures = new Failures();
   for (const target of usableTargets(route, slots)) {
     if (signal.aborted) break;
@@ -221,10 +221,9 @@ async function tryTargets<T>(
     // The client may have left while the above waited (a budget store, a policy's store): a call
     // begun now would be billed for a prompt nobody sent.
     if (signal.aborted) break;
-    const started = performance.now();
-    const headers = observer.attemptStarted(target, adapted, started);
+    const headers = observer.attemptStarted(target, adapted, performance.now());
     const result = await attempt(adapted, target, headers);
-    if ("answer" in result) return { target, answer: result.answer, upstreamTtftMs: performance.now() - started };
+    if ("answer" in result) return { target, answer: result.answer };
     observer.attemptFailed(target, result.failure, signal.aborted);
     // A client that left is not a reason to call the next provider.
     if (!result.failure.retryable || signal.aborted) throw result.failure;
