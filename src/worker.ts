@@ -75,7 +75,7 @@ function buildFromEnv(env: WorkerEnv): ReturnType<typeof createGateway> {
   // Written at once, inside the request: a Worker may not run work left for after its response.
   const ledger = new Ledger({ store: new LogLedgerStore(), log: console.error, schedule: (flush) => flush() });
   const admissionStore = env.TOLLGATE_BUDGETS ? new DurableObjectAdmissionStore(env.TOLLGATE_BUDGETS) : undefined;
-  return createGateway({ config, ledger, keepAlive: (c, work) => c.executionCtx.waitUntil(work), ...(admissionStore ? { admissionStore } : {}) });
+  return createGateway({ config, ledger, holdOpen: (c, work) => c.executionCtx.waitUntil(work), ...(admissionStore ? { admissionStore } : {}) });
 }
 
 const NOT_CONFIGURED = new GatewayError(

@@ -51,7 +51,7 @@ export type GatewayOptions = {
    * Workers entry passes the execution context's waitUntil, since a Worker may otherwise cancel
    * such work; on Node the process outlives the request, and the default does nothing.
    */
-  keepAlive?: (c: Context<GatewayEnv>, work: Promise<unknown>) => void;
+  holdOpen?: (c: Context<GatewayEnv>, work: Promise<unknown>) => void;
   /**
    * Closes the connection of a client whose stream was cut because it took no bytes for
    * `server.streamSendTimeoutSeconds`. The Node entry destroys the socket (its writer waits for a
@@ -110,7 +110,7 @@ export function buildGateway({
   store = new MemoryKeyValueStore(),
   admissionStore = new MemoryAdmissionStore(),
   now = Date.now,
-  keepAlive = () => {},
+  holdOpen = () => {},
   dropClient,
   stop,
 }: GatewayOptions) {
@@ -130,7 +130,7 @@ export function buildGateway({
     onSoftExceeded: (scope) => telemetry.recordSoftBudgetExceeded(scope),
   });
   const order = new CheapestFirst(config, metering.prices);
-  const handleChat = createChatHandler({ config, admission, log, slots, order, metering, policies, store, counter, keepAlive, dropClient });
+  const handleChat = createChatHandler({ config, admission, log, slots, order, metering, policies, store, counter, holdOpen, dropClient });
 
   app.use(async function requestContext(c, next) {
     const requestId = newRequestId();

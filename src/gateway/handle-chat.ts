@@ -21,7 +21,7 @@ import { generateOnRoute, streamOnRoute, type AdaptToTarget, type RoutedStream, 
 import type { KeyValueStore } from "../store/key-value-store.ts";
 import { answerFromCache } from "./answer-from-cache.ts";
 import { findRoute } from "./find-route.ts";
-import { targetAdapter } from "./target-adapter.ts";
+import { perTargetStep } from "./per-target-step.ts";
 import { answerHeaders, streamHeaders } from "./answer-headers.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
 import { jsonResponse } from "./json-response.ts";
@@ -47,13 +47,14 @@ export type ChatHandlerDeps = {
   policies: Map<string, PolicyChain>;
   store: KeyValueStore;
   counter: TokenCounter;
-  keepAlive: (c: Context<GatewayEnv>, work: Promise<unknown>) => void;
+  /** Keeps the request alive until `work` is done (waitUntil on Workers): settling, a stream's record. */
+  holdOpen: (c: Context<GatewayEnv>, work: Promise<unknown>) => void;
   /** Closes the connection of a client whose stream was cut because it stopped reading. */
   dropClient: ((c: Context<GatewayEnv>) => void) | undefined;
 };
 
-/** Where a cacheable request's answer would be kept. */
-type CacheSlot = { cache: ResponseCache; key: string };
+/** Where a cacheable request's answer would be kept: the route's response cache, and its key there. */
+type CacheEntry = { cache: ResponseCache; key: string };
 
 /** One admitted request on its way to a provider: everything answer() and streamAnswer() need. */
 type Job = {
@@ -62,7 +63,7 @@ type Job = {
   slots: Map<string, ProviderSlot>;
   call: MeteredCall;
   adapt: AdaptToTarget;
-  slot: CacheSlot | undefined;
+  cacheEntry: CacheEntry | undefined;
   streaming: StreamHost;
   /** Hears of each upstream call: the metered call, watched for timeouts on a "cheapest" route. */
   observer: RouteObserver;
@@ -86,10 +87,10 @@ type StreamHost = {
  * systems, which may answer the same request next time, and one false refusal would otherwise be
  * everybody's answer for the cache's TTL.
  */
-function keepAnswer(slot: CacheSlot | undefined, response: ChatResponse, record: CostRecord): void {
-  if (!slot || record.status !== "ok") return;
+function keepAnswer(cacheEntry: CacheEntry | undefined, response: ChatResponse, record: CostRecord): void {
+  if (!cacheEntry || record.status !== "ok") return;
   if (response.finishReason === "content-filter" || response.refusalDetails || response.refusal) return;
-  void slot.cache.save(slot.key, { response: withBilledUsage(response, record), provider: record.provider, model: record.model, costNano: record.cost.totalNano }).catch(() => undefined);
+  void cacheEntry.cache.save(cacheEntry.key, { response: withBilledUsage(response, record), provider: record.provider, model: record.model, costNano: record.cost.totalNano }).catch(() => undefined);
 }
 
 /** An answer whose provider reported no usage carries what tollgate counted and bills, not zero. */
@@ -97,7 +98,7 @@ function withBilledUsage(response: ChatResponse, record: CostRecord): ChatRespon
   return response.usage ? response : { ...response, usage: record.usage };
 }
 
-export function createChatHandler({ config, admission, log: logLine, slots, order, metering, policies, store, counter, keepAlive, dropClient }: ChatHandlerDeps) {
+export function createChatHandler({ config, admission, log: logLine, slots, order, metering, policies, store, counter, holdOpen, dropClient }: ChatHandlerDeps) {
   return async function handleChat(c: Context<GatewayEnv>): Promise<Response> {
     const parsed = c.get("dialect").parseRequest(await readJsonBody(c.req.raw, config.server.maxBodyBytes), c.req.raw.headers);
     const route = findRoute(config, c.get("caller"), parsed.route);
@@ -126,7 +127,7 @@ export function createChatHandler({ config, admission, log: logLine, slots, orde
         if (record) order.heard(record);
         const settling = ticket.settle(record).catch((error: Error) => logLine(`[tollgate] error: settling ${requestId} failed: ${error.message}`));
         try {
-          keepAlive(c, settling);
+          holdOpen(c, settling);
         } catch {
           // No way to hold the request open here (a host without waitUntil): the settle runs anyway.
         }
@@ -142,7 +143,7 @@ export function createChatHandler({ config, admission, log: logLine, slots, orde
           keepAliveMs: config.server.streamKeepAliveSeconds * 1000,
           sendTimeoutMs: config.server.streamSendTimeoutSeconds * 1000,
           dropClient: dropClient && (() => dropClient(c)),
-          holdOpen: (work) => keepAlive(c, work),
+          holdOpen: (work) => holdOpen(c, work),
         },
       });
     } catch (error) {
@@ -163,15 +164,15 @@ async function answerRouted(
   c: Context<GatewayEnv>,
   chain: PolicyChain,
   context: PolicyContext,
-  { request, route, call, slots, streaming, observer }: Omit<Job, "adapt" | "slot">,
+  { request, route, call, slots, streaming, observer }: Omit<Job, "adapt" | "cacheEntry">,
 ): Promise<Response> {
-  const slot = chain.responseCache && isDeterministic(request) ? { cache: chain.responseCache, key: await chain.responseCache.keyFor(context.route, route.targets, request, c.get("caller")) } : undefined;
-  const hit = slot && (await slot.cache.lookup(slot.key).catch(() => undefined));
+  const cacheEntry = chain.responseCache && isDeterministic(request) ? { cache: chain.responseCache, key: await chain.responseCache.keyFor(context.route, route.targets, request, c.get("caller")) } : undefined;
+  const hit = cacheEntry && (await cacheEntry.cache.lookup(cacheEntry.key).catch(() => undefined));
   if (hit) return answerFromCache(c, request, call, hit);
-  if (slot) call.missedResponseCache();
+  if (cacheEntry) call.missedResponseCache();
 
-  const adapt = targetAdapter(chain, context, (log, moment) => call.notePolicies(moment, log.notes, log.warnings));
-  const job: Job = { request, route, slots, call, adapt, slot, streaming, observer };
+  const adapt = perTargetStep(chain, context, (log, moment) => call.notePolicies(moment, log.notes, log.warnings));
+  const job: Job = { request, route, slots, call, adapt, cacheEntry, streaming, observer };
   return request.stream ? streamAnswer(c, job) : answer(c, job);
 }
 
@@ -181,7 +182,7 @@ function takeRequestSpan(c: Context<GatewayEnv>) {
   return holder.span;
 }
 
-async function answer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, slot, observer }: Job): Promise<Response> {
+async function answer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, cacheEntry, observer }: Job): Promise<Response> {
   // node-server aborts the request's signal when the client goes away; the upstream call follows.
   const clientSignal = c.req.raw.signal;
   // A failure here is recorded by handleChat's catch, like every failure past admission.
@@ -191,14 +192,14 @@ async function answer(c: Context<GatewayEnv>, { request, route, slots, call, ada
   const outcome = { status: "ok", httpStatus: 200 } as const;
   const record = await call.settle(outcome);
   const headers = answerHeaders(c, record);
-  if (slot) headers["x-tollgate-cache"] = "miss";
-  keepAnswer(slot, routed.response, record);
+  if (cacheEntry) headers["x-tollgate-cache"] = "miss";
+  keepAnswer(cacheEntry, routed.response, record);
   const response = jsonResponse(c.get("dialect").renderResponse(withBilledUsage(routed.response, record)), 200, c.get("requestId"), headers);
   void call.commit(outcome);
   return response;
 }
 
-async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, slot, streaming, observer }: Job): Promise<Response> {
+async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, cacheEntry, streaming, observer }: Job): Promise<Response> {
   // A stream's upstream stops on either sign that the client is gone: the request's signal, or
   // the response body being cancelled when a write to the client fails.
   const upstream = new AbortController();
@@ -223,7 +224,7 @@ async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, cal
     throw error; // recorded by handleChat's catch
   }
   try {
-    return respondWithStream(c, { request, call, slot, streaming }, routed, client, stopUpstream, forgetClient);
+    return respondWithStream(c, { request, call, cacheEntry, streaming }, routed, client, stopUpstream, forgetClient);
   } catch (error) {
     // Nothing reached the client: stop the provider before the failure is recorded.
     stopUpstream();
@@ -235,7 +236,7 @@ async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, cal
 
 function respondWithStream(
   c: Context<GatewayEnv>,
-  { request, call, slot, streaming }: Pick<Job, "request" | "call" | "slot" | "streaming">,
+  { request, call, cacheEntry, streaming }: Pick<Job, "request" | "call" | "cacheEntry" | "streaming">,
   { target, held, rest }: RoutedStream,
   client: { readonly left: boolean },
   stopUpstream: () => void,
@@ -243,7 +244,7 @@ function respondWithStream(
 ): Response {
   let failure: string | undefined;
   // A cacheable stream is kept whole once it completes, so the next identical request is a hit.
-  const collector = slot ? new ResponseCollector() : undefined;
+  const collector = cacheEntry ? new ResponseCollector() : undefined;
   let recorded = () => {};
   // The status line said 200 before the stream began; how it ended is in the record. A client
   // that left is the reason, whatever the upstream call made of being stopped (an upstream
@@ -270,7 +271,7 @@ function respondWithStream(
     // Settled with how the stream ended, so the summary and the record it comes before agree.
     async summary(outcome) {
       const record = await call.settle(closing(outcome));
-      if (collector && outcome === "completed") keepAnswer(slot, collector.response(), record);
+      if (collector && outcome === "completed") keepAnswer(cacheEntry, collector.response(), record);
       return summarizeRecord(record);
     },
     abortUpstream: stopUpstream,
@@ -282,7 +283,7 @@ function respondWithStream(
     },
   });
 
-  const response = sseResponse(body, streamHeaders(c, request.route, target.model.providerName, call.policyNotes(), slot ? "miss" : undefined));
+  const response = sseResponse(body, streamHeaders(c, request.route, target.model.providerName, call.policyNotes(), cacheEntry ? "miss" : undefined));
   // The request stays alive until the stream's record is made. On Workers a client that leaves
   // ends the request at once, unless work is pending: its record and settle would never run.
   streaming.holdOpen(new Promise<void>((resolve) => (recorded = resolve)));

@@ -18,7 +18,7 @@ import { findRoute } from "./find-route.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
 import { jsonResponse } from "./json-response.ts";
 import { readJsonBody } from "./read-json-body.ts";
-import { targetAdapter } from "./target-adapter.ts";
+import { perTargetStep } from "./per-target-step.ts";
 
 // POST /v1/messages/count_tokens: Anthropic's token counting, which the Anthropic SDK's
 // `messages.countTokens()` calls (and agents that manage their context window call often). It
@@ -94,7 +94,7 @@ export function createCountTokensHandler({ config, slots, order, policies, store
       }
     }
 
-    const { target, answer } = await callOnRoute(request, order.routeFor(request, route), slots, signal, targetAdapter(chain, context), async (adapted, target): Promise<Count> => {
+    const { target, answer } = await callOnRoute(request, order.routeFor(request, route), slots, signal, perTargetStep(chain, context), async (adapted, target): Promise<Count> => {
       const counted = await countUpstream(target, adapted);
       if (counted === undefined) return { inputTokens: await estimateInputTokens(counter, adapted), estimated: true };
       return typeof counted === "number" ? { inputTokens: counted, estimated: false } : { ...counted, estimated: false };

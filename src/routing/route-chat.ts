@@ -212,7 +212,7 @@ async function tryTargets<T>(
   const failures = new Failures();
   for (const target of usableTargets(route, slots)) {
     if (signal.aborted) break;
-    if (failures.upstream && observer.mayTryNext && !(await observer.mayTryNext())) throw failures.final(route, slots, signal);
+    if (failures.told && observer.mayTryNext && !(await observer.mayTryNext())) throw failures.final(route, slots, signal);
     const adapted = await failures.adapt(adapt, request, target);
     if (!adapted) {
       observer.targetRefused?.(target);
@@ -235,49 +235,54 @@ async function tryTargets<T>(
 /**
  * Why a route found no answer. A target that cannot take the request (a 400 at its per-target
  * step: logprobs on Claude, an image type it refuses) is skipped: the next may take it, and the
- * record says so (targetAdapter). A refusal by the route's own rule (`"onUnsupported": "reject"`)
+ * record says so (perTargetStep). A refusal by the route's own rule (`"onUnsupported": "reject"`)
  * is the client's answer when no target has been called yet: the route asked for the 400, and
  * moving on would send every such request to the fallback model unseen. After a provider's
  * failure it is a skip like the others, and that failure, what the client most needs to know,
  * outranks every refusal.
  */
 class Failures {
-  upstream: GatewayError | undefined;
-
   /**
-   * The failure the client is told of: the last, except that of several rate limits it is the
-   * one that lifts first (its retry-after is when some target may answer again), and that a
-   * passing failure outranks a lasting one (a 429 with its retry-after, not the next target's
-   * 404 for a model it does not have: a retry can meet the first again, never the second).
+   * The provider's failure the client is told of: the last, except that of several rate limits
+   * it is the one that lifts first (its retry-after is when some target may answer again), and
+   * that a passing failure outranks a lasting one (a 429 with its retry-after, not the next
+   * target's 404 for a model it does not have: a retry can meet the first again, never the
+   * second). Undefined until a provider was called and failed.
    */
-  failed(failure: GatewayError, model: string): void {
-    this.tried.push({ failure, model });
-    const kept = this.upstream;
-    const sooner = kept?.kind === "rate_limit" && failure.kind === "rate_limit" && (kept.retryAfterSeconds ?? Infinity) < (failure.retryAfterSeconds ?? Infinity);
-    const passingKept = kept !== undefined && !kept.permanent && failure.permanent === true;
-    if (!failure.permanent) this.transient = true;
-    if (!sooner && !passingKept) this.upstream = failure;
-  }
+  told: GatewayError | undefined;
+  /** The first per-target refusal (a 400 at the per-target step): the answer if no provider was called. */
   private refusal: GatewayError | undefined;
   /** Some target failed in a way a later retry of the request may not meet again. */
   private transient = false;
   /** Every target's failure, in the order tried. */
   private readonly tried: { failure: GatewayError; model: string }[] = [];
 
+  /** A provider's call failed in a way the next target may make good: kept, and perhaps told. */
+  failed(failure: GatewayError, model: string): void {
+    this.tried.push({ failure, model });
+    const kept = this.told;
+    const sooner = kept?.kind === "rate_limit" && failure.kind === "rate_limit" && (kept.retryAfterSeconds ?? Infinity) < (failure.retryAfterSeconds ?? Infinity);
+    const passingKept = kept !== undefined && !kept.permanent && failure.permanent === true;
+    if (!failure.permanent) this.transient = true;
+    if (!sooner && !passingKept) this.told = failure;
+  }
+
+  /** The per-target step for `target`: the request it is to get, or undefined where it is skipped. */
   async adapt(adapt: AdaptToTarget, request: ChatRequest, target: Target): Promise<ChatRequest | undefined> {
     try {
       return await adapt(request, target);
     } catch (error) {
       const refusal = toGatewayError(error);
-      if (refusal.status !== 400 || (refusal.routeRule && !this.upstream)) throw refusal;
+      if (refusal.status !== 400 || (refusal.routeRule && !this.told)) throw refusal;
       this.refusal ??= refusal;
       return undefined;
     }
   }
 
+  /** What the client is told when the route gives up. */
   final(route: RouteConfig, slots: Map<string, ProviderSlot>, signal: AbortSignal): GatewayError {
     if (signal.aborted) return new GatewayError("upstream", "the client went away before an answer", { code: "client_closed_request" });
-    const told = this.upstream;
+    const told = this.told;
     if (!told) return this.refusal ?? noTargetError(route, slots);
     // The client is told of one failure; the route's others (a provider without its key is
     // never tried) are named beside it, or only the last target would show in the message.

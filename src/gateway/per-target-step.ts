@@ -11,7 +11,7 @@ import type { AdaptToTarget } from "../routing/route-chat.ts";
  * answers, so that a route whose first target never runs for such requests does not look as if
  * it did.
  */
-export function targetAdapter(chain: PolicyChain, context: PolicyContext, heard: (log: PolicyLog, moment: "target" | "skipped") => void = () => {}): AdaptToTarget {
+export function perTargetStep(chain: PolicyChain, context: PolicyContext, heard: (log: PolicyLog, moment: "target" | "skipped") => void = () => {}): AdaptToTarget {
   return async (request, target) => {
     const policyTarget = { providerName: target.model.providerName, providerType: target.model.providerType, model: target.modelName };
     try {
