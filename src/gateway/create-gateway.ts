@@ -67,7 +67,11 @@ export type GatewayOptions = {
   stop?: AbortSignal;
 };
 
-/** What each endpoint takes: another method on one of these paths is a 405, not a 404. */
+/**
+ * Every path the gateway serves, and the method it takes: another method on one of these paths
+ * is a 405, not a 404. One route's model (`/v1/models/{model}`) is a template, handled apart.
+ * The order is the 404's list of endpoints (SERVED).
+ */
 const ENDPOINT_METHODS = new Map([
   ["/v1/chat/completions", "POST"],
   ["/v1/messages", "POST"],
@@ -75,16 +79,29 @@ const ENDPOINT_METHODS = new Map([
   ["/v1/models", "GET"],
   ["/v1/budgets", "GET"],
   ["/v1/admin/costs", "GET"],
-  ["/healthz", "GET"],
   ...DASHBOARD_PATHS.map((path) => [path, "GET"] as const),
+  ["/healthz", "GET"],
 ]);
 
-/** Endpoints named in span names; anything else is named by its method only (bounded cardinality). */
-const SPAN_PATHS = new Set(["/v1/chat/completions", "/v1/messages", "/v1/messages/count_tokens", "/v1/models", "/v1/budgets", "/v1/admin/costs", "/healthz", ...DASHBOARD_PATHS]);
+/**
+ * What the 404 for an unknown path says tollgate serves: the endpoints above, with one route's
+ * model after the list, and the dashboard by its page alone (DASHBOARD_PATHS' first: its script
+ * and style are the page's to ask for).
+ */
+const SERVED = [...ENDPOINT_METHODS]
+  .flatMap(([path, method]) => {
+    if (path === DASHBOARD_PATHS[0]) return [`${method} ${path} (the cost dashboard)`];
+    if (DASHBOARD_PATHS.includes(path)) return [];
+    return path === "/v1/models" ? [`${method} ${path}`, `${method} /v1/models/{route}`] : [`${method} ${path}`];
+  })
+  .join(", ");
 
-/** The path's template (`http.route`) where the gateway serves it, else undefined. */
+/**
+ * The path's template (`http.route`) where the gateway serves it, else undefined: a span names
+ * any other path by its method only (bounded cardinality).
+ */
 function spanRoute(path: string): string | undefined {
-  if (SPAN_PATHS.has(path)) return path;
+  if (ENDPOINT_METHODS.has(path)) return path;
   // One route's model: the template, never the id, names the span.
   return path.startsWith("/v1/models/") && path.length > "/v1/models/".length ? "/v1/models/{model}" : undefined;
 }
@@ -169,7 +186,7 @@ export function buildGateway({
       return jsonResponse(c.get("dialect").renderError(error, c.get("requestId")), error.status, c.get("requestId"), { allow: allow === "GET" ? "GET, HEAD" : allow });
     }
     // Not "model_not_found" (the default code of a 404, for an unknown route): this is a path.
-    throw new GatewayError("not_found", `no such endpoint: ${c.req.method} ${c.req.path}; ${hintFor(c.req.path)}tollgate serves POST /v1/chat/completions, POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models, GET /v1/models/{route}, GET /v1/budgets, GET /v1/admin/costs, GET /admin (the cost dashboard), GET /healthz`, {
+    throw new GatewayError("not_found", `no such endpoint: ${c.req.method} ${c.req.path}; ${hintFor(c.req.path)}tollgate serves ${SERVED}`, {
       code: "unknown_endpoint",
     });
   });
