@@ -5,7 +5,7 @@ import type { ChatRequest } from "../../src/model/chat-request.ts";
 import type { StreamPart } from "../../src/model/stream-part.ts";
 import { mapProviderError, type ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
-import { fetchWithEventBound } from "../shared/event-bound.ts";
+import { boundedFetch } from "../shared/bounded-fetch.ts";
 import { answerFailure, FinishCheck, readAnswerBody } from "../shared/finish-check.ts";
 import { convertToAnthropicRequest, refuseBlankLastTurn, refuseImageType } from "./convert-to-anthropic-request.ts";
 import { contextManagementOf, mapAnthropicResponse } from "./map-anthropic-response.ts";
@@ -38,8 +38,8 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ChatMo
     maxRetries: options.maxRetries ?? 0,
     // tollgate's own CLIENT span (src/telemetry) covers each call; the SDK's would count it twice.
     openTelemetry: false,
-    // Each streamed answer's events bounded (MAX_EVENT_BYTES): the SDK's SSE decoder buffers an unfinished one.
-    fetch: fetchWithEventBound(options.fetch, options.name),
+    // Every body bounded (a stream's events, an answer, a refusal): the SDK keeps what it reads.
+    fetch: boundedFetch(options.fetch, options.name),
     ...(options.fetchOptions ? { fetchOptions: options.fetchOptions as NonNullable<ConstructorParameters<typeof Anthropic>[0]>["fetchOptions"] } : {}),
   });
   const errorContext: ProviderErrorContext = { provider: options.name, apiKey: options.apiKey, keyVariable: options.keyVariable, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS };

@@ -2,6 +2,7 @@ import type { TransportOptions } from "../../src/model/chat-model.ts";
 import { redactSecrets } from "../shared/redact-secrets.ts";
 import { unrefTimer } from "../../src/runtime/unref-timer.ts";
 import { chunksOf } from "./read-sse-data.ts";
+import { BodyTooLongError, MAX_ANSWER_BYTES, MAX_ERROR_BODY_BYTES, readUpTo } from "../shared/body-bound.ts";
 
 // One Chat Completions call over the transport's fetch, without an SDK: local decoders sit a
 // millisecond away, so what the gateway spends per call shows, and the official SDK's per-call
@@ -58,10 +59,11 @@ export async function postChatCompletions(call: ChatCompletionsCall): Promise<Ch
     const doFetch = call.transport.fetch ?? fetch;
     const response = await doFetch(call.url, { method: "POST", headers, body, signal, ...(call.transport.fetchOptions ?? {}) } as RequestInit);
     if (response.ok) {
-      const answer = { json: () => response.json(), body: response.body! };
+      const answer = { json: () => answerJson(response.body), body: response.body! };
       return deadline ? deadline.endsWith(answer) : answer;
     }
-    throw new ProviderHttpError(response.status, response.headers, errorBody(await response.text().catch(() => ""), call.apiKey));
+    const refusal = await readUpTo(response.body, MAX_ERROR_BODY_BYTES).catch(() => undefined);
+    throw new ProviderHttpError(response.status, response.headers, errorBody(refusal ? decoder.decode(refusal.bytes) : "", call.apiKey));
   } catch (error) {
     deadline?.end();
     // Either transport reports a fired signal as an abort; say which signal it was.
@@ -128,6 +130,19 @@ async function* readThenEnd(body: ChatCompletionsResponse["body"], end: () => vo
   } finally {
     end();
   }
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * An answer's JSON, read up to its bound (body-bound.ts): past it, the body is cancelled (its
+ * connection closed) and the read fails with BodyTooLongError, which mapProviderError makes a 502.
+ * (The Node transport's `post` bounds its own reads: src/node/undici-fetch.ts.)
+ */
+async function answerJson(body: ReadableStream<Uint8Array> | null): Promise<unknown> {
+  const { bytes, whole } = await readUpTo(body, MAX_ANSWER_BYTES);
+  if (!whole) throw new BodyTooLongError(MAX_ANSWER_BYTES);
+  return JSON.parse(decoder.decode(bytes));
 }
 
 function errorBody(text: string, apiKey: string | undefined): unknown {

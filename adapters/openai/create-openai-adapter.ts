@@ -4,7 +4,7 @@ import type { StreamPart } from "../../src/model/stream-part.ts";
 import { refuseAnthropicDefinedTools } from "../shared/refuse-anthropic-tools.ts";
 import type { ProviderErrorContext } from "../shared/map-provider-error.ts";
 import { DEFAULT_TIMEOUT_MS } from "../shared/timeouts.ts";
-import { fetchWithEventBound } from "../shared/event-bound.ts";
+import { boundedFetch } from "../shared/bounded-fetch.ts";
 import { answerFailure, FinishCheck, readAnswerBody } from "../shared/finish-check.ts";
 import { convertToOpenAIRequest } from "./convert-to-openai-request.ts";
 import { mapOpenAIResponse } from "./map-openai-response.ts";
@@ -30,8 +30,8 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): ChatModel {
     baseURL: baseUrl,
     timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     maxRetries: options.maxRetries ?? 0,
-    // Each streamed answer's events bounded (MAX_EVENT_BYTES): the SDK's SSE decoder buffers an unfinished one.
-    fetch: fetchWithEventBound(options.fetch, options.name),
+    // Every body bounded (a stream's events, an answer, a refusal): the SDK keeps what it reads.
+    fetch: boundedFetch(options.fetch, options.name),
     ...(options.fetchOptions ? { fetchOptions: options.fetchOptions as NonNullable<ConstructorParameters<typeof OpenAI>[0]>["fetchOptions"] } : {}),
   });
   const errorContext: ProviderErrorContext = { provider: options.name, apiKey: options.apiKey, keyVariable: options.keyVariable, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { boundedBody, EventBound, EventTooLongError, fetchWithEventBound } from "./event-bound.ts";
+import { boundedBody, EventBound, EventTooLongError } from "./event-bound.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
@@ -38,17 +38,6 @@ describe("EventBound", () => {
 
   it("names the provider and the bound", () => {
     expect(() => new EventBound("vllm", 16 * 1024 * 1024).see(new Uint8Array(16 * 1024 * 1024 + 1))).toThrow('provider "vllm" sent a stream event longer than 16 MiB');
-  });
-});
-
-describe("fetchWithEventBound", () => {
-  const answer = (body: string, contentType: string) => async () => new Response(body, { headers: { "content-type": contentType } });
-
-  it("bounds a streamed body, and leaves a JSON answer as it is", async () => {
-    const streamed = await fetchWithEventBound(answer("data: xxxxxxxxxxxx", "text/event-stream"), "openai", 10)("http://upstream/");
-    await expect(streamed.text()).rejects.toThrow('provider "openai" sent a stream event longer than 10 bytes');
-    const json = await fetchWithEventBound(answer(`{"text":"${"x".repeat(100)}"}`, "application/json"), "openai", 10)("http://upstream/");
-    expect(((await json.json()) as { text: string }).text).toHaveLength(100);
   });
 });
 

@@ -1,4 +1,5 @@
 import { GatewayError } from "../../src/errors/gateway-error.ts";
+import { describeBytes } from "./body-bound.ts";
 
 /**
  * The most bytes one server-sent event may take before the call fails: 16 MiB. Every SSE parser
@@ -134,26 +135,4 @@ function joined(parts: Uint8Array[]): Uint8Array {
     at += part.length;
   }
   return whole;
-}
-
-/**
- * The SDKs' fetch, with each streamed answer's events bounded (see boundedBody). Only a 2xx body
- * that is not JSON is wrapped: the SDKs read a stream's body as SSE whatever its content type,
- * and a refusal or a JSON answer is read whole by other means (src/node/undici-fetch.ts reads
- * every answer but an SSE one whole, before this sees it). `fetch` undefined: the global one,
- * looked up at each call (a test's msw replaces it after the adapter is built).
- */
-export function fetchWithEventBound(fetchFn: typeof fetch | undefined, providerName: string, limit = MAX_EVENT_BYTES): typeof fetch {
-  return async function boundedFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
-    const response = await (fetchFn ?? globalThis.fetch)(input, init);
-    // Not `instanceof Response`: @hono/node-server replaces the global Response, which fetch's is not.
-    if (!response.ok || response.headers.get("content-type")?.includes("json")) return response;
-    const body = response.body;
-    if (!body) return response;
-    return new Response(boundedBody(body, new EventBound(providerName, limit)), { status: response.status, statusText: response.statusText, headers: response.headers });
-  };
-}
-
-function describeBytes(bytes: number): string {
-  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
 }

@@ -1,6 +1,7 @@
 import { GatewayError, OVERLOADED, type RateLimitUnit } from "../../src/errors/gateway-error.ts";
 import { redactSecrets } from "./redact-secrets.ts";
 import { didNotAnswer } from "./timeouts.ts";
+import { answerTooLong, bodyTooLong } from "./body-bound.ts";
 
 // Both official SDKs throw APIError subclasses of the same shape (status, headers, error body),
 // so one mapping serves every adapter. What a client may see is decided here: a provider's
@@ -35,6 +36,9 @@ const NETWORK_MESSAGES = /^(terminated|fetch failed|socket hang up|other side cl
 
 export function mapProviderError(error: unknown, context: ProviderErrorContext): GatewayError {
   if (error instanceof GatewayError) return error;
+  // An answer's body past its bound (body-bound.ts), thrown by the transport or by the SDK reading it.
+  const tooLong = bodyTooLong(error);
+  if (tooLong) return answerTooLong(context.provider, tooLong.limit, error);
   const sdkError = error as SdkError;
   const status = typeof sdkError?.status === "number" ? sdkError.status : undefined;
   const upstreamMessage = redactSecrets(providerMessage(sdkError), context.apiKey);

@@ -67,7 +67,9 @@ export type PlainPost = (url: string, init: { headers: Record<string, string>; b
 export type PlainResponse = {
   status: number;
   headers: Record<string, string | string[] | undefined>;
+  /** The body's first MAX_ERROR_BODY_BYTES (adapters/shared/body-bound.ts), as text: a refusal's, for its message. */
   text(): Promise<string>;
+  /** The body parsed, failing with BodyTooLongError past MAX_ANSWER_BYTES (the body then destroyed, not drained). */
   json(): Promise<unknown>;
   /** The body as it arrives; leaving the iteration early stops the download. */
   body: AsyncIterable<Uint8Array>;

@@ -1,6 +1,7 @@
 import type { Readable } from "node:stream";
 import { request, type Dispatcher } from "undici";
 import { AnswerCutError } from "../../adapters/shared/finish-check.ts";
+import { BODY_BOUNDED, BodyTooLongError, MAX_ANSWER_BYTES, MAX_ERROR_BODY_BYTES } from "../../adapters/shared/body-bound.ts";
 import type { PlainPost } from "../model/chat-model.ts";
 
 // A `fetch` for the provider SDKs built on undici.request. Node 20's global fetch spends about
@@ -16,8 +17,13 @@ export function createUndiciPost(dispatcher: Dispatcher): PlainPost {
     return {
       status: response.statusCode,
       headers: response.headers,
-      text: () => response.body.text(),
-      json: () => response.body.json(),
+      // A refusal's start, for its message; an answer, whole up to its bound (body-bound.ts).
+      text: async () => decoder.decode((await readUpTo(response.body, MAX_ERROR_BODY_BYTES)).bytes),
+      json: async () => {
+        const { bytes, whole } = await readUpTo(response.body, MAX_ANSWER_BYTES);
+        if (!whole) throw new BodyTooLongError(MAX_ANSWER_BYTES);
+        return JSON.parse(decoder.decode(bytes));
+      },
       body: readWithoutDestroying(response.body),
     };
   };
@@ -86,21 +92,53 @@ export function createUndiciFetch(dispatcher: Dispatcher): typeof fetch {
       upstream.body.resume();
       return new Response(null, init200);
     }
-    // Streams stay streams (SSE); everything else is read whole.
+    // Streams stay streams (SSE); everything else is read whole, up to its bound (body-bound.ts).
     if (headers.get("content-type")?.startsWith("text/event-stream")) return new Response(toWebStream(upstream.body), init200);
-    let bytes: ArrayBuffer;
+    const refused = upstream.statusCode >= 300;
+    let read: { bytes: Uint8Array; whole: boolean };
     try {
-      bytes = await upstream.body.arrayBuffer();
+      read = await readUpTo(upstream.body, refused ? MAX_ERROR_BODY_BYTES : MAX_ANSWER_BYTES);
     } catch (error) {
       // The connection was lost after the headers. Thrown here, an SDK would take it for a call
       // that never reached the provider, and send it again (maxRetries); an answer the provider
       // had taken is handed back instead, its body failing with AnswerCutError, which the adapter
       // bills. A refusal (4xx/5xx) cut short is a failed call as before.
-      if (upstream.statusCode >= 300) throw error;
+      if (refused) throw error;
       return new BufferedResponse(new AnswerCutError(error), upstream.statusCode, headers, url) as unknown as Response;
     }
-    return new BufferedResponse(new Uint8Array(bytes), upstream.statusCode, headers, url) as unknown as Response;
+    // An answer past the bound fails as it is read; a refusal keeps its start, for its message.
+    const answer = read.whole || refused ? read.bytes : new BodyTooLongError(MAX_ANSWER_BYTES);
+    return new BufferedResponse(answer, upstream.statusCode, headers, url) as unknown as Response;
   };
+}
+
+/**
+ * The body's bytes up to `limit`, counted as they come: `whole` false when it had more, which is
+ * then not read: the body is destroyed, so its connection closes instead of being drained (an
+ * upstream may be sending without end). One copy into one buffer at the end, as undici's own
+ * arrayBuffer() and json() make.
+ */
+function readUpTo(body: Readable, limit: number): Promise<{ bytes: Uint8Array; whole: boolean }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    const onData = (chunk: Buffer) => {
+      if (length + chunk.length <= limit) {
+        chunks.push(chunk);
+        length += chunk.length;
+        return;
+      }
+      chunks.push(chunk.subarray(0, limit - length));
+      body.off("data", onData);
+      body.off("end", onEnd);
+      // undici fails a body destroyed before its end with RequestAbortedError: nobody reads it now.
+      body.on("error", () => undefined);
+      body.destroy();
+      resolve({ bytes: Buffer.concat(chunks, limit), whole: false });
+    };
+    const onEnd = () => resolve({ bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length), whole: true });
+    body.on("data", onData).once("end", onEnd).once("error", reject);
+  });
 }
 
 const decoder = new TextDecoder();
@@ -110,9 +148,11 @@ const decoder = new TextDecoder();
  * text, json; `body` for their debug log). A WHATWG Response would build a byte stream for a
  * body that is already in memory: about 8% of the gateway's CPU in the benchmark. The SDK
  * tests in undici-fetch.test.ts hold both SDKs to this surface. A body cut off after the
- * headers is an AnswerCutError, which every read of it throws.
+ * headers is an AnswerCutError, and one past its bound a BodyTooLongError, which every read of it throws.
  */
 class BufferedResponse {
+  /** Read whole within the bounds: boundedFetch (adapters/shared/bounded-fetch.ts) leaves it as it is. */
+  readonly [BODY_BOUNDED] = true;
   readonly ok: boolean;
   readonly statusText = "";
   readonly redirected = false;
@@ -120,7 +160,7 @@ class BufferedResponse {
   bodyUsed = false;
 
   constructor(
-    private readonly bytes: Uint8Array | AnswerCutError,
+    private readonly bytes: Uint8Array | AnswerCutError | BodyTooLongError,
     readonly status: number,
     readonly headers: Headers,
     readonly url: string,
@@ -130,7 +170,7 @@ class BufferedResponse {
 
   get body(): ReadableStream<Uint8Array> {
     const bytes = this.bytes;
-    if (bytes instanceof AnswerCutError) return new ReadableStream({ start: (controller) => controller.error(bytes) });
+    if (!(bytes instanceof Uint8Array)) return new ReadableStream({ start: (controller) => controller.error(bytes) });
     return new Response(bytes as Uint8Array<ArrayBuffer>).body!;
   }
 
@@ -148,7 +188,7 @@ class BufferedResponse {
 
   private read(): Uint8Array {
     this.bodyUsed = true;
-    if (this.bytes instanceof AnswerCutError) throw this.bytes;
+    if (!(this.bytes instanceof Uint8Array)) throw this.bytes;
     return this.bytes;
   }
 
