@@ -1,6 +1,6 @@
 import { APIError } from "openai";
 import { describe, expect, it } from "vitest";
-import { isNetworkFailure, mapProviderError } from "../../adapters/shared/map-provider-error.ts";
+import { isNetworkFailure, mapProviderError, MAX_PROVIDER_MESSAGE_CHARACTERS } from "../../adapters/shared/map-provider-error.ts";
 import { ProviderHttpError } from "../openai-compatible/post-chat-completions.ts";
 import { renderOpenAIError } from "../../src/dialects/openai/render-openai-error.ts";
 
@@ -24,6 +24,19 @@ describe("OpenAI provider errors through tollgate", () => {
     const error = new ProviderHttpError(400, new Headers(), body);
     const mapped = renderOpenAIError(mapProviderError(error, { provider: "gpu" })).error;
     expect(mapped).toMatchObject({ code: "context_length_exceeded", type: "invalid_request_error" });
+  });
+});
+
+// A refusal whose body is not JSON (a proxy's HTML error page) reaches the adapter through the
+// SDKs as the whole text, up to the 1 MiB that is read of it. Was: all of it, in the client's
+// error and in the log line.
+describe("a provider's long message", () => {
+  it("is cut, saying how long it was", () => {
+    const page = `<html>${"x".repeat(1_000_000)}</html>`;
+    const mapped = mapProviderError(APIError.generate(502, undefined, page, new Headers()), context);
+    expect(mapped.message.length).toBeLessThan(MAX_PROVIDER_MESSAGE_CHARACTERS + 200);
+    expect(mapped.message).toContain(`… (cut: the provider's message ran to `);
+    expect(mapped.message.startsWith('provider "openai" failed (HTTP 502): ')).toBe(true);
   });
 });
 

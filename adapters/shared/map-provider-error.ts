@@ -252,10 +252,19 @@ function upstreamCodeAndParam(error: SdkError, apiKey?: string): { code?: string
   return { ...(code ? { code } : {}), ...(param ? { param } : {}) };
 }
 
+/**
+ * The longest provider message passed on. Real ones are a sentence or a list of fields (well
+ * under 1 KB); a refusal whose body is not JSON (a proxy's HTML page, up to the 1 MiB that is
+ * read of it) reaches here whole through the SDKs, and would be sent to the client and the log.
+ */
+export const MAX_PROVIDER_MESSAGE_CHARACTERS = 2_000;
+
 function providerMessage(error: SdkError): string {
   const body = error?.error as { message?: unknown; error?: { message?: unknown } | string } | undefined;
   const message = typeof body?.error === "string" ? body.error : (body?.error?.message ?? body?.message ?? error?.message);
-  return typeof message === "string" && message.length > 0 ? message : "no message";
+  if (typeof message !== "string" || message.length === 0) return "no message";
+  if (message.length <= MAX_PROVIDER_MESSAGE_CHARACTERS) return message;
+  return `${message.slice(0, MAX_PROVIDER_MESSAGE_CHARACTERS)}… (cut: the provider's message ran to ${message.length} characters)`;
 }
 
 function retryAfter(headers: SdkError["headers"]): number | undefined {
