@@ -268,9 +268,12 @@ function respondWithStream(
       collector?.add(part);
       if (part.type === "error") failure = part.error.code ?? part.error.kind;
     },
-    // Settled with how the stream ended, so the summary and the record it comes before agree.
+    // Settled with how the stream ended, so the summary and the record it comes before agree. A
+    // failed stream's summary follows its error event, which the client has: a cut call's record
+    // may ask its decoder for the prompt's count first (was: settled without, and the record kept
+    // tollgate's own count though the decoder could still say).
     async summary(outcome) {
-      const record = await call.settle(closing(outcome));
+      const record = await call.settle({ ...closing(outcome), afterLastByte: outcome === "failed" });
       if (collector && outcome === "completed") keepAnswer(cacheEntry, collector.response(), record);
       return summarizeRecord(record);
     },

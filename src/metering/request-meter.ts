@@ -35,8 +35,9 @@ export type MeterOutcome = {
   httpStatus: number;
   errorType?: string;
   /**
-   * The client has every byte it will get: the record may wait on a local decoder's own count of
-   * a cut call's prompt (so may an "aborted" one: its client has left).
+   * The client has the answer's end (its last byte, or a failed stream's error event): the record
+   * may wait on a local decoder's own count of a cut call's prompt (so may an "aborted" one: its
+   * client has left).
    */
   afterLastByte?: boolean;
 };
