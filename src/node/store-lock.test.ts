@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -11,12 +11,15 @@ import { lockPathOf, lockStore } from "./store-lock.ts";
 const directory = mkdtempSync(join(tmpdir(), "tollgate-store-lock-"));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
+/** This process's pid namespace, as the lock records it (Linux). */
+const pidNamespace = readlinkSync("/proc/self/ns/pid");
+
 /** A pid that no process has now: a child that has exited. */
 const deadPid = () => spawnSync(process.execPath, ["-e", ""]).pid!;
 
 const holderOf = (storePath: string) => JSON.parse(readFileSync(lockPathOf(storePath), "utf8")) as { pid: number; host: string; startedAt: string; token: string };
 
-function writeLock(storePath: string, holder: { pid: number; host: string }, touchedSecondsAgo = 0) {
+function writeLock(storePath: string, holder: { pid: number; host: string; pidNamespace?: string }, touchedSecondsAgo = 0) {
   writeFileSync(lockPathOf(storePath), JSON.stringify({ ...holder, startedAt: "2026-11-20T08:00:00.000Z", token: "theirs" }) + "\n");
   const touched = new Date(Date.now() - touchedSecondsAgo * 1000);
   utimesSync(lockPathOf(storePath), touched, touched);
@@ -46,11 +49,24 @@ describe("the store.path lock", () => {
   it("the lock of a pid that is no longer running on this host is taken over at once", async () => {
     const path = join(directory, "dead.jsonl");
     const pid = deadPid();
-    writeLock(path, { pid, host: hostname() });
+    writeLock(path, { pid, host: hostname(), pidNamespace });
     const lines: string[] = [];
     const lock = await lockStore(path, { waitMs: 0, log: (line) => lines.push(line) });
     expect(holderOf(path).pid).toBe(process.pid);
     expect(lines).toEqual([`[tollgate] store.path ${path}: taking over the lock of pid ${pid} on ${hostname()}, started 2026-11-20T08:00:00.000Z, which is no longer running`]);
+    await lock.release();
+  });
+
+  // Two containers on one host name (host networking) and one volume: the other's gateway runs
+  // under a pid this one's namespace does not have. Was: taken over at once, both serving.
+  it("a lock of another pid namespace on this host is waited on while its holder touches it, though its pid is not running here", async () => {
+    const path = join(directory, "other-namespace.jsonl");
+    writeLock(path, { pid: deadPid(), host: hostname(), pidNamespace: "pid:[4026500000]" });
+    const failure = await lockStore(path, { waitMs: 300, log: () => {} }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ConfigError);
+    writeLock(path, { pid: deadPid(), host: hostname(), pidNamespace: "pid:[4026500000]" }, 60);
+    const lock = await lockStore(path, { waitMs: 0, log: () => {} });
+    expect(holderOf(path)).toMatchObject({ pid: process.pid, pidNamespace });
     await lock.release();
   });
 

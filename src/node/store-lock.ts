@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync, unlinkSync } from "node:fs";
+import { readFileSync, readlinkSync, unlinkSync } from "node:fs";
 import { link, open, readFile, rename, rm, stat, utimes } from "node:fs/promises";
 import { hostname } from "node:os";
 import { ConfigError } from "../config/resolve-config.ts";
@@ -16,7 +16,9 @@ import { ConfigError } from "../config/resolve-config.ts";
 // pid on this host (process.kill(pid, 0)), or no heartbeat for STALE_AFTER_MS (a holder on another
 // host sharing the volume, or a pid this host has since given to another process). A pid equal to
 // this process's own is left to the heartbeat too: in a container every gateway is pid 1, and a
-// second container on the same volume must not read the first's lock as its own dead one.
+// second container on the same volume must not read the first's lock as its own dead one. So is
+// a pid of another pid namespace (Linux's /proc/self/ns/pid): two containers sharing a host name
+// (host networking) each see the other's pid as not running.
 
 /** How often the holder touches its lock, so that a lock whose holder is gone shows it. */
 const HEARTBEAT_MS = 5_000;
@@ -25,7 +27,16 @@ export const STALE_AFTER_MS = 20_000;
 /** How often a waiting gateway looks at the lock again. */
 const POLL_MS = 200;
 
-type Holder = { pid: number; host: string; startedAt: string; token: string };
+type Holder = { pid: number; host: string; pidNamespace?: string; startedAt: string; token: string };
+
+/** This process's pid namespace ("pid:[4026531836]"), where the system says (Linux); pids of others mean nothing here. */
+const PID_NAMESPACE = (() => {
+  try {
+    return readlinkSync("/proc/self/ns/pid");
+  } catch {
+    return undefined;
+  }
+})();
 
 export type StoreLock = { path: string; release(): Promise<void> };
 
@@ -41,7 +52,7 @@ export const lockPathOf = (storePath: string) => `${storePath}.lock`;
  */
 export async function lockStore(storePath: string, { waitMs, log }: { waitMs: number; log: (line: string) => void }): Promise<StoreLock> {
   const lockPath = lockPathOf(storePath);
-  const me: Holder = { pid: process.pid, host: hostname(), startedAt: new Date(Date.now() - process.uptime() * 1000).toISOString(), token: randomUUID() };
+  const me: Holder = { pid: process.pid, host: hostname(), ...(PID_NAMESPACE ? { pidNamespace: PID_NAMESPACE } : {}), startedAt: new Date(Date.now() - process.uptime() * 1000).toISOString(), token: randomUUID() };
   const deadline = Date.now() + waitMs;
   let said = false;
   for (;;) {
@@ -110,7 +121,7 @@ function parse(raw: string): Holder | undefined {
 
 function isStale({ holder, touchedMs }: Seen): boolean {
   if (Date.now() - touchedMs > STALE_AFTER_MS) return true;
-  if (!holder || holder.host !== hostname()) return false;
+  if (!holder || holder.host !== hostname() || holder.pidNamespace !== PID_NAMESPACE) return false;
   if (holder.pid === process.pid) return false; // this process's own (heldHere), or another pid namespace's: the heartbeat tells
   try {
     process.kill(holder.pid, 0);
