@@ -65,6 +65,28 @@ describe("the embedded ledger on a full disk", () => {
     expect((await readLedgerFile(path)).map((record) => record.requestId)).toEqual(records.slice(0, 600).map((record) => record.requestId));
   });
 
+  // Set aside, a record is in the log and not in the file: only a store that fails may cost
+  // that. Was: also when the store was merely slow (a write in flight while 600 queued).
+  it("a store that is slow but writing sets nothing aside: the queue waits for it", async () => {
+    const path = join(dir, "slow.jsonl");
+    const logs: string[] = [];
+    const store = await FileLedgerStore.open(path);
+    let release!: () => void;
+    const slow = new Promise<void>((resolve) => (release = resolve));
+    const ledger = new Ledger({
+      store: { write: async (records) => (await slow, store.write(records)), close: () => store.close() },
+      log: (line) => logs.push(line),
+      maxQueued: 600,
+    });
+    const records = Array.from({ length: 2_000 }, (_, index) => makeCostRecord({ requestId: `req_slow_${index}` }));
+    for (const record of records) ledger.record(record);
+    expect(setAside(logs)).toEqual([]);
+    expect(ledger.pending).toBe(2_000);
+    release();
+    expect(await ledger.close(5_000)).toEqual({ lost: 0 });
+    expect((await readLedgerFile(path)).map((record) => record.requestId)).toEqual(records.map((record) => record.requestId));
+  });
+
   it("a checkpoint that fails part-way leaves no temporary file behind, and the last checkpoint stands", async () => {
     const path = join(dir, "checkpoint.jsonl");
     const logs: string[] = [];

@@ -81,7 +81,10 @@ export class Ledger {
   record(record: CostRecord): void {
     this.queue.push(record);
     if (this.queue.length > this.maxQueued && !this.closing) {
-      if (!this.keepUnwritten) this.setAside(this.queue.pop()!);
+      // A store that is slow but writing catches up: only one that fails sets records aside.
+      if (!this.keepUnwritten) {
+        if (this.failures > 0) this.setAside(this.queue.pop()!);
+      }
       else if (this.beingKept === 0 && Date.now() >= this.keepPausedUntil) this.keepOverflow();
     }
     this.schedule();
@@ -94,8 +97,7 @@ export class Ledger {
    * goes, taken from the tail: a write in flight holds the head.
    */
   private setAside(record: CostRecord): void {
-    const why = this.failures > 0 ? `the store is failing: ${this.lastFailure}` : "the store is not keeping up";
-    this.log(`[tollgate] error: cost record ${record.requestId} could not be written (${why}) and ${this.maxQueued} records already wait in memory; set aside: ${JSON.stringify(record)}`);
+    this.log(`[tollgate] error: cost record ${record.requestId} could not be written (the store is failing: ${this.lastFailure}) and ${this.maxQueued} records already wait in memory; set aside: ${JSON.stringify(record)}`);
   }
 
   /**
