@@ -3,7 +3,8 @@ import type { ServerResponse } from "node:http";
 import { MAX_ANSWER_BYTES, MAX_ERROR_BODY_BYTES } from "../adapters/shared/body-bound.ts";
 import { completion, startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
 import { buildMessage } from "./support/msw/anthropic-wire-format.ts";
-import { ledgerRecords, postJson, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
+import { ledgerRecords, postJson, startTestGateway, waitForRecord, type TestGateway } from "./support/gateway.ts";
+import { everyAdapterAt } from "./support/decoder-rig.ts";
 import { ANSWER_OPENING, cutOffEarly, endlessBody, type EndlessBody } from "./support/endless-body.ts";
 
 // An upstream answering with a body that never ends (or a multi-GB one) grew the gateway's memory
@@ -50,21 +51,10 @@ describe.each(["undici", "fetch"] as const)("an upstream whose body never ends (
   let gateway: TestGateway;
 
   beforeAll(async () => {
-    const base = testConfig(fake.baseUrl);
     gateway = await startTestGateway(
-      {
-        ...base,
-        providers: {
-          ...base.providers,
-          anthropic: { ...base.providers.anthropic, baseUrl: fake.baseUrl.replace(/\/v1$/, "") },
-          "openai-here": { type: "openai", apiKey: { env: "OPENAI_API_KEY" }, baseUrl: fake.baseUrl },
-        },
-        routes: {
-          ...base.routes,
-          "gpt-here": { targets: [{ provider: "openai-here", model: "gpt-4o" }] },
-          "local-then-claude": { targets: [{ provider: "local", model: "tiny-local" }, { provider: "anthropic", model: "claude-sonnet-4-6" }] },
-        },
-      },
+      everyAdapterAt(fake.baseUrl, {
+        "local-then-claude": { targets: [{ provider: "local", model: "tiny-local" }, { provider: "anthropic", model: "claude-sonnet-4-6" }] },
+      }),
       transport,
     );
   });

@@ -3,7 +3,8 @@ import type { ServerResponse } from "node:http";
 import { startMockProviders, type MockProviders } from "./support/msw/index.ts";
 import { startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
 import { contentBlockStartEvent, contentBlockStopEvent, messageDeltaEvent, messageStartEvent, textDeltaEvent } from "./support/msw/anthropic-wire-format.ts";
-import { ledgerRecords, postJson, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
+import { ledgerRecords, postJson, startTestGateway, waitForRecord, type TestGateway } from "./support/gateway.ts";
+import { everyAdapterAt } from "./support/decoder-rig.ts";
 
 // A stream whose connection is lost after the provider began to answer (a TCP reset, a proxy
 // dropping the socket) is a call the provider took and bills: it is billed here exactly as the
@@ -36,20 +37,11 @@ function openThenCut(cut: Cut) {
 beforeAll(async () => {
   mocks = startMockProviders();
   fake = await startFakeDecoder();
-  const base = testConfig(fake.baseUrl);
-  gateway = await startTestGateway({
-    ...base,
-    providers: {
-      ...base.providers,
-      anthropic: { ...base.providers.anthropic, baseUrl: fake.baseUrl.replace(/\/v1$/, "") },
-      "openai-here": { type: "openai", apiKey: { env: "OPENAI_API_KEY" }, baseUrl: fake.baseUrl },
-    },
-    routes: {
-      ...base.routes,
-      "gpt-here": { targets: [{ provider: "openai-here", model: "gpt-4o" }] },
+  gateway = await startTestGateway(
+    everyAdapterAt(fake.baseUrl, {
       "claude-then-gpt": { targets: [{ provider: "anthropic", model: "claude-sonnet-4-6" }, { provider: "openai", model: "gpt-4o" }] },
-    },
-  });
+    }),
+  );
 });
 afterAll(async () => {
   await gateway?.close();

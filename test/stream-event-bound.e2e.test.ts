@@ -3,7 +3,8 @@ import type { ServerResponse } from "node:http";
 import { MAX_EVENT_BYTES } from "../adapters/shared/event-bound.ts";
 import { startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
 import { contentBlockStartEvent, contentBlockStopEvent, messageDeltaEvent, messageStartEvent, sseEvent, textDeltaEvent } from "./support/msw/anthropic-wire-format.ts";
-import { ledgerRecords, postJson, readSseEvents, startTestGateway, testConfig, waitForRecord, type TestGateway } from "./support/gateway.ts";
+import { ledgerRecords, postJson, readSseEvents, startTestGateway, waitForRecord, type TestGateway } from "./support/gateway.ts";
+import { everyAdapterAt } from "./support/decoder-rig.ts";
 import { until } from "./support/until.ts";
 
 // An upstream that never ends a stream event (bytes without a line end, forever) grew the
@@ -78,21 +79,10 @@ describe.each(["undici", "fetch"] as const)("an upstream whose stream event neve
   let gateway: TestGateway;
 
   beforeAll(async () => {
-    const base = testConfig(fake.baseUrl);
     gateway = await startTestGateway(
-      {
-        ...base,
-        providers: {
-          ...base.providers,
-          anthropic: { ...base.providers.anthropic, baseUrl: fake.baseUrl.replace(/\/v1$/, "") },
-          "openai-here": { type: "openai", apiKey: { env: "OPENAI_API_KEY" }, baseUrl: fake.baseUrl },
-        },
-        routes: {
-          ...base.routes,
-          "gpt-here": { targets: [{ provider: "openai-here", model: "gpt-4o" }] },
-          "local-then-claude": { targets: [{ provider: "local", model: "tiny-local" }, { provider: "anthropic", model: "claude-sonnet-4-6" }] },
-        },
-      },
+      everyAdapterAt(fake.baseUrl, {
+        "local-then-claude": { targets: [{ provider: "local", model: "tiny-local" }, { provider: "anthropic", model: "claude-sonnet-4-6" }] },
+      }),
       transport,
     );
   });
@@ -112,7 +102,11 @@ describe.each(["undici", "fetch"] as const)("an upstream whose stream event neve
     ["a local decoder", "/v1/chat/completions", "local", "local"],
   ])("%s, after the answer began: an error event naming the provider and the bound, the upstream cut off, billed as the same stream closed there", async (_name, path, route, provider) => {
     const body = { model: route, max_tokens: 50, messages: [{ role: "user", content: "Say hello to everyone in the room" }] };
-    fake.handle = (request, response) => endlessEvent(response, opening(request.model as string));
+    // The cut call's record asks a local decoder for its count of the prompt (/apply-template):
+    // this one has no such endpoint, and tollgate counts for itself, as for the closed stream below.
+    const onlyChat = (answer: (request: Record<string, unknown>, response: ServerResponse) => void) => (request: Record<string, unknown>, response: ServerResponse) =>
+      /\/chat\/completions$|\/messages$/.test(fake.paths.at(-1)!) ? answer(request, response) : void response.writeHead(404).end();
+    fake.handle = onlyChat((request, response) => endlessEvent(response, opening(request.model as string)));
     const cut = await streamAlone(path, body);
     await cutOffEarly();
 
@@ -123,10 +117,10 @@ describe.each(["undici", "fetch"] as const)("an upstream whose stream event neve
     expect(cut.record).toMatchObject({ status: "error", provider });
 
     // The same opening, then the connection closed: the usual cut stream, and the same bill.
-    fake.handle = (request, response) => {
+    fake.handle = onlyChat((request, response) => {
       response.writeHead(200, { "content-type": "text/event-stream" });
       response.end(opening(request.model as string));
-    };
+    });
     const closed = await streamAlone(path, body);
     expect(closed.record).toMatchObject({ status: "error", provider });
     expect(cut.record.cost.totalNano).toBeGreaterThan(0);

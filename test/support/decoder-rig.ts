@@ -11,6 +11,27 @@ export { chunk, completion, sendJson };
 
 export type Rig = { gateway: TestGateway; decoder: FakeDecoder; close(): Promise<void> };
 
+type Routes = Record<string, { targets: { provider: string; model: string }[] }>;
+
+/**
+ * A config whose every adapter calls one node:http stand-in at `baseUrl` (an OpenAI-style `/v1`):
+ * the local decoder as usual, Anthropic's SDK at its root, and the OpenAI SDK as provider
+ * "openai-here" (route "gpt-here"), so a fault the stand-in makes (a reset, a body that never
+ * ends) is read by each adapter for real. `routes` are added to the test config's.
+ */
+export function everyAdapterAt(baseUrl: string, routes: Routes = {}) {
+  const base = testConfig(baseUrl);
+  return {
+    ...base,
+    providers: {
+      ...base.providers,
+      anthropic: { ...base.providers.anthropic, baseUrl: baseUrl.replace(/\/v1$/, "") },
+      "openai-here": { type: "openai", apiKey: { env: "OPENAI_API_KEY" }, baseUrl },
+    },
+    routes: { ...base.routes, "gpt-here": { targets: [{ provider: "openai-here", model: "gpt-4o" }] }, ...routes },
+  };
+}
+
 export async function startRig(): Promise<Rig> {
   const decoder = await startFakeDecoder();
   decoder.handle = (body, res) => {
