@@ -111,13 +111,43 @@ export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {
   return buildGateway(options).app;
 }
 
+/** What the routes are served with, wired once per gateway from its options. */
+type GatewayDeps = {
+  config: ResolvedConfig;
+  log: (line: string) => void;
+  ledger: Ledger;
+  telemetry: GatewayTelemetry;
+  admission: Admission;
+  admissionStore: AdmissionStore;
+  metering: Metering;
+  slots: ReturnType<typeof createChatModels>;
+  now: () => number;
+  authenticate: ReturnType<typeof createAuthenticator>;
+  handleChat: ReturnType<typeof createChatHandler>;
+  handleCountTokens: ReturnType<typeof createCountTokensHandler>;
+};
+
 /**
  * The app, and what a host needs at shutdown besides it: to wait for the records of requests it
  * cut off. Kept beside the app rather than added to the Hono instance, which every request goes
  * through (a property added to it measured slower once in `bench/compare-cpu.ts`, though within
  * that machine's noise when measured again).
  */
-export function buildGateway({
+export function buildGateway(options: GatewayOptions) {
+  const deps = wireGateway(options);
+  const app = new Hono<GatewayEnv>();
+  mountRequestFrame(app, deps);
+  mountApiRoutes(app, deps);
+  return {
+    app,
+    recorded: (timeoutMs: number): Promise<boolean> => deps.metering.recorded(timeoutMs),
+    /** At shutdown: the budget settlements still retrying, tried once more; those left over (see Admission.finishSettling). */
+    finishSettling: () => deps.admission.finishSettling(),
+  };
+}
+
+/** The gateway's parts, each given what it depends on; an option left out gets its default here. */
+function wireGateway({
   config,
   transport = {},
   log = console.error,
@@ -130,8 +160,7 @@ export function buildGateway({
   holdOpen = () => {},
   dropClient,
   stop,
-}: GatewayOptions) {
-  const app = new Hono<GatewayEnv>();
+}: GatewayOptions): GatewayDeps {
   const authenticate = createAuthenticator(config.keys, config.admin?.keyHash);
   const slots = createChatModels(config.providers, transport, stop);
   const metering = new Metering({ config, ledger, counter, telemetry, log });
@@ -148,7 +177,12 @@ export function buildGateway({
   });
   const order = new CheapestFirst(config, metering.prices);
   const handleChat = createChatHandler({ config, admission, log, slots, order, metering, policies, store, counter, holdOpen, dropClient });
+  const handleCountTokens = createCountTokensHandler({ config, slots, order, policies, store, counter, telemetry, now });
+  return { config, log, ledger, telemetry, admission, admissionStore, metering, slots, now, authenticate, handleChat, handleCountTokens };
+}
 
+/** What every request goes through: its id, dialect and span, and its errors and unknown paths answered. */
+function mountRequestFrame(app: Hono<GatewayEnv>, { telemetry, log }: GatewayDeps): void {
   app.use(async function requestContext(c, next) {
     const requestId = newRequestId();
     c.set("requestId", requestId);
@@ -190,7 +224,10 @@ export function buildGateway({
       code: "unknown_endpoint",
     });
   });
+}
 
+/** The endpoints (ENDPOINT_METHODS): health and the dashboard open, everything under /v1 behind a key. */
+function mountApiRoutes(app: Hono<GatewayEnv>, { config, ledger, admission, admissionStore, slots, now, authenticate, handleChat, handleCountTokens }: GatewayDeps): void {
   // Liveness: always 200 while the process answers. A store outage is no reason to restart a
   // gateway (it serves routes without budgets and keeps its records to write them later), but a
   // monitor should see it: `degraded`, how many records wait, and whether the last admission
@@ -237,14 +274,7 @@ export function buildGateway({
   app.get("/v1/admin/costs", (c) => answerCostReport(c, ledger, now(), config.admin !== undefined));
   app.post("/v1/chat/completions", handleChat);
   app.post("/v1/messages", handleChat);
-  app.post("/v1/messages/count_tokens", createCountTokensHandler({ config, slots, order, policies, store, counter, telemetry, now }));
-
-  return {
-    app,
-    recorded: (timeoutMs: number): Promise<boolean> => metering.recorded(timeoutMs),
-    /** At shutdown: the budget settlements still retrying, tried once more; those left over (see Admission.finishSettling). */
-    finishSettling: () => admission.finishSettling(),
-  };
+  app.post("/v1/messages/count_tokens", handleCountTokens);
 }
 
 /**
