@@ -1,5 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import { toolResultImages, type CacheMark, type ChatMessage, type ChatRequest, type ImageContent, type TextContent, type ToolChoice } from "../../src/model/chat-request.ts";
+import { messageImages, type CacheMark, type ChatMessage, type ChatRequest, type ImageContent, type TextContent, type ToolChoice } from "../../src/model/chat-request.ts";
 import { parseToolArguments } from "../../src/dialects/anthropic/render-anthropic-response.ts";
 import { GatewayError } from "../../src/errors/gateway-error.ts";
 import { claudeDecodedSchema, claudeTakesStructuredOutputs, claudeTools } from "../../src/model/claude-structured-outputs.ts";
@@ -173,8 +173,7 @@ function claudeImageType(mediaType: string): string {
  */
 export function refuseImageType(request: ChatRequest, providerName: string): GatewayError | undefined {
   for (const [index, message] of request.messages.entries()) {
-    const images = message.role === "user" ? message.content.filter((part) => part.type === "image") : message.role === "tool" ? toolResultImages(message) : [];
-    for (const image of images) {
+    for (const image of messageImages(message)) {
       if (image.source !== "base64" || (CLAUDE_IMAGE_TYPES as readonly string[]).includes(claudeImageType(image.mediaType))) continue;
       return new GatewayError(
         "invalid_request",

@@ -1,6 +1,6 @@
 import { convertToOpenAIRequest } from "../openai/convert-to-openai-request.ts";
 import type { NotCounted } from "../../src/model/chat-model.ts";
-import { toolResultImages, type ChatRequest } from "../../src/model/chat-request.ts";
+import { requestImages, type ChatRequest } from "../../src/model/chat-request.ts";
 import { postChatCompletions, ProviderHttpError, type ChatCompletionsCall } from "./post-chat-completions.ts";
 
 // A local decoder's own count of a prompt, for count_tokens: llama.cpp's llama-server renders
@@ -35,7 +35,7 @@ export function decoderTokenCount(baseUrl: string, call: Omit<ChatCompletionsCal
     (await postChatCompletions({ ...call, url: `${root}${path}`, body, signal, ...(headers ? { headers } : {}) })).json();
 
   return async (request, model, signal, headers) => {
-    if (hasImages(request)) return "not-this-request";
+    if (requestImages(request).length > 0) return "not-this-request";
     const body = convertToOpenAIRequest({ ...request, stream: false }, model, "compatible");
     try {
       const { prompt } = (await post("/apply-template", body, signal, headers)) as { prompt?: unknown };
@@ -47,10 +47,4 @@ export function decoderTokenCount(baseUrl: string, call: Omit<ChatCompletionsCal
       throw error;
     }
   };
-}
-
-function hasImages(request: ChatRequest): boolean {
-  return request.messages.some((message) =>
-    message.role === "user" ? message.content.some((part) => part.type === "image") : message.role === "tool" && toolResultImages(message).length > 0,
-  );
 }

@@ -1,7 +1,7 @@
 import type OpenAI from "openai";
 import { GatewayError } from "../../src/errors/gateway-error.ts";
 import type { ChatModel, TransportOptions, UpstreamHeaders } from "../../src/model/chat-model.ts";
-import { toolResultImages, type ChatRequest } from "../../src/model/chat-request.ts";
+import { requestImages, type ChatRequest } from "../../src/model/chat-request.ts";
 import type { ChatResponse } from "../../src/model/chat-response.ts";
 import type { StreamPart, TokenLogprob } from "../../src/model/stream-part.ts";
 import { convertToOpenAIRequest } from "../openai/convert-to-openai-request.ts";
@@ -131,10 +131,7 @@ async function* parseChunks(data: AsyncGenerator<string>, providerName: string):
  * sent inline (data: URLs, base64) go on; a URL is refused unless the provider says "pass".
  */
 function refuseImageUrls(request: ChatRequest, providerName: string): GatewayError | undefined {
-  const hasUrl = request.messages.some((message) =>
-    message.role === "user" ? message.content.some((part) => part.type === "image" && part.source === "url") : message.role === "tool" && toolResultImages(message).some((image) => image.source === "url"),
-  );
-  if (!hasUrl) return undefined;
+  if (!requestImages(request).some((image) => image.source === "url")) return undefined;
   return new GatewayError(
     "invalid_request",
     `provider "${providerName}" would fetch this image URL itself, from inside its network: send the image inline (a data: URL or base64), or set providers.${providerName}.imageUrls to "pass" to let it fetch URLs`,

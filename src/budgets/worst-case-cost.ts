@@ -1,6 +1,6 @@
 import { CLAUDE_TOOL_ID, TOOL_ID_SUFFIX_BYTES } from "../../adapters/anthropic/convert-to-anthropic-request.ts";
 import { ANTHROPIC_DEFINED_TOOL_BOUND } from "../model/anthropic-defined-tools.ts";
-import { toolResultImages, type ChatRequest } from "../model/chat-request.ts";
+import { requestImages, type ChatRequest } from "../model/chat-request.ts";
 import { computeCost } from "../pricing/compute-cost.ts";
 import { utf8Length } from "../runtime/utf8-length.ts";
 import type { ModelPrice } from "../pricing/rates.ts";
@@ -104,7 +104,9 @@ export function promptBytes(request: ChatRequest): number {
  * and how many images it sends, which are billed by their pixels instead.
  */
 function promptSize(request: ChatRequest): { bytes: number; images: number } {
-  let images = 0;
+  // Images are billed by their pixels, not their bytes: a large image is at most a few thousand
+  // tokens on either provider (gpt-4o-mini aside, which says so in its limits).
+  const images = requestImages(request).length;
   let bytes = 0;
   const add = (text: string) => {
     bytes += utf8Length(text);
@@ -122,7 +124,6 @@ function promptSize(request: ChatRequest): { bytes: number; images: number } {
       if (message.role === "tool") {
         // The id is the client's to choose, of any length, and goes up with the result.
         addId(message.toolCallId);
-        images += toolResultImages(message).length;
         // OpenAI-shaped targets are told a tool failed in its result's text (TOOL_ERROR_PREFIX in
         // adapters/openai/convert-to-openai-request.ts, 7 bytes): room for it.
         if (message.isError) bytes += TOOL_ERROR_BOUND;
@@ -143,9 +144,6 @@ function promptSize(request: ChatRequest): { bytes: number; images: number } {
         // thinking behind a summary is not documented to bound it).
         else if (part.type === "thinking") bytes += Math.max(utf8Length(part.text) + utf8Length(part.signature), THINKING_BLOCK_FLOOR);
         else if (part.type === "redacted-thinking") bytes += Math.max(utf8Length(part.data), THINKING_BLOCK_FLOOR);
-        // Images are billed by their pixels, not their bytes: a large image is at most a few
-        // thousand tokens on either provider (gpt-4o-mini aside, which says so in its limits).
-        else if (part.type === "image") images++;
       }
     }
   }

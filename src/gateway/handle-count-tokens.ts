@@ -7,7 +7,7 @@ import { GatewayError } from "../errors/gateway-error.ts";
 import { parseAnthropicCountTokensRequest, withAnthropicBetas } from "../dialects/anthropic/parse-anthropic-request.ts";
 import { countRequestTokens, type TokenCounter } from "../metering/token-counter.ts";
 import type { ChatModel, CountedWithEdits } from "../model/chat-model.ts";
-import { toolResultImages, type ChatRequest, type ImageContent } from "../model/chat-request.ts";
+import { requestImages, type ChatRequest } from "../model/chat-request.ts";
 import type { CheapestFirst } from "../routing/cheapest-first.ts";
 import type { Target } from "../routing/route-chat.ts";
 import type { ProviderSlot } from "../routing/create-chat-models.ts";
@@ -119,11 +119,6 @@ const IMAGE_TOKENS = { low: 85, other: 765 };
 
 /** The tokenizer's count of the request's texts and framing, plus each image at IMAGE_TOKENS. */
 async function estimateInputTokens(counter: TokenCounter, request: ChatRequest): Promise<number> {
-  const images: ImageContent[] = [];
-  for (const message of request.messages) {
-    if (message.role === "user") for (const part of message.content) if (part.type === "image") images.push(part);
-    if (message.role === "tool") images.push(...toolResultImages(message));
-  }
-  const imageTokens = images.reduce((sum, image) => sum + (image.detail === "low" ? IMAGE_TOKENS.low : IMAGE_TOKENS.other), 0);
+  const imageTokens = requestImages(request).reduce((sum, image) => sum + (image.detail === "low" ? IMAGE_TOKENS.low : IMAGE_TOKENS.other), 0);
   return (await countRequestTokens(counter, request)) + imageTokens;
 }

@@ -158,6 +158,17 @@ export function toolResultImages(message: ToolResultMessage): ImageContent[] {
   return message.parts?.filter((part): part is ImageContent => part.type === "image") ?? [];
 }
 
+/** The images one message sends, in order: a user's, or a tool result's (no other message holds any). */
+export function messageImages(message: ChatMessage): ImageContent[] {
+  if (message.role === "user") return message.content.filter((part): part is ImageContent => part.type === "image");
+  return message.role === "tool" ? toolResultImages(message) : [];
+}
+
+/** Every image a request sends, in order: where images are counted, priced or checked, this is the one walk. */
+export function requestImages(request: ChatRequest): ImageContent[] {
+  return request.messages.flatMap(messageImages);
+}
+
 export type TextContent = { type: "text"; text: string; cacheControl?: CacheMark };
 /** `detail`: OpenAI's image resolution, which sets what an image costs there (Anthropic has none). */
 export type ImageContent =
