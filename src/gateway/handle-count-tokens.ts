@@ -7,7 +7,7 @@ import { GatewayError } from "../errors/gateway-error.ts";
 import { parseAnthropicCountTokensRequest, withAnthropicBetas } from "../dialects/anthropic/parse-anthropic-request.ts";
 import { countRequestTokens, type TokenCounter } from "../metering/token-counter.ts";
 import type { ChatModel, CountedWithEdits } from "../model/chat-model.ts";
-import { requestImages, type ChatRequest } from "../model/chat-request.ts";
+import type { ChatRequest } from "../model/chat-request.ts";
 import type { CheapestFirst } from "../routing/cheapest-first.ts";
 import type { Target } from "../routing/route-chat.ts";
 import type { ProviderSlot } from "../routing/create-chat-models.ts";
@@ -96,7 +96,7 @@ export function createCountTokensHandler({ config, slots, order, policies, store
 
     const { target, answer } = await callOnRoute(request, order.routeFor(request, route), slots, signal, perTargetStep(chain, context), async (adapted, target): Promise<Count> => {
       const counted = await countUpstream(target, adapted);
-      if (counted === undefined) return { inputTokens: await estimateInputTokens(counter, adapted), estimated: true };
+      if (counted === undefined) return { inputTokens: await countRequestTokens(counter, adapted), estimated: true };
       return typeof counted === "number" ? { inputTokens: counted, estimated: false } : { ...counted, estimated: false };
     });
     const body = { input_tokens: answer.inputTokens, ...(answer.contextManagement ? { context_management: answer.contextManagement } : {}) };
@@ -107,18 +107,4 @@ export function createCountTokensHandler({ config, slots, order, policies, store
       ...(answer.estimated ? { "x-tollgate-estimated": "true" } : {}),
     });
   };
-}
-
-/**
- * What an image is counted as without a provider's count. Its real price depends on its size,
- * which tollgate does not read: this is gpt-4o's for a 1024 × 1024 image at high detail (85 + 4
- * tiles × 170), or 85 at low detail. Anthropic bills about (width × height) / 750, near 1,400
- * for the same image, but Anthropic targets count for themselves.
- */
-const IMAGE_TOKENS = { low: 85, other: 765 };
-
-/** The tokenizer's count of the request's texts and framing, plus each image at IMAGE_TOKENS. */
-async function estimateInputTokens(counter: TokenCounter, request: ChatRequest): Promise<number> {
-  const imageTokens = requestImages(request).reduce((sum, image) => sum + (image.detail === "low" ? IMAGE_TOKENS.low : IMAGE_TOKENS.other), 0);
-  return (await countRequestTokens(counter, request)) + imageTokens;
 }

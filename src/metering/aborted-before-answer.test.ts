@@ -30,11 +30,13 @@ const hangingFetch: typeof fetch = (_url, init) =>
     init!.signal!.addEventListener("abort", () => reject(new DOMException("This operation was aborted", "AbortError")), { once: true });
   });
 
-function setup(stream: boolean) {
+const SAY_HI: ChatRequest["messages"] = [{ role: "user", content: [{ type: "text", text: "Say hi" }] }];
+
+function setup(stream: boolean, messages = SAY_HI) {
   const store = new MemoryLedgerStore();
   const ledger = new Ledger({ store, log: () => {} });
   const metering = new Metering({ config, ledger, counter, telemetry: createGatewayTelemetry({ enabled: false }) });
-  const request: ChatRequest = { route: "r", stream, streamUsage: false, messages: [{ role: "user", content: [{ type: "text", text: "Say hi" }] }] };
+  const request: ChatRequest = { route: "r", stream, streamUsage: false, messages };
   const call = metering.start(
     { requestId: `req_abort_${stream}`, caller: { kind: "key", key: { id: "k", team: "t", hash: "sha256:x" } }, request, dialect: "openai", receivedAt: performance.now() },
     trace.wrapSpanContext(INVALID_SPAN_CONTEXT),
@@ -62,6 +64,36 @@ describe("a client that leaves before the answer", () => {
       status: "aborted",
       inputTokens: 8,
       totalNano: 20_000,
+      estimated: true,
+    });
+  });
+});
+
+// The prompt of a cut call is estimated as count_tokens estimates it (countRequestTokens): each
+// image at 765 tokens, 85 at low detail. Was: images left out, so a cut call whose prompt was a
+// screenshot billed its few words of text, where count_tokens said 765 tokens more per image.
+describe("a client that leaves before the answer to a prompt with images", () => {
+  it("bills each image as count_tokens estimates it: 765 tokens, 85 at low detail", async () => {
+    const { call, request, slots } = setup(false, [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Say hi" },
+          { type: "image", source: "url", url: "https://example.com/a.png" },
+          { type: "image", source: "url", url: "https://example.com/b.png", detail: "low" },
+        ],
+      },
+    ]);
+    const client = new AbortController();
+    const pending = generateOnRoute(request, config.routes.r!, slots, client.signal, call);
+    setTimeout(() => client.abort(), 20);
+    const failure = await pending.then(() => undefined, (error: unknown) => toGatewayError(error));
+    await call.fail(failure!, client.signal.aborted);
+    const record = await call.settle({ status: "aborted", httpStatus: 499 });
+    // 8 tokens of text and framing (above) + 765 + 85 = 858 tokens × 2500 nano (gpt-4o) = 2,145,000 nano.
+    expect({ inputTokens: record.usage.inputTokens, totalNano: record.cost.totalNano, estimated: record.estimated }).toEqual({
+      inputTokens: 858,
+      totalNano: 2_145_000,
       estimated: true,
     });
   });

@@ -1,4 +1,4 @@
-import type { ChatRequest } from "../model/chat-request.ts";
+import { requestImages, type ChatRequest } from "../model/chat-request.ts";
 
 // Counting tokens is tollgate's fallback for when a provider reports no usage (a stream the client
 // cut off, a local server that never sends usage). Records built from counts are flagged
@@ -23,7 +23,22 @@ export const approximateTokenCounter: TokenCounter = {
 const TOKENS_PER_MESSAGE = 3;
 const REPLY_PRIMER_TOKENS = 3;
 
-/** An estimate of the prompt tokens a request costs: every text it sends, plus the chat framing. */
+/**
+ * What an image is counted as without a provider's count. Its real price depends on its size,
+ * which tollgate does not read: this is gpt-4o's for a 1024 × 1024 image at high detail (85 + 4
+ * tiles × 170), or 85 at low detail. Anthropic bills about (width × height) / 750, near 1,400
+ * for the same image, but an Anthropic target counts for itself (count_tokens) and reports its
+ * input when a stream starts (message_start), so its prompt is rarely estimated.
+ */
+const IMAGE_TOKENS = { low: 85, other: 765 };
+
+/**
+ * An estimate of the prompt tokens a request costs: every text it sends, the chat framing, and
+ * each image at IMAGE_TOKENS. The one estimate of a prompt: count_tokens answers it where the
+ * target cannot count, and a record bills it where the provider reported no input (a call cut
+ * before its usage). Was: the record left images out, and billed a cut call's prompt of images
+ * as its text alone, where count_tokens said 765 more per image.
+ */
 export async function countRequestTokens(counter: TokenCounter, request: ChatRequest): Promise<number> {
   const texts: string[] = [];
   for (const message of request.messages) {
@@ -34,9 +49,9 @@ export async function countRequestTokens(counter: TokenCounter, request: ChatReq
     for (const part of message.content) {
       if (part.type === "text") texts.push(part.text);
       else if (part.type === "tool-call") texts.push(part.name + part.arguments);
-      // Images are billed by size in provider-specific ways; an estimate leaves them out.
     }
   }
   if (request.tools?.length) texts.push(JSON.stringify(request.tools));
-  return REPLY_PRIMER_TOKENS + TOKENS_PER_MESSAGE * request.messages.length + (await counter.count(texts));
+  const imageTokens = requestImages(request).reduce((sum, image) => sum + (image.detail === "low" ? IMAGE_TOKENS.low : IMAGE_TOKENS.other), 0);
+  return REPLY_PRIMER_TOKENS + TOKENS_PER_MESSAGE * request.messages.length + imageTokens + (await counter.count(texts));
 }
