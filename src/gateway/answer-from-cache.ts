@@ -2,13 +2,12 @@ import type { Context } from "hono";
 import type { CachedAnswer } from "../../policies/response-cache/response-cache.ts";
 import { summarizeRecord } from "../dialects/stream-summary.ts";
 import type { MeteredCall } from "../metering/metering.ts";
-import type { MeterOutcome } from "../metering/request-meter.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import { responseToParts } from "../model/collect-response.ts";
 import type { StreamPart } from "../model/stream-part.ts";
-import { answerHeaders, streamHeaders } from "./answer-headers.ts";
+import { streamHeaders } from "./answer-headers.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
-import { jsonResponse } from "./json-response.ts";
+import { sendJsonAnswer, streamOutcome } from "./send-answer.ts";
 import { sseResponse } from "./sse-response.ts";
 import { streamPartsToSse } from "./stream-parts-to-sse.ts";
 
@@ -17,20 +16,13 @@ import { streamPartsToSse } from "./stream-parts-to-sse.ts";
 
 export async function answerFromCache(c: Context<GatewayEnv>, request: ChatRequest, call: MeteredCall, hit: CachedAnswer): Promise<Response> {
   call.servedFromCache({ provider: hit.provider, model: hit.model, response: hit.response, savingsNano: hit.costNano });
-  const outcome = { status: "ok", httpStatus: 200 } as const;
-  if (!request.stream) {
-    const record = await call.settle(outcome);
-    const response = jsonResponse(c.get("dialect").renderResponse(hit.response), 200, c.get("requestId"), { ...answerHeaders(c, record), "x-tollgate-cache": "hit" });
-    void call.commit(outcome);
-    return response;
-  }
+  if (!request.stream) return sendJsonAnswer(c, call, () => hit.response, "hit");
   const [first, ...rest] = responseToParts(hit.response);
   async function* replay(): AsyncGenerator<StreamPart> {
     yield* rest;
   }
   // A replay fails only by a fault of tollgate's own.
-  const closing = (how: "completed" | "failed" | "cancelled"): MeterOutcome =>
-    how === "completed" ? outcome : how === "cancelled" ? { status: "aborted", httpStatus: 200 } : { status: "error", httpStatus: 200, errorType: "internal" };
+  const closing = (how: "completed" | "failed" | "cancelled") => streamOutcome(how, { errorType: "internal" });
   const body = streamPartsToSse({
     held: [first!],
     rest: replay(),

@@ -10,7 +10,6 @@ import { toGatewayError } from "../errors/gateway-error.ts";
 import type { MeteredCall, Metering } from "../metering/metering.ts";
 import type { TokenCounter } from "../metering/token-counter.ts";
 import type { CostRecord } from "../metering/cost-record.ts";
-import type { MeterOutcome } from "../metering/request-meter.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import type { ChatResponse } from "../model/chat-response.ts";
 import type { Admission } from "../budgets/admission.ts";
@@ -22,10 +21,10 @@ import type { KeyValueStore } from "../store/key-value-store.ts";
 import { answerFromCache } from "./answer-from-cache.ts";
 import { findRoute } from "./find-route.ts";
 import { perTargetStep } from "./per-target-step.ts";
-import { answerHeaders, streamHeaders } from "./answer-headers.ts";
+import { streamHeaders } from "./answer-headers.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
-import { jsonResponse } from "./json-response.ts";
 import { readJsonBody } from "./read-json-body.ts";
+import { sendJsonAnswer, streamOutcome } from "./send-answer.ts";
 import { sseResponse } from "./sse-response.ts";
 import { streamPartsToSse } from "./stream-parts-to-sse.ts";
 
@@ -188,15 +187,15 @@ async function answer(c: Context<GatewayEnv>, { request, route, slots, call, ada
   // A failure here is recorded by handleChat's catch, like every failure past admission.
   const routed = await generateOnRoute(request, route, slots, clientSignal, observer, adapt);
   call.answered(routed.response);
-  // Settled now for the headers; handed to the ledger once the body is on its way.
-  const outcome = { status: "ok", httpStatus: 200 } as const;
-  const record = await call.settle(outcome);
-  const headers = answerHeaders(c, record);
-  if (cacheEntry) headers["x-tollgate-cache"] = "miss";
-  keepAnswer(cacheEntry, routed.response, record);
-  const response = jsonResponse(c.get("dialect").renderResponse(withBilledUsage(routed.response, record)), 200, c.get("requestId"), headers);
-  void call.commit(outcome);
-  return response;
+  return sendJsonAnswer(
+    c,
+    call,
+    (record) => {
+      keepAnswer(cacheEntry, routed.response, record);
+      return withBilledUsage(routed.response, record);
+    },
+    cacheEntry ? "miss" : undefined,
+  );
 }
 
 async function streamAnswer(c: Context<GatewayEnv>, { request, route, slots, call, adapt, cacheEntry, streaming, observer }: Job): Promise<Response> {
@@ -246,15 +245,8 @@ function respondWithStream(
   // A cacheable stream is kept whole once it completes, so the next identical request is a hit.
   const collector = cacheEntry ? new ResponseCollector() : undefined;
   let recorded = () => {};
-  // The status line said 200 before the stream began; how it ended is in the record. A client
-  // that left is the reason, whatever the upstream call made of being stopped (an upstream
-  // stopped because the client left ends like a finished one: the abort tells them apart).
-  const closing = (outcome: "completed" | "failed" | "cancelled"): MeterOutcome =>
-    outcome === "cancelled" || client.left
-      ? { status: "aborted", httpStatus: 200 }
-      : outcome === "completed"
-        ? { status: "ok", httpStatus: 200 }
-        : { status: "error", httpStatus: 200, errorType: failure ?? "upstream" };
+  // The client's leaving tells a stopped upstream from a finished one (see streamOutcome).
+  const closing = (outcome: "completed" | "failed" | "cancelled") => streamOutcome(outcome, { clientLeft: client.left, errorType: failure ?? "upstream" });
 
   const body = streamPartsToSse({
     held,
