@@ -7,14 +7,12 @@ import { responseToParts } from "../model/collect-response.ts";
 import type { StreamPart } from "../model/stream-part.ts";
 import { streamHeaders } from "./answer-headers.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
-import { sendJsonAnswer, streamOutcome } from "./send-answer.ts";
-import { sseResponse } from "./sse-response.ts";
-import { streamPartsToSse } from "./stream-parts-to-sse.ts";
+import { sendJsonAnswer, sendStream, streamOutcome, type StreamHost } from "./send-answer.ts";
 
 // A response-cache hit, answered in the client's dialect and in the form it asked for: the kept
 // answer as one body, or replayed as a stream. Recorded at $0, saving what the answer first cost.
 
-export async function answerFromCache(c: Context<GatewayEnv>, request: ChatRequest, call: MeteredCall, hit: CachedAnswer): Promise<Response> {
+export async function answerFromCache(c: Context<GatewayEnv>, request: ChatRequest, call: MeteredCall, hit: CachedAnswer, streaming: StreamHost): Promise<Response> {
   call.servedFromCache({ provider: hit.provider, model: hit.model, response: hit.response, savingsNano: hit.costNano });
   if (!request.stream) return sendJsonAnswer(c, call, () => hit.response, "hit");
   const [first, ...rest] = responseToParts(hit.response);
@@ -23,14 +21,22 @@ export async function answerFromCache(c: Context<GatewayEnv>, request: ChatReque
   }
   // A replay fails only by a fault of tollgate's own.
   const closing = (how: "completed" | "failed" | "cancelled") => streamOutcome(how, { errorType: "internal" });
-  const body = streamPartsToSse({
-    held: [first!],
-    rest: replay(),
-    renderer: c.get("dialect").createStreamRenderer(request),
-    observe: (part) => call.observe(part),
-    summary: async (how) => summarizeRecord(await call.settle(closing(how))),
-    abortUpstream: () => {},
-    onClose: (how) => void call.commit(closing(how)),
-  });
-  return sseResponse(body, streamHeaders(c, request.route, hit.provider, call.policyNotes(), "hit"));
+  const headers = streamHeaders(c, request.route, hit.provider, call.policyNotes(), "hit");
+  // Sent as a provider's stream is (see sendStream): a client that stops reading is cut and the
+  // hit recorded, and the request is kept alive until its record is made. Was: neither, so a
+  // Worker could end before a replay's record, and a client that read nothing of a replay too
+  // long to buffer held its budget reservation for as long as its connection lasted.
+  return sendStream(
+    streaming,
+    {
+      held: [first!],
+      rest: replay(),
+      renderer: c.get("dialect").createStreamRenderer(request),
+      observe: (part) => call.observe(part),
+      summary: async (how) => summarizeRecord(await call.settle(closing(how))),
+      abortUpstream: () => {},
+      onClose: (how) => call.commit(closing(how)),
+    },
+    headers,
+  );
 }

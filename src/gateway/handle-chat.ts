@@ -24,9 +24,7 @@ import { perTargetStep } from "./per-target-step.ts";
 import { streamHeaders } from "./answer-headers.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
 import { readJsonBody } from "./read-json-body.ts";
-import { sendJsonAnswer, streamOutcome } from "./send-answer.ts";
-import { sseResponse } from "./sse-response.ts";
-import { streamPartsToSse } from "./stream-parts-to-sse.ts";
+import { sendJsonAnswer, sendStream, streamOutcome, type StreamHost } from "./send-answer.ts";
 
 // The request path, in the order a reader follows it:
 // dialect parser → route lookup → policies → admission (budgets, rate limits) → meter →
@@ -66,18 +64,6 @@ type Job = {
   streaming: StreamHost;
   /** Hears of each upstream call: the metered call, watched for timeouts on a "cheapest" route. */
   observer: RouteObserver;
-};
-
-/** What a streamed answer needs from the server it runs in. */
-type StreamHost = {
-  /** How long a stream may be quiet before the client gets a keep-alive (0: never). */
-  keepAliveMs: number;
-  /** How long a stream waits on a client that takes no bytes before it is cut (0: for ever). */
-  sendTimeoutMs: number;
-  /** Closes the connection of a client whose stream was cut for taking no bytes, where the host can. */
-  dropClient: (() => void) | undefined;
-  /** Keeps the request alive until `work` is done (waitUntil on Workers): a stream's record. */
-  holdOpen: (work: Promise<unknown>) => void;
 };
 
 /**
@@ -167,7 +153,7 @@ async function answerRouted(
 ): Promise<Response> {
   const cacheEntry = chain.responseCache && isDeterministic(request) ? { cache: chain.responseCache, key: await chain.responseCache.keyFor(context.route, route.targets, request, c.get("caller")) } : undefined;
   const hit = cacheEntry && (await cacheEntry.cache.lookup(cacheEntry.key).catch(() => undefined));
-  if (hit) return answerFromCache(c, request, call, hit);
+  if (hit) return answerFromCache(c, request, call, hit, streaming);
   if (cacheEntry) call.missedResponseCache();
 
   const adapt = perTargetStep(chain, context, (log, moment) => call.notePolicies(moment, log.notes, log.warnings));
@@ -244,43 +230,37 @@ function respondWithStream(
   let failure: string | undefined;
   // A cacheable stream is kept whole once it completes, so the next identical request is a hit.
   const collector = cacheEntry ? new ResponseCollector() : undefined;
-  let recorded = () => {};
   // The client's leaving tells a stopped upstream from a finished one (see streamOutcome).
   const closing = (outcome: "completed" | "failed" | "cancelled") => streamOutcome(outcome, { clientLeft: client.left, errorType: failure ?? "upstream" });
-
-  const body = streamPartsToSse({
-    held,
-    rest,
-    renderer: c.get("dialect").createStreamRenderer(request),
-    keepAliveMs: streaming.keepAliveMs,
-    sendTimeoutMs: streaming.sendTimeoutMs,
-    dropClient: streaming.dropClient,
-    observe(part) {
-      call.observe(part);
-      collector?.add(part);
-      if (part.type === "error") failure = part.error.code ?? part.error.kind;
+  const headers = streamHeaders(c, request.route, target.model.providerName, call.policyNotes(), cacheEntry ? "miss" : undefined);
+  return sendStream(
+    streaming,
+    {
+      held,
+      rest,
+      renderer: c.get("dialect").createStreamRenderer(request),
+      observe(part) {
+        call.observe(part);
+        collector?.add(part);
+        if (part.type === "error") failure = part.error.code ?? part.error.kind;
+      },
+      // Settled with how the stream ended, so the summary and the record it comes before agree. A
+      // failed stream's summary follows its error event, which the client has: a cut call's record
+      // may ask its decoder for the prompt's count first (was: settled without, and the record kept
+      // tollgate's own count though the decoder could still say).
+      async summary(outcome) {
+        const record = await call.settle({ ...closing(outcome), afterLastByte: outcome === "failed" });
+        if (collector && outcome === "completed") keepAnswer(cacheEntry, collector.response(), record);
+        return summarizeRecord(record);
+      },
+      abortUpstream: stopUpstream,
+      onClose(outcome) {
+        forgetClient();
+        // The client has its last byte: a cut call's record may ask its decoder for the prompt's
+        // count meanwhile.
+        return call.commit({ ...closing(outcome), afterLastByte: true });
+      },
     },
-    // Settled with how the stream ended, so the summary and the record it comes before agree. A
-    // failed stream's summary follows its error event, which the client has: a cut call's record
-    // may ask its decoder for the prompt's count first (was: settled without, and the record kept
-    // tollgate's own count though the decoder could still say).
-    async summary(outcome) {
-      const record = await call.settle({ ...closing(outcome), afterLastByte: outcome === "failed" });
-      if (collector && outcome === "completed") keepAnswer(cacheEntry, collector.response(), record);
-      return summarizeRecord(record);
-    },
-    abortUpstream: stopUpstream,
-    onClose(outcome) {
-      forgetClient();
-      // The client has its last byte: a cut call's record may ask its decoder for the prompt's
-      // count meanwhile.
-      void call.commit({ ...closing(outcome), afterLastByte: true }).then(recorded, recorded);
-    },
-  });
-
-  const response = sseResponse(body, streamHeaders(c, request.route, target.model.providerName, call.policyNotes(), cacheEntry ? "miss" : undefined));
-  // The request stays alive until the stream's record is made. On Workers a client that leaves
-  // ends the request at once, unless work is pending: its record and settle would never run.
-  streaming.holdOpen(new Promise<void>((resolve) => (recorded = resolve)));
-  return response;
+    headers,
+  );
 }

@@ -6,6 +6,8 @@ import type { ChatResponse } from "../model/chat-response.ts";
 import { answerHeaders } from "./answer-headers.ts";
 import type { GatewayEnv } from "./gateway-context.ts";
 import { jsonResponse } from "./json-response.ts";
+import { sseResponse } from "./sse-response.ts";
+import { streamPartsToSse, type SseStreamOptions } from "./stream-parts-to-sse.ts";
 
 // How an answer goes to the client, from a provider or from the response cache alike.
 
@@ -35,4 +37,41 @@ export async function sendJsonAnswer(c: Context<GatewayEnv>, call: MeteredCall, 
 export function streamOutcome(how: "completed" | "failed" | "cancelled", { clientLeft = false, errorType }: { clientLeft?: boolean; errorType: string }): MeterOutcome {
   if (how === "cancelled" || clientLeft) return { status: "aborted", httpStatus: 200 };
   return how === "completed" ? answered() : { status: "error", httpStatus: 200, errorType };
+}
+
+/** What a streamed answer needs from the server it runs in. */
+export type StreamHost = {
+  /** How long a stream may be quiet before the client gets a keep-alive (0: never). */
+  keepAliveMs: number;
+  /** How long a stream waits on a client that takes no bytes before it is cut (0: for ever). */
+  sendTimeoutMs: number;
+  /** Closes the connection of a client whose stream was cut for taking no bytes, where the host can. */
+  dropClient: (() => void) | undefined;
+  /** Keeps the request alive until `work` is done (waitUntil on Workers): a stream's record. */
+  holdOpen: (work: Promise<unknown>) => void;
+};
+
+type StreamParts = Omit<SseStreamOptions, "keepAliveMs" | "sendTimeoutMs" | "dropClient" | "onClose"> & {
+  /** Makes the stream's record; the request is held open until it is made. */
+  onClose(outcome: "completed" | "failed" | "cancelled"): Promise<unknown>;
+};
+
+/**
+ * A streamed answer, from a provider or the response cache alike: its parts as SSE, with the
+ * host's keep-alive and send timeout (a client that takes no bytes is cut, its record made), and
+ * the request kept alive until the stream's record is made. On Workers a client that leaves ends
+ * the request at once, unless work is pending: its record and settle would never run.
+ */
+export function sendStream(streaming: StreamHost, parts: StreamParts, headers: Record<string, string>): Response {
+  let recorded = () => {};
+  const body = streamPartsToSse({
+    ...parts,
+    keepAliveMs: streaming.keepAliveMs,
+    sendTimeoutMs: streaming.sendTimeoutMs,
+    dropClient: streaming.dropClient,
+    onClose: (outcome) => void parts.onClose(outcome).then(() => recorded(), () => recorded()),
+  });
+  const response = sseResponse(body, headers);
+  streaming.holdOpen(new Promise<void>((resolve) => (recorded = resolve)));
+  return response;
 }
