@@ -5,7 +5,7 @@ import { startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
 import { contentBlockStartEvent, contentBlockStopEvent, messageDeltaEvent, messageStartEvent, sseEvent, textDeltaEvent } from "./support/msw/anthropic-wire-format.ts";
 import { ledgerRecords, postJson, readSseEvents, startTestGateway, waitForRecord, type TestGateway } from "./support/gateway.ts";
 import { everyAdapterAt } from "./support/decoder-rig.ts";
-import { until } from "./support/until.ts";
+import { cutOffEarly, endlessBody, type EndlessBody } from "./support/endless-body.ts";
 
 // An upstream that never ends a stream event (bytes without a line end, forever) grew the
 // gateway's memory without bound: every SSE parser in the path (eventsource-parser for a local
@@ -41,29 +41,11 @@ function wholeAnswer(model: string): string {
 }
 
 /** The last endless event: how much of it was written, and whether the gateway hung up before CAP_BYTES. */
-let endless: { written: number; cutOff: boolean } = { written: 0, cutOff: false };
+let endless: EndlessBody;
 
 /** Writes `prefix`, then an event that never ends, 1 MiB at a time as fast as the gateway reads, until it hangs up (or CAP_BYTES). */
 function endlessEvent(response: ServerResponse, prefix: string): void {
-  const sent: typeof endless = (endless = { written: 0, cutOff: false });
-  response.on("close", () => (sent.cutOff = !response.writableFinished));
-  response.writeHead(200, { "content-type": "text/event-stream" });
-  response.write(`${prefix}data: {"choices":"`);
-  const piece = "x".repeat(1024 * 1024);
-  const more = () => {
-    while (!response.destroyed && sent.written < CAP_BYTES) {
-      sent.written += piece.length;
-      if (!response.write(piece)) return void response.once("drain", more);
-    }
-    if (!response.destroyed) response.end();
-  };
-  more();
-}
-
-/** The gateway hung up on the endless event instead of reading (and keeping) all it would send. */
-async function cutOffEarly(): Promise<void> {
-  await until(() => endless.cutOff, "the gateway to close the upstream's connection");
-  expect(endless.written).toBeLessThan(CAP_BYTES);
+  endless = endlessBody(response, 200, "text/event-stream", `${prefix}data: {"choices":"`, CAP_BYTES);
 }
 
 let fake: FakeDecoder;
@@ -108,7 +90,7 @@ describe.each(["undici", "fetch"] as const)("an upstream whose stream event neve
       /\/chat\/completions$|\/messages$/.test(fake.paths.at(-1)!) ? answer(request, response) : void response.writeHead(404).end();
     fake.handle = onlyChat((request, response) => endlessEvent(response, opening(request.model as string)));
     const cut = await streamAlone(path, body);
-    await cutOffEarly();
+    await cutOffEarly(endless);
 
     expect(cut.status).toBe(200);
     expect(cut.events.map((event) => event.data).join("")).toContain("hello");
@@ -135,7 +117,7 @@ describe.each(["undici", "fetch"] as const)("an upstream whose stream event neve
     };
     const response = await postJson(gateway, "/v1/chat/completions", { model: "local-then-claude", stream: true, messages: [{ role: "user", content: "hi" }] });
     expect(await response.text()).toContain("rescued");
-    await cutOffEarly();
+    await cutOffEarly(endless);
     const id = response.headers.get("x-tollgate-request-id")!;
     expect(await waitForRecord(gateway, id)).toMatchObject({ status: "ok", provider: "anthropic" });
     expect(fake.requests.slice(-2).map((request) => request.model)).toEqual(["tiny-local", "claude-sonnet-4-6"]);

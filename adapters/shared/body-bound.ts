@@ -100,18 +100,19 @@ async function readerUpTo(reader: ReadableStreamDefaultReader<Uint8Array>, limit
   let length = 0;
   for (;;) {
     const { done, value } = await reader.read();
-    if (done) return { bytes: joined(parts, length), whole: true };
+    if (done) return { bytes: joinBytes(parts, length), whole: true };
     if (length + value.length > limit) {
       parts.push(value.subarray(0, limit - length));
       reader.cancel(new BodyTooLongError(limit)).catch(() => undefined);
-      return { bytes: joined(parts, limit), whole: false };
+      return { bytes: joinBytes(parts, limit), whole: false };
     }
     parts.push(value);
     length += value.length;
   }
 }
 
-function joined(parts: Uint8Array[], length: number): Uint8Array {
+/** The parts as one array of `length` bytes (their sum, unless cut short); one part is returned as it is. */
+export function joinBytes(parts: Uint8Array[], length = parts.reduce((sum, part) => sum + part.length, 0)): Uint8Array {
   if (parts.length === 1) return parts[0]!;
   const whole = new Uint8Array(length);
   let at = 0;

@@ -1,5 +1,5 @@
 import { GatewayError } from "../../src/errors/gateway-error.ts";
-import { describeBytes } from "./body-bound.ts";
+import { describeBytes, joinBytes } from "./body-bound.ts";
 
 /**
  * The most bytes one server-sent event may take before the call fails: 16 MiB. Every SSE parser
@@ -96,7 +96,7 @@ export function boundedBody(body: ReadableStream<Uint8Array>, bound: EventBound)
         for (;;) {
           const { done, value } = await reader.read();
           if (done) {
-            if (held.length > 0) controller.enqueue(joined(held));
+            if (held.length > 0) controller.enqueue(joinBytes(held));
             return controller.close();
           }
           let tail: number;
@@ -113,7 +113,7 @@ export function boundedBody(body: ReadableStream<Uint8Array>, bound: EventBound)
           }
           // Nearly every read: nothing held, and the read ends on an event's end.
           const ready = tail === value.length ? value : value.subarray(0, tail);
-          controller.enqueue(held.length === 0 ? ready : joined([...held, ready]));
+          controller.enqueue(held.length === 0 ? ready : joinBytes([...held, ready]));
           held = tail === value.length ? [] : [value.subarray(tail)];
           return;
         }
@@ -123,16 +123,4 @@ export function boundedBody(body: ReadableStream<Uint8Array>, bound: EventBound)
     // Pull-based: the upstream is read only as fast as the SDK reads.
     { highWaterMark: 0 },
   );
-}
-
-function joined(parts: Uint8Array[]): Uint8Array {
-  let length = 0;
-  for (const part of parts) length += part.length;
-  const whole = new Uint8Array(length);
-  let at = 0;
-  for (const part of parts) {
-    whole.set(part, at);
-    at += part.length;
-  }
-  return whole;
 }
