@@ -246,14 +246,26 @@ describe("Ledger queue while the store is down", () => {
     expect(kept.length).toBe(5_000);
   });
 
-  it("keeps records in memory, not dropped, where they cannot be kept elsewhere", async () => {
+  // Redis down and the kept file failing too (its disk full): the log is the last place left, as
+  // for the embedded store on a full disk. Was: every record held in memory for as long as that
+  // lasted (the keep retried every 30 s, each failure putting its records back).
+  it("where records can be neither written nor kept, holds a bounded number and logs the rest whole, losing none", async () => {
     const logs: string[] = [];
     const ledger = new Ledger({ store: down, log: (line) => logs.push(line), retryDelayMs: 60_000, maxQueued: 600, keepUnwritten: async () => Promise.reject(new Error("disk full")) });
-    for (let index = 0; index < 2_000; index++) ledger.record(makeCostRecord({ requestId: `r${index}` }));
+    const records = Array.from({ length: 2_000 }, (_, index) => makeCostRecord({ requestId: `r${index}` }));
+    for (const [index, record] of records.entries()) {
+      ledger.record(record);
+      if (index % 100 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(ledger.pending).toBe(2_000);
     // One try, then a pause: not one try (and one log line) per record.
     expect(logs.filter((line) => line.includes("could not be kept (disk full)"))).toHaveLength(1);
+    const setAside = logs.filter((line) => line.includes("set aside: ")).map((line) => (JSON.parse(line.slice(line.indexOf("set aside: ") + "set aside: ".length)) as { requestId: string }).requestId);
+    expect(ledger.pending).toBeLessThan(1_000);
+    // Every record in exactly one place: still held, or in the log.
+    expect(ledger.pending + setAside.length).toBe(2_000);
+    expect(new Set(setAside).size).toBe(setAside.length);
+    expect(setAside.at(-1)).toBe("r1999");
   });
 
   // A full disk under the embedded store, which has nowhere else to keep them. Was: only "30 cost

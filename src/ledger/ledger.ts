@@ -81,11 +81,12 @@ export class Ledger {
   record(record: CostRecord): void {
     this.queue.push(record);
     if (this.queue.length > this.maxQueued && !this.closing) {
-      // A store that is slow but writing catches up: only one that fails sets records aside.
-      if (!this.keepUnwritten) {
-        if (this.failures > 0) this.setAside(this.queue.pop()!);
-      }
-      else if (this.beingKept === 0 && Date.now() >= this.keepPausedUntil) this.keepOverflow();
+      const canKeep = this.keepUnwritten !== undefined && Date.now() >= this.keepPausedUntil;
+      if (canKeep && this.beingKept === 0) this.keepOverflow();
+      // Nowhere to keep it (a full disk under the embedded store, or Redis down and the kept file
+      // failing too): the log. A store that is slow but writing catches up: only one that fails
+      // sets records aside. Was: held in memory, without bound, for as long as that lasted.
+      else if (!canKeep && this.failures > 0) this.setAside(this.queue.pop()!);
     }
     this.schedule();
   }
