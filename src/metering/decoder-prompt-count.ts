@@ -7,10 +7,11 @@ import type { ChatRequest } from "../model/chat-request.ts";
 // llama-server read 1,822, "hi" 7 where it read 24. So such a record asks the decoder for its own
 // count, as count_tokens does (adapters/openai-compatible/count-tokens.ts: llama-server's
 // /apply-template and /tokenize; vLLM, SGLang and Ollama answer "no-endpoint"), and counts for
-// itself only where the decoder gives none. The record is made once the client has every byte it
-// will get (or has left), so the question never delays an answer; it is bounded by
-// PROMPT_COUNT_TIMEOUT_MS, below the 2 s a stopping server waits for its last records, because a
-// decoder that died mid-answer is one of the cases.
+// itself only where the decoder gives none. The question is asked once the client has the answer's
+// end (its last byte, or a failed stream's error event, whose summary and close then wait for it)
+// or has left, so it never delays content; it is bounded by PROMPT_COUNT_TIMEOUT_MS, below the
+// 2 s a stopping server waits for its last records, because a decoder that died mid-answer is one
+// of the cases.
 
 /** How long a record waits for the decoder's count before counting for itself. */
 export const PROMPT_COUNT_TIMEOUT_MS = 1_000;

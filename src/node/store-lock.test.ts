@@ -57,6 +57,15 @@ describe("the store.path lock", () => {
     await lock.release();
   });
 
+  // A lock written before the pid namespace was recorded (an upgrade after a crash).
+  it("the lock of a dead pid that names no pid namespace is taken over at once", async () => {
+    const path = join(directory, "dead-unnamed.jsonl");
+    writeLock(path, { pid: deadPid(), host: hostname() });
+    const lock = await lockStore(path, { waitMs: 0, log: () => {} });
+    expect(holderOf(path).pid).toBe(process.pid);
+    await lock.release();
+  });
+
   // Two containers on one host name (host networking) and one volume: the other's gateway runs
   // under a pid this one's namespace does not have. Was: taken over at once, both serving.
   it("a lock of another pid namespace on this host is waited on while its holder touches it, though its pid is not running here", async () => {

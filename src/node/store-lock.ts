@@ -121,7 +121,8 @@ function parse(raw: string): Holder | undefined {
 
 function isStale({ holder, touchedMs }: Seen): boolean {
   if (Date.now() - touchedMs > STALE_AFTER_MS) return true;
-  if (!holder || holder.host !== hostname() || holder.pidNamespace !== PID_NAMESPACE) return false;
+  // A lock of a version before the namespace was recorded says none: taken as this one's.
+  if (!holder || holder.host !== hostname() || (holder.pidNamespace !== undefined && holder.pidNamespace !== PID_NAMESPACE)) return false;
   if (holder.pid === process.pid) return false; // this process's own (heldHere), or another pid namespace's: the heartbeat tells
   try {
     process.kill(holder.pid, 0);

@@ -42,6 +42,19 @@ describe("createUndiciFetch", () => {
     expect(await response.json()).toEqual({ error: { message: "slow down" } });
   });
 
+  // The bytes of an answer read whole are Node Buffers, views into a pool or the socket's memory.
+  // Was: arrayBuffer() gave the whole memory behind the view, other connections' bytes with it.
+  it("arrayBuffer() of an answer read whole holds exactly its bytes", async () => {
+    const answer = JSON.stringify({ id: "x", pad: "y".repeat(100) });
+    handler = (_request, response) => {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.write(answer.slice(0, 50));
+      setTimeout(() => response.end(answer.slice(50)), 20);
+    };
+    const response = await undiciFetch(`${origin}/v1/x`, { method: "POST", body: "{}" });
+    expect(new TextDecoder().decode(await response.arrayBuffer())).toBe(answer);
+  });
+
   it("streams an event stream chunk by chunk, before the server has finished", async () => {
     let release: () => void = () => {};
     handler = (_request, response) => {

@@ -183,7 +183,10 @@ class BufferedResponse {
   }
 
   async arrayBuffer(): Promise<ArrayBuffer> {
-    return this.read().slice().buffer;
+    // A copy of the answer's bytes alone: they may be a Node Buffer, a view into a pool or the
+    // socket's memory, whose `.buffer` is all of it (other connections' bytes too).
+    const bytes = this.read();
+    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   }
 
   private read(): Uint8Array {
