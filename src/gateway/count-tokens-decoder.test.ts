@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveConfig } from "../config/resolve-config.ts";
 import { buildGateway } from "./create-gateway.ts";
-import { NO_COUNT_RETRY_MS } from "./handle-count-tokens.ts";
+import { NO_COUNT_RETRY_MS } from "../model/count-endpoint-memory.ts";
 import { sendJson, startFakeDecoder, type FakeDecoder } from "../../test/support/fake-decoder.ts";
 
 // A local decoder that renders and tokenizes a prompt (llama-server's /apply-template and

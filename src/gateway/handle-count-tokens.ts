@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { foundNoCountEndpoint, mayAskToCount } from "../model/count-endpoint-memory.ts";
 import type { PolicyChain } from "../../policies/policy-chain.ts";
 import type { PolicyContext } from "../../policies/policy.ts";
 import { teamOf } from "../auth/authenticate.ts";
@@ -6,7 +7,7 @@ import type { ResolvedConfig } from "../config/resolve-config.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import { parseAnthropicCountTokensRequest, withAnthropicBetas } from "../dialects/anthropic/parse-anthropic-request.ts";
 import { countRequestTokens, type TokenCounter } from "../metering/token-counter.ts";
-import type { ChatModel, CountedWithEdits } from "../model/chat-model.ts";
+import type { CountedWithEdits } from "../model/chat-model.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 import type { CheapestFirst } from "../routing/cheapest-first.ts";
 import type { Target } from "../routing/route-chat.ts";
@@ -30,7 +31,7 @@ import { perTargetStep } from "./per-target-step.ts";
 //     so does llama-server (its template and tokenizer, adapters/openai-compatible/count-tokens.ts);
 //   - other targets have no such endpoint: tollgate counts with its tokenizer, as it does for a
 //     usage the provider never reported, and says so with `x-tollgate-estimated: true`. A decoder
-//     found without a count endpoint is not asked again for NO_COUNT_RETRY_MS.
+//     found without a count endpoint is not asked again for NO_COUNT_RETRY_MS (count-endpoint-memory.ts).
 // Counting spends nothing: it reserves no budget, takes nothing from a rate limit, leaves no
 // cost record, and counts no prompt-cache sighting.
 
@@ -48,15 +49,7 @@ export type CountTokensDeps = {
 
 type Count = { inputTokens: number; estimated: boolean; contextManagement?: Record<string, unknown> };
 
-/**
- * How long a target whose provider had no count endpoint (a decoder other than llama-server) is
- * counted by tollgate without asking it again: it may be upgraded meanwhile.
- */
-export const NO_COUNT_RETRY_MS = 10 * 60_000;
-
 export function createCountTokensHandler({ config, slots, order, policies, store, counter, telemetry, now = Date.now }: CountTokensDeps) {
-  /** Targets that answered that they cannot count, and until when they are not asked. */
-  const cannotCount = new WeakMap<ChatModel, number>();
   return async function handleCountTokens(c: Context<GatewayEnv>): Promise<Response> {
     const parsed = withAnthropicBetas(parseAnthropicCountTokensRequest(await readJsonBody(c.req.raw, config.server.maxBodyBytes)), c.req.raw.headers);
     const route = findRoute(config, c.get("caller"), parsed.route);
@@ -71,12 +64,12 @@ export function createCountTokensHandler({ config, slots, order, policies, store
      */
     async function countUpstream(target: Target, adapted: ChatRequest): Promise<number | CountedWithEdits | undefined> {
       const { model, modelName } = target;
-      if (!model.countTokens || now() < (cannotCount.get(model) ?? 0)) return undefined;
+      if (!model.countTokens || !mayAskToCount(model, now())) return undefined;
       const span = telemetry.startCountTokensSpan(c.get("requestSpan").span, { providerName: model.providerName, providerType: model.providerType, model: modelName, baseUrl: model.baseUrl });
       try {
         const counted = await model.countTokens(adapted, modelName, signal, telemetry.traceHeaders(span));
         if (counted === "no-endpoint") {
-          cannotCount.set(model, now() + NO_COUNT_RETRY_MS);
+          foundNoCountEndpoint(model, now());
           telemetry.endChatSpan(span, { error: { type: "unsupported", message: `provider "${model.providerName}" has no count_tokens endpoint; tollgate counts for it` } });
           return undefined;
         }

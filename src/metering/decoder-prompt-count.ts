@@ -1,4 +1,5 @@
 import type { ChatModel } from "../model/chat-model.ts";
+import { foundNoCountEndpoint, mayAskToCount } from "../model/count-endpoint-memory.ts";
 import type { ChatRequest } from "../model/chat-request.ts";
 
 // A local decoder's call cut before its usage chunk (the client left, the decoder died) still
@@ -15,14 +16,9 @@ import type { ChatRequest } from "../model/chat-request.ts";
 
 /** How long a record waits for the decoder's count before counting for itself. */
 export const PROMPT_COUNT_TIMEOUT_MS = 1_000;
-/** A decoder found without the count endpoints is not asked again for this long (as count_tokens). */
-const NO_COUNT_RETRY_MS = 10 * 60_000;
 
 /** The decoder's own count of the prompt it was sent; undefined where it gives none. Never throws. */
 export type DecoderPromptCount = () => Promise<number | undefined>;
-
-/** Decoders answered "no-endpoint", and until when they are not asked. */
-const cannotCount = new WeakMap<ChatModel, number>();
 
 /**
  * How to ask the decoder behind `model` for the prompt tokens of `request` (the request as sent to
@@ -32,11 +28,11 @@ const cannotCount = new WeakMap<ChatModel, number>();
 export function decoderPromptCount(model: ChatModel, modelName: string, request: ChatRequest, now: () => number = Date.now): DecoderPromptCount | undefined {
   if (model.providerType !== "openai-compatible" || !model.countTokens) return undefined;
   return async () => {
-    if (now() < (cannotCount.get(model) ?? 0)) return undefined;
+    if (!mayAskToCount(model, now())) return undefined;
     try {
       // A signal of its own: the request's was aborted when its client left.
       const counted = await model.countTokens!(request, modelName, AbortSignal.timeout(PROMPT_COUNT_TIMEOUT_MS));
-      if (counted === "no-endpoint") cannotCount.set(model, now() + NO_COUNT_RETRY_MS);
+      if (counted === "no-endpoint") foundNoCountEndpoint(model, now());
       return typeof counted === "number" ? counted : undefined;
     } catch {
       return undefined; // gone, busy past the timeout, or refusing: tollgate counts instead
