@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ServerResponse } from "node:http";
 import { MAX_ANSWER_BYTES, MAX_ERROR_BODY_BYTES } from "../adapters/shared/body-bound.ts";
-import { completion, startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
+import { completion } from "./support/fake-decoder.ts";
 import { buildMessage } from "./support/msw/anthropic-wire-format.ts";
-import { ledgerRecords, postJson, startTestGateway, waitForRecord, type TestGateway } from "./support/gateway.ts";
-import { everyAdapterAt } from "./support/decoder-rig.ts";
+import { ledgerRecords, postJson, waitForRecord } from "./support/gateway.ts";
+import { useStandIn } from "./support/decoder-rig.ts";
 import { ANSWER_OPENING, cutOffEarly, endlessBody, type EndlessBody } from "./support/endless-body.ts";
 
 // An upstream answering with a body that never ends (or a multi-GB one) grew the gateway's memory
@@ -38,34 +38,15 @@ const rescued = (model: string) =>
     ? JSON.stringify(buildMessage({ id: "msg_01", model }, [{ type: "text", text: "rescued" } as never], { reason: "end_turn", sequence: null }, { input_tokens: 10, output_tokens: 2 }))
     : completion("answer-2", { content: "rescued" }, "stop", { usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 } });
 
-let fake: FakeDecoder;
-
-beforeAll(async () => {
-  fake = await startFakeDecoder();
-});
-afterAll(async () => {
-  await fake?.close();
-});
+const standIn = useStandIn();
 
 describe.each(["undici", "fetch"] as const)("an upstream whose body never ends (%s transport)", (transport) => {
-  let gateway: TestGateway;
-
-  beforeAll(async () => {
-    gateway = await startTestGateway(
-      everyAdapterAt(fake.baseUrl, {
-        "local-then-claude": { targets: [{ provider: "local", model: "tiny-local" }, { provider: "anthropic", model: "claude-sonnet-4-6" }] },
-      }),
-      transport,
-    );
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
+  const rig = standIn.gatewayOver(transport);
 
   async function ask(path: string, body: Record<string, unknown>) {
-    const response = await postJson(gateway, path, body);
+    const response = await postJson(rig.gateway, path, body);
     const answer = (await response.json()) as { error?: { message: string } };
-    return { status: response.status, answer, record: await waitForRecord(gateway, response.headers.get("x-tollgate-request-id")!) };
+    return { status: response.status, answer, record: await waitForRecord(rig.gateway, response.headers.get("x-tollgate-request-id")!) };
   }
 
   const ADAPTERS = [
@@ -76,7 +57,7 @@ describe.each(["undici", "fetch"] as const)("an upstream whose body never ends (
   const question = (route: string) => ({ model: route, max_tokens: 50, messages: [{ role: "user", content: "Say hello to everyone in the room" }] });
 
   it.each(ADAPTERS)("%s, an answer not streamed: a 502 naming the provider and the bound, the upstream cut off, billed as an answer cut after its headers", async (_name, path, route, provider) => {
-    fake.handle = (_request, response) => void endlessAnswer(response);
+    standIn.fake.handle = (_request, response) => void endlessAnswer(response);
     const cut = await ask(path, question(route));
     await cutOff();
     expect(cut.status).toBe(502);
@@ -84,7 +65,7 @@ describe.each(["undici", "fetch"] as const)("an upstream whose body never ends (
     expect(cut.record).toMatchObject({ status: "error", provider, estimated: true });
 
     // The same call, its connection lost after the headers: the same bill.
-    fake.handle = (_request, response) => headersThenReset(response);
+    standIn.fake.handle = (_request, response) => headersThenReset(response);
     const lost = await ask(path, question(route));
     expect(lost.answer.error!.message).toContain("lost the connection before the answer was complete");
     expect(cut.record.cost.totalNano).toBeGreaterThan(0);
@@ -92,7 +73,7 @@ describe.each(["undici", "fetch"] as const)("an upstream whose body never ends (
   });
 
   it.each(ADAPTERS)("%s, a refusal whose body never ends: its start in the error, the upstream cut off", async (_name, path, route, provider) => {
-    fake.handle = (_request, response) => void endlessRefusal(response);
+    standIn.fake.handle = (_request, response) => void endlessRefusal(response);
     const refused = await ask(path, question(route));
     await cutOff();
     expect(refused.status).toBe(502);
@@ -103,7 +84,7 @@ describe.each(["undici", "fetch"] as const)("an upstream whose body never ends (
   });
 
   it("a stream answered with a JSON body that never ends: a 502, the upstream cut off", async () => {
-    fake.handle = (_request, response) => void endlessAnswer(response);
+    standIn.fake.handle = (_request, response) => void endlessAnswer(response);
     const cut = await ask("/v1/chat/completions", { ...question("gpt-here"), stream: true });
     await cutOff();
     expect(cut.status).toBe(502);
@@ -112,19 +93,19 @@ describe.each(["undici", "fetch"] as const)("an upstream whose body never ends (
   });
 
   it("the route's next target answers, and the cut call has a billed record of its own", async () => {
-    fake.handle = (request, response) => {
+    standIn.fake.handle = (request, response) => {
       if (request.model === "tiny-local") return void endlessAnswer(response);
       response.writeHead(200, { "content-type": "application/json" });
       response.end(rescued(request.model as string));
     };
-    const response = await postJson(gateway, "/v1/chat/completions", { model: "local-then-claude", messages: [{ role: "user", content: "hi" }] });
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "local-then-claude", messages: [{ role: "user", content: "hi" }] });
     expect(response.status).toBe(200);
     expect(JSON.stringify(await response.json())).toContain("rescued");
     await cutOff();
     const id = response.headers.get("x-tollgate-request-id")!;
-    expect(await waitForRecord(gateway, id)).toMatchObject({ status: "ok", provider: "anthropic" });
-    expect(fake.requests.slice(-2).map((request) => request.model)).toEqual(["tiny-local", "claude-sonnet-4-6"]);
-    const earlier = (await ledgerRecords(gateway)).filter((record) => record.attemptOf === id);
+    expect(await waitForRecord(rig.gateway, id)).toMatchObject({ status: "ok", provider: "anthropic" });
+    expect(standIn.fake.requests.slice(-2).map((request) => request.model)).toEqual(["tiny-local", "claude-sonnet-4-6"]);
+    const earlier = (await ledgerRecords(rig.gateway)).filter((record) => record.attemptOf === id);
     expect(earlier).toHaveLength(1);
     expect(earlier[0]).toMatchObject({ status: "error", provider: "local", estimated: true });
     expect(earlier[0]!.cost.totalNano).toBeGreaterThan(0);

@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ServerResponse } from "node:http";
 import { MAX_EVENT_BYTES } from "../adapters/shared/event-bound.ts";
-import { startFakeDecoder, type FakeDecoder } from "./support/fake-decoder.ts";
 import { contentBlockStartEvent, contentBlockStopEvent, messageDeltaEvent, messageStartEvent, sseEvent, textDeltaEvent } from "./support/msw/anthropic-wire-format.ts";
-import { ledgerRecords, postJson, readSseEvents, startTestGateway, waitForRecord, type TestGateway } from "./support/gateway.ts";
-import { everyAdapterAt } from "./support/decoder-rig.ts";
+import { ledgerRecords, postJson, readSseEvents, waitForRecord } from "./support/gateway.ts";
+import { useStandIn } from "./support/decoder-rig.ts";
 import { cutOffEarly, endlessBody, type EndlessBody } from "./support/endless-body.ts";
 
 // An upstream that never ends a stream event (bytes without a line end, forever) grew the
@@ -48,34 +47,15 @@ function endlessEvent(response: ServerResponse, prefix: string): void {
   endless = endlessBody(response, 200, "text/event-stream", `${prefix}data: {"choices":"`, CAP_BYTES);
 }
 
-let fake: FakeDecoder;
-
-beforeAll(async () => {
-  fake = await startFakeDecoder();
-});
-afterAll(async () => {
-  await fake?.close();
-});
+const standIn = useStandIn();
 
 describe.each(["undici", "fetch"] as const)("an upstream whose stream event never ends (%s transport)", (transport) => {
-  let gateway: TestGateway;
-
-  beforeAll(async () => {
-    gateway = await startTestGateway(
-      everyAdapterAt(fake.baseUrl, {
-        "local-then-claude": { targets: [{ provider: "local", model: "tiny-local" }, { provider: "anthropic", model: "claude-sonnet-4-6" }] },
-      }),
-      transport,
-    );
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
+  const rig = standIn.gatewayOver(transport);
 
   async function streamAlone(path: string, body: Record<string, unknown>) {
-    const response = await postJson(gateway, path, { ...body, stream: true });
+    const response = await postJson(rig.gateway, path, { ...body, stream: true });
     const events = await readSseEvents(response);
-    return { status: response.status, events, record: await waitForRecord(gateway, response.headers.get("x-tollgate-request-id")!) };
+    return { status: response.status, events, record: await waitForRecord(rig.gateway, response.headers.get("x-tollgate-request-id")!) };
   }
 
   it.each([
@@ -87,8 +67,8 @@ describe.each(["undici", "fetch"] as const)("an upstream whose stream event neve
     // The cut call's record asks a local decoder for its count of the prompt (/apply-template):
     // this one has no such endpoint, and tollgate counts for itself, as for the closed stream below.
     const onlyChat = (answer: (request: Record<string, unknown>, response: ServerResponse) => void) => (request: Record<string, unknown>, response: ServerResponse) =>
-      /\/chat\/completions$|\/messages$/.test(fake.paths.at(-1)!) ? answer(request, response) : void response.writeHead(404).end();
-    fake.handle = onlyChat((request, response) => endlessEvent(response, opening(request.model as string)));
+      /\/chat\/completions$|\/messages$/.test(standIn.fake.paths.at(-1)!) ? answer(request, response) : void response.writeHead(404).end();
+    standIn.fake.handle = onlyChat((request, response) => endlessEvent(response, opening(request.model as string)));
     const cut = await streamAlone(path, body);
     await cutOffEarly(endless);
 
@@ -99,7 +79,7 @@ describe.each(["undici", "fetch"] as const)("an upstream whose stream event neve
     expect(cut.record).toMatchObject({ status: "error", provider });
 
     // The same opening, then the connection closed: the usual cut stream, and the same bill.
-    fake.handle = onlyChat((request, response) => {
+    standIn.fake.handle = onlyChat((request, response) => {
       response.writeHead(200, { "content-type": "text/event-stream" });
       response.end(opening(request.model as string));
     });
@@ -110,18 +90,18 @@ describe.each(["undici", "fetch"] as const)("an upstream whose stream event neve
   });
 
   it("the first event never ends: not billed, and the route's next target answers", async () => {
-    fake.handle = (request, response) => {
+    standIn.fake.handle = (request, response) => {
       if (request.model === "tiny-local") return endlessEvent(response, "");
       response.writeHead(200, { "content-type": "text/event-stream" });
       response.end(wholeAnswer(request.model as string));
     };
-    const response = await postJson(gateway, "/v1/chat/completions", { model: "local-then-claude", stream: true, messages: [{ role: "user", content: "hi" }] });
+    const response = await postJson(rig.gateway, "/v1/chat/completions", { model: "local-then-claude", stream: true, messages: [{ role: "user", content: "hi" }] });
     expect(await response.text()).toContain("rescued");
     await cutOffEarly(endless);
     const id = response.headers.get("x-tollgate-request-id")!;
-    expect(await waitForRecord(gateway, id)).toMatchObject({ status: "ok", provider: "anthropic" });
-    expect(fake.requests.slice(-2).map((request) => request.model)).toEqual(["tiny-local", "claude-sonnet-4-6"]);
+    expect(await waitForRecord(rig.gateway, id)).toMatchObject({ status: "ok", provider: "anthropic" });
+    expect(standIn.fake.requests.slice(-2).map((request) => request.model)).toEqual(["tiny-local", "claude-sonnet-4-6"]);
     // A billed earlier call has a record of its own (attemptOf): this one has none.
-    expect((await ledgerRecords(gateway)).filter((record) => record.attemptOf === id)).toEqual([]);
+    expect((await ledgerRecords(rig.gateway)).filter((record) => record.attemptOf === id)).toEqual([]);
   });
 });

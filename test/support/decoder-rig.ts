@@ -88,6 +88,41 @@ export function useDecoderWithClouds(
 }
 
 /** Writes `data` on a fresh TCP connection; resolves with what came back and whether the server closed it within `waitMs`. */
+/**
+ * For a file whose tests run against one node:http stand-in (everyAdapterAt): the stand-in,
+ * started before them, and in each `describe.each` of transports, a gateway over that transport
+ * whose route "local-then-claude" falls back from the local decoder to Claude, both at the stand-in.
+ */
+export function useStandIn(): { readonly fake: FakeDecoder; gatewayOver(transport: "undici" | "fetch"): { readonly gateway: TestGateway } } {
+  let fake: FakeDecoder | undefined;
+  beforeAll(async () => {
+    fake = await startFakeDecoder();
+  });
+  afterAll(async () => {
+    await fake?.close();
+  });
+  return {
+    get fake() {
+      return fake!;
+    },
+    gatewayOver(transport) {
+      let gateway: TestGateway | undefined;
+      beforeAll(async () => {
+        const routes = { "local-then-claude": { targets: [{ provider: "local", model: "tiny-local" }, { provider: "anthropic", model: "claude-sonnet-4-6" }] } };
+        gateway = await startTestGateway(everyAdapterAt(fake!.baseUrl, routes), transport);
+      });
+      afterAll(async () => {
+        await gateway?.close();
+      });
+      return {
+        get gateway() {
+          return gateway!;
+        },
+      };
+    },
+  };
+}
+
 export function rawHttp(port: number, data: string | Buffer, waitMs = 2000): Promise<{ text: string; closedByServer: boolean; ms: number }> {
   return new Promise((resolve) => {
     const started = Date.now();
